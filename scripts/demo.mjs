@@ -1,0 +1,115 @@
+// `npm run demo`: a scripted agent fixes a failing test of the bundled demo repository inside the
+// sandbox; the tests run before and after, in fresh network-less containers. Extra arguments are
+// passed to `airlock run` (e.g. `npm run demo -- --runtime runsc`).
+import { execFileSync, spawnSync } from 'node:child_process'
+import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+process.chdir(root)
+const say = (m) => process.stderr.write(`[demo] ${m}\n`)
+
+function sh(script, args = []) {
+  const r = spawnSync('bash', [join(root, 'scripts', script), ...args], { stdio: 'inherit' })
+  if (r.status !== 0) {
+    say(`${script} failed (exit ${r.status})`)
+    process.exit(r.status ?? 1)
+  }
+}
+
+say('checking the Docker engine...')
+sh('ensure-docker.sh')
+say('checking the demo base image (built locally when no registry is reachable)...')
+sh('prepare-images.sh', ['node'])
+const baseId = execFileSync('docker', [
+  'image',
+  'inspect',
+  '-f',
+  '{{.Id}}',
+  'airlock-local/node:18'
+])
+  .toString()
+  .trim()
+
+// A fresh git repository from the bundled fixture (git identity and config kept out of it).
+const repo = join(root, '.airlock-demo', 'repo')
+rmSync(join(root, '.airlock-demo'), { recursive: true, force: true })
+mkdirSync(repo, { recursive: true })
+cpSync(join(root, 'fixtures', 'demo', 'repo'), repo, { recursive: true })
+const gitEnv = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'Demo',
+  GIT_AUTHOR_EMAIL: 'demo@example.invalid',
+  GIT_COMMITTER_NAME: 'Demo',
+  GIT_COMMITTER_EMAIL: 'demo@example.invalid'
+}
+for (const args of [
+  ['init', '-q', '-b', 'main'],
+  ['add', '-A'],
+  ['commit', '-q', '-m', 'demo shop with a bug']
+]) {
+  execFileSync('git', args, { cwd: repo, env: gitEnv })
+}
+
+const out = join(root, 'airlock-out')
+const testCommand =
+  'node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination=test-results.xml'
+const args = [
+  join(root, 'dist', 'cli.js'),
+  'run',
+  '--path',
+  '.airlock-demo/repo',
+  '--dockerfile',
+  'fixtures/demo/Dockerfile',
+  '--build-args',
+  `BASE=${baseId}`,
+  '--task',
+  'fixtures/demo/task.md',
+  '--agent-command',
+  'sh /opt/demo-agent/fix.sh',
+  '--test-command',
+  testCommand,
+  '--test-reports',
+  'test-results.xml',
+  '--compare-base',
+  '--timeout-minutes',
+  '5',
+  '--memory',
+  '1g',
+  '--cpus',
+  '1',
+  '--output-dir',
+  'airlock-out',
+  ...process.argv.slice(2)
+]
+say('running the agent in the sandbox...')
+const run = spawnSync(process.execPath, args, { stdio: 'inherit' })
+if (run.status !== 0) {
+  say(`airlock run exited with ${run.status}`)
+  process.exit(run.status ?? 1)
+}
+
+const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'))
+const before = report.tests.baseline?.summary
+const after = report.tests.summary
+const fmt = (s) => (s ? `${s.passed} passed, ${s.failed} failed` : 'not run')
+process.stdout.write(
+  [
+    '',
+    `Outcome:        ${report.outcome}`,
+    `Files changed:  ${report.diff.files.map((f) => `${f.path} (+${f.additions} -${f.deletions})`).join(', ') || 'none'}`,
+    `Tests before:   ${fmt(before)}`,
+    `Tests after:    ${fmt(after)}`,
+    report.tests.comparison
+      ? `Fixed:          ${report.tests.comparison.counts.fixed}, newly failing: ${report.tests.comparison.counts['newly-failing']}`
+      : '',
+    `Image:          ${report.image.id}${report.image.cached ? ' (cached)' : ''}`,
+    `Diff sha256:    ${report.diff.sha256}`,
+    `Evidence:       ${out}/ (report.json, diff.patch, comment.md, logs/)`,
+    ''
+  ].join('\n')
+)
+process.exit(report.outcome === 'success' ? 0 : 1)

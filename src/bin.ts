@@ -1,0 +1,3 @@
+import { cli } from './cli.js'
+
+void cli(process.argv.slice(2))

@@ -1,0 +1,201 @@
+import { parseArgs } from 'node:util'
+import type { ParseArgsConfig } from 'node:util'
+import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
+import { INPUT, defaultContext, getInputs } from './inputs.js'
+import type { Logger } from './log.js'
+import { runPipeline } from './pipeline.js'
+import { planRun } from './plan.js'
+import { stripControls } from './report/escape.js'
+import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+
+const LIST_INPUTS = new Set<string>([
+  INPUT.allowHosts,
+  INPUT.env,
+  INPUT.testReports,
+  INPUT.buildArgs
+])
+const BOOLEAN_INPUTS = new Set<string>([INPUT.allowUnpinnedBase, INPUT.dryRun, INPUT.compareBase])
+
+const USAGE = `airlock — run an AI coding agent in a hardened, network-isolated sandbox and keep the evidence
+
+Usage:
+  airlock run  [flags]     run the pipeline; writes the output folder (never talks to GitHub)
+  airlock plan [flags]     print the RunPlan as JSON, run nothing
+  airlock cleanup --run-id ID
+                           remove what a run left behind (containers, networks, volumes)
+  airlock <command> --help
+
+Flags (the action's inputs, same names):
+  --path DIR               repository to work on (default .)
+  --ref REV                revision to work on (default HEAD)
+  --output-dir DIR         where the evidence goes (default airlock-out)
+  --dockerfile FILE        build the agent image from this Dockerfile ...
+  --image NAME@sha256:D    ... or use this digest-pinned image
+  --build-context DIR      build context (default: the Dockerfile's folder)
+  --build-args K=V         build argument (repeatable)
+  --allow-unpinned-base    accept FROM lines not pinned by digest (recorded as a warning)
+  --agent-command CMD      shell command that runs the agent (required)
+  --test-command CMD       shell command that runs the tests, in a fresh network-less container
+  --test-reports PATH      JUnit XML report the tests write, relative to the repo (repeatable)
+  --compare-base           run the tests on the unchanged tree too and classify each test
+  --task TEXT|FILE         the task, given to the agent at /airlock/task.md
+  --model NAME             the model the agent uses (recorded in the report)
+  --network none           network of the agent container (only none in this version)
+  --runtime NAME           OCI runtime: runc (default), runsc (gVisor), or one configured in dockerd
+  --timeout-minutes N      per phase (default 30); then SIGTERM, grace-seconds, SIGKILL
+  --grace-seconds N        between SIGTERM and SIGKILL (default 10)
+  --memory SIZE            memory limit, swap included (default 2g)
+  --cpus N                 CPU limit (default 2)
+  --pids-limit N           process limit (default 512)
+  --user UID[:GID]         non-root user of the containers (default: yours, or 1000)
+  --env NAME               host variable to pass in (repeatable); GitHub tokens are refused
+  --max-log-bytes N        cap of each phase log (default 5242880)
+  --run-id ID              name of the run (labels, cleanup)
+  --fail-on-outcome        exit 1 when the outcome is not success
+  --quiet                  do not echo the sandbox's output
+
+Exit codes: 0 evidence written (read outcome in report.json) · 1 non-success with --fail-on-outcome
+            2 bad input · 3 infrastructure error (evidence gathered so far is still written)
+`
+
+function optionsConfig(): ParseArgsConfig['options'] {
+  const options: NonNullable<ParseArgsConfig['options']> = {
+    help: { type: 'boolean', short: 'h' },
+    'fail-on-outcome': { type: 'boolean' },
+    quiet: { type: 'boolean' }
+  }
+  for (const name of Object.values(INPUT)) {
+    if (BOOLEAN_INPUTS.has(name)) options[name] = { type: 'boolean' }
+    else options[name] = { type: 'string', multiple: LIST_INPUTS.has(name) }
+  }
+  return options
+}
+
+function parse(argv: string[]): { command: string; values: Record<string, unknown> } {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: optionsConfig(),
+      allowPositionals: true,
+      strict: true
+    })
+  } catch (error) {
+    const message = errorMessage(error)
+    const flag = /'(--?[^']+)'/.exec(message)?.[1] ?? 'arguments'
+    throw new ConfigurationError(flag, `${message}; see airlock --help`)
+  }
+  const [command = '', ...rest] = parsed.positionals
+  if (rest.length > 0)
+    throw new ConfigurationError('arguments', `unexpected "${rest.join(' ')}"; see airlock --help`)
+  return { command, values: parsed.values as Record<string, unknown> }
+}
+
+function reader(values: Record<string, unknown>): (name: string) => string | undefined {
+  return (name) => {
+    const v = values[name]
+    if (v === undefined) return undefined
+    if (Array.isArray(v)) return v.length === 0 ? undefined : v.join('\n')
+    if (typeof v === 'boolean') return v ? 'true' : 'false'
+    const s = String(v)
+    return s === '' ? undefined : s
+  }
+}
+
+class TerminalLogger implements Logger {
+  constructor(private readonly quiet: boolean) {}
+  async group<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    process.stderr.write(`==> ${name}\n`)
+    return fn()
+  }
+  info(message: string): void {
+    process.stderr.write(`    ${message}\n`)
+  }
+  warn(message: string): void {
+    process.stderr.write(`    warning: ${message}\n`)
+  }
+  error(message: string): void {
+    process.stderr.write(`    error: ${message}\n`)
+  }
+  output(phase: string, line: string): void {
+    if (!this.quiet) process.stdout.write(`${phase} | ${stripControls(line)}\n`)
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { command, values } = parse(argv)
+  if (values.help === true || command === '' || command === 'help') {
+    process.stdout.write(USAGE)
+    return command === '' && values.help !== true ? EXIT.configuration : EXIT.ok
+  }
+  const read = reader(values)
+  if (command === 'cleanup') {
+    const runId = read(INPUT.runId)
+    if (runId === undefined)
+      throw new ConfigurationError(INPUT.runId, 'is required: the run to clean up')
+    const removed = await new DockerSandbox().cleanup(runId)
+    process.stdout.write(JSON.stringify(removed) + '\n')
+    return EXIT.ok
+  }
+  if (command !== 'run' && command !== 'plan') {
+    throw new ConfigurationError(
+      'command',
+      `unknown command "${command}"; use run, plan or cleanup`
+    )
+  }
+  const inputs = getInputs(read, defaultContext())
+  const plan = planRun(inputs)
+  if (command === 'plan') {
+    process.stdout.write(JSON.stringify(plan, null, 2) + '\n')
+    return EXIT.ok
+  }
+
+  const log = new TerminalLogger(values.quiet === true)
+  const controller = new AbortController()
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (controller.signal.aborted) return
+    process.stderr.write(
+      `\n==> ${signal}: stopping the sandbox and cleaning up (evidence so far is kept)\n`
+    )
+    controller.abort(signal)
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  try {
+    const docker = connectDocker()
+    const result = await runPipeline(
+      plan,
+      { task: inputs.task.text, env: inputs.env },
+      { sandbox: new DockerSandbox(docker), docker, log, signal: controller.signal }
+    )
+    const r = result.report
+    process.stderr.write(
+      `==> outcome: ${r.outcome} — ${stripControls(r.outcomeReason)}\n` +
+        `    files changed: ${r.diff.files.length}` +
+        (r.tests.command !== null
+          ? ` · tests: ${r.tests.summary.passed} passed, ${r.tests.summary.failed} failed, ${r.tests.summary.skipped} skipped`
+          : '') +
+        `\n    evidence: ${plan.outputDir}\n`
+    )
+    if (controller.signal.aborted) return 130
+    if (result.error !== undefined) {
+      process.stderr.write(`error: ${errorMessage(result.error)}\n`)
+      return exitCodeFor(result.error)
+    }
+    return values['fail-on-outcome'] === true && r.outcome !== 'success' ? EXIT.outcome : EXIT.ok
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+  }
+}
+
+export async function cli(argv: string[]): Promise<void> {
+  let code: number
+  try {
+    code = await main(argv)
+  } catch (error) {
+    process.stderr.write(`airlock: ${errorMessage(error)}\n`)
+    code = exitCodeFor(error)
+  }
+  process.exitCode = code
+}

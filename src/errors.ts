@@ -1,0 +1,43 @@
+/** A mistake in what the user configured: names the input and how to fix it. Exit code 2. */
+export class ConfigurationError extends Error {
+  constructor(
+    readonly input: string,
+    message: string
+  ) {
+    super(`${input}: ${message}`)
+    this.name = 'ConfigurationError'
+  }
+}
+
+/** The environment failed us (Docker unreachable, runtime missing, disk full...). Exit code 3. */
+export class InfrastructureError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'InfrastructureError'
+  }
+}
+
+/** The run was cancelled (SIGINT/SIGTERM, or the job was cancelled). */
+export class CancelledError extends Error {
+  constructor(signal: string) {
+    super(`run cancelled by ${signal}`)
+    this.name = 'CancelledError'
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message
+  return String(error)
+}
+
+export const EXIT = {
+  ok: 0,
+  outcome: 1,
+  configuration: 2,
+  infrastructure: 3
+} as const
+
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof ConfigurationError) return EXIT.configuration
+  return EXIT.infrastructure
+}

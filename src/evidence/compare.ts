@@ -1,0 +1,51 @@
+import type { TestCase } from './tests.js'
+
+export type Classification =
+  'newly-failing' | 'fixed' | 'still-failing' | 'passing' | 'new' | 'removed' | 'skipped'
+
+export interface ComparedCase {
+  id: string
+  base: TestCase['status'] | null
+  head: TestCase['status'] | null
+  classification: Classification
+}
+
+export interface Comparison {
+  counts: Record<Classification, number>
+  cases: ComparedCase[]
+}
+
+function classify(
+  base: TestCase['status'] | null,
+  head: TestCase['status'] | null
+): Classification {
+  if (head === null) return 'removed'
+  if (head === 'skipped') return 'skipped'
+  if (base === null) return head === 'failed' ? 'newly-failing' : 'new'
+  if (head === 'failed') return base === 'failed' ? 'still-failing' : 'newly-failing'
+  return base === 'failed' ? 'fixed' : 'passing'
+}
+
+/** Classifies each test by what the change did to it: base tree's results vs the result tree's. */
+export function compareTests(base: TestCase[], head: TestCase[]): Comparison {
+  const baseById = new Map(base.map((c) => [c.id, c.status]))
+  const headById = new Map(head.map((c) => [c.id, c.status]))
+  const ids = [...new Set([...head.map((c) => c.id), ...base.map((c) => c.id)])]
+  const counts: Record<Classification, number> = {
+    'newly-failing': 0,
+    fixed: 0,
+    'still-failing': 0,
+    passing: 0,
+    new: 0,
+    removed: 0,
+    skipped: 0
+  }
+  const cases = ids.map((id) => {
+    const b = baseById.get(id) ?? null
+    const h = headById.get(id) ?? null
+    const classification = classify(b, h)
+    counts[classification]++
+    return { id, base: b, head: h, classification }
+  })
+  return { counts, cases }
+}

@@ -1,0 +1,490 @@
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import { ConfigurationError } from './errors.js'
+
+/** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
+export const INPUT = {
+  path: 'path',
+  ref: 'ref',
+  outputDir: 'output-dir',
+  dockerfile: 'dockerfile',
+  image: 'image',
+  buildContext: 'build-context',
+  buildArgs: 'build-args',
+  allowUnpinnedBase: 'allow-unpinned-base',
+  agentCommand: 'agent-command',
+  testCommand: 'test-command',
+  task: 'task',
+  model: 'model',
+  network: 'network',
+  allowHosts: 'allow-hosts',
+  runtime: 'runtime',
+  timeoutMinutes: 'timeout-minutes',
+  graceSeconds: 'grace-seconds',
+  memory: 'memory',
+  cpus: 'cpus',
+  pidsLimit: 'pids-limit',
+  user: 'user',
+  env: 'env',
+  testReports: 'test-reports',
+  compareBase: 'compare-base',
+  maxLogBytes: 'max-log-bytes',
+  dryRun: 'dry-run',
+  runId: 'run-id'
+} as const
+
+export type NetworkMode = 'none' | 'allowlist'
+
+export interface Inputs {
+  /** Absolute path of the repository to work on. */
+  path: string
+  ref: string
+  /** Absolute path of the output folder. */
+  outputDir: string
+  /** Absolute path of the Dockerfile, when the image is built. */
+  dockerfile?: string
+  /** A digest-pinned image reference, when the image is not built. */
+  image?: string
+  /** Absolute path of the build context (default: the Dockerfile's folder). */
+  buildContext?: string
+  buildArgs: Record<string, string>
+  allowUnpinnedBase: boolean
+  agentCommand: string
+  testCommand?: string
+  task: { text: string; source: 'text' | 'file'; file?: string }
+  model?: string
+  network: NetworkMode
+  allowHosts: string[]
+  runtime: string
+  timeoutMinutes: number
+  graceSeconds: number
+  memoryBytes: number
+  cpus: number
+  pidsLimit: number
+  /** uid:gid the containers run as; never 0. */
+  user: string
+  /** Names of host variables passed into the sandbox, with their values resolved at the edge. */
+  env: { name: string; value: string }[]
+  testReports: string[]
+  /** Run the test command on the unchanged tree too, and classify each test by the change. */
+  compareBase: boolean
+  maxLogBytes: number
+  dryRun: boolean
+  runId: string
+}
+
+/** Reads one raw input; absent or empty → undefined. */
+export type InputReader = (name: string) => string | undefined
+
+export interface InputContext {
+  /** Paths (`path`, `dockerfile`, `build-context`, a task file) must stay inside this folder. */
+  workspace: string
+  /** The environment variables that `env` may name. */
+  environment: NodeJS.ProcessEnv
+  /** Host uid, to choose a non-root container user that can write the workspace. */
+  hostUid: number
+  hostCpus: number
+  /** Default run id when `run-id` is not given. */
+  defaultRunId: string
+}
+
+/** Variables that never enter the sandbox, whatever `env` says. */
+const FORBIDDEN_ENV = [
+  /^GITHUB_TOKEN$/,
+  /^GH_TOKEN$/,
+  /^ACTIONS_RUNTIME_TOKEN$/,
+  /^ACTIONS_ID_TOKEN_REQUEST_/,
+  /^ACTIONS_RESULTS_URL$/,
+  /^ACTIONS_CACHE_URL$/,
+  /^INPUT_/
+]
+
+export const DEFAULTS = {
+  ref: 'HEAD',
+  outputDir: 'airlock-out',
+  network: 'none' as NetworkMode,
+  runtime: 'runc',
+  timeoutMinutes: 30,
+  graceSeconds: 10,
+  memory: '2g',
+  cpus: 2,
+  pidsLimit: 512,
+  maxLogBytes: 5 * 1024 * 1024
+}
+
+export function getInputs(read: InputReader, ctx: InputContext): Inputs {
+  const workspace = path.resolve(ctx.workspace)
+  const repoPath = insidePath(INPUT.path, read(INPUT.path) ?? '.', workspace)
+  const dockerfileRaw = read(INPUT.dockerfile)
+  const image = read(INPUT.image)
+  if (dockerfileRaw !== undefined && image !== undefined) {
+    throw new ConfigurationError(
+      `${INPUT.dockerfile}/${INPUT.image}`,
+      'give one of them, not both: `dockerfile` builds the agent image, `image` uses a pinned one'
+    )
+  }
+  if (dockerfileRaw === undefined && image === undefined) {
+    throw new ConfigurationError(
+      `${INPUT.dockerfile}/${INPUT.image}`,
+      'give one of them: `dockerfile: path/to/Dockerfile` or `image: name@sha256:<64 hex digits>`'
+    )
+  }
+  const dockerfile =
+    dockerfileRaw === undefined
+      ? undefined
+      : existingFile(INPUT.dockerfile, dockerfileRaw, workspace)
+  if (image !== undefined) checkPinnedImage(image)
+  const buildContextRaw = read(INPUT.buildContext)
+  if (buildContextRaw !== undefined && dockerfile === undefined) {
+    throw new ConfigurationError(
+      INPUT.buildContext,
+      'only applies with `dockerfile`; remove it or give a dockerfile'
+    )
+  }
+  const buildContext =
+    buildContextRaw === undefined
+      ? undefined
+      : existingDir(INPUT.buildContext, buildContextRaw, workspace)
+
+  const agentCommand = read(INPUT.agentCommand)
+  if (agentCommand === undefined || agentCommand.trim() === '') {
+    throw new ConfigurationError(
+      INPUT.agentCommand,
+      'is required: the shell command that runs the agent in the sandbox'
+    )
+  }
+  const network = oneOf(INPUT.network, read(INPUT.network) ?? DEFAULTS.network, [
+    'none',
+    'allowlist'
+  ] as const)
+  const allowHosts = list(read(INPUT.allowHosts))
+  if (network === 'none' && allowHosts.length > 0) {
+    throw new ConfigurationError(
+      INPUT.allowHosts,
+      'only applies with `network: allowlist`; remove it or set network'
+    )
+  }
+  if (network === 'allowlist') {
+    throw new ConfigurationError(
+      INPUT.network,
+      '`allowlist` needs the egress proxy, which this version does not ship; use `none`'
+    )
+  }
+
+  if (
+    bool(INPUT.compareBase, read(INPUT.compareBase), false) &&
+    read(INPUT.testCommand) === undefined
+  ) {
+    throw new ConfigurationError(
+      INPUT.compareBase,
+      'needs `test-command`: it runs the tests on the unchanged tree too'
+    )
+  }
+
+  const runtime = read(INPUT.runtime) ?? DEFAULTS.runtime
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runtime)) {
+    throw new ConfigurationError(
+      INPUT.runtime,
+      `"${runtime}" is not a runtime name (e.g. runc, runsc)`
+    )
+  }
+
+  const cpus = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus))
+  if (cpus > ctx.hostCpus) {
+    throw new ConfigurationError(
+      INPUT.cpus,
+      `${cpus} is more than this machine has (${ctx.hostCpus}); use at most ${ctx.hostCpus}`
+    )
+  }
+
+  return {
+    path: repoPath,
+    ref: ref(read(INPUT.ref) ?? DEFAULTS.ref),
+    outputDir: path.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir),
+    dockerfile,
+    image,
+    buildContext: buildContext ?? (dockerfile === undefined ? undefined : path.dirname(dockerfile)),
+    buildArgs: keyValues(INPUT.buildArgs, read(INPUT.buildArgs)),
+    allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
+    agentCommand,
+    testCommand: read(INPUT.testCommand),
+    task: task(read(INPUT.task), workspace),
+    model: read(INPUT.model),
+    network,
+    allowHosts,
+    runtime,
+    timeoutMinutes: positiveNumber(
+      INPUT.timeoutMinutes,
+      read(INPUT.timeoutMinutes) ?? String(DEFAULTS.timeoutMinutes)
+    ),
+    graceSeconds: nonNegativeNumber(
+      INPUT.graceSeconds,
+      read(INPUT.graceSeconds) ?? String(DEFAULTS.graceSeconds)
+    ),
+    memoryBytes: memory(read(INPUT.memory) ?? DEFAULTS.memory),
+    cpus,
+    pidsLimit: positiveInteger(
+      INPUT.pidsLimit,
+      read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
+    ),
+    user: user(read(INPUT.user), ctx.hostUid),
+    env: envNames(read(INPUT.env), ctx.environment),
+    testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),
+    compareBase: bool(INPUT.compareBase, read(INPUT.compareBase), false),
+    maxLogBytes: positiveInteger(
+      INPUT.maxLogBytes,
+      read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)
+    ),
+    dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
+    runId: runId(read(INPUT.runId) ?? ctx.defaultRunId)
+  }
+}
+
+export function defaultContext(env: NodeJS.ProcessEnv = process.env): InputContext {
+  const runId =
+    env.GITHUB_RUN_ID !== undefined
+      ? `${env.GITHUB_RUN_ID}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`
+      : `local-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${Math.random().toString(16).slice(2, 8)}`
+  return {
+    workspace: env.GITHUB_WORKSPACE ?? process.cwd(),
+    environment: env,
+    hostUid: typeof process.getuid === 'function' ? process.getuid() : 1000,
+    hostCpus: os.cpus().length,
+    defaultRunId: runId
+  }
+}
+
+// ---- readers -------------------------------------------------------------------------------
+
+/** Splits a list input: one item per line, or comma-separated; blank items dropped. */
+export function list(raw: string | undefined): string[] {
+  if (raw === undefined) return []
+  return raw
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+}
+
+export function bool(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined) return fallback
+  const v = raw.trim().toLowerCase()
+  if (v === 'true') return true
+  if (v === 'false') return false
+  throw new ConfigurationError(name, `"${raw}" is not a boolean; use true or false`)
+}
+
+function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(raw)) return raw as T
+  throw new ConfigurationError(name, `"${raw}" is not one of: ${allowed.join(', ')}`)
+}
+
+function positiveNumber(name: string, raw: string): number {
+  const n = Number(raw.trim())
+  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) {
+    throw new ConfigurationError(name, `"${raw}" must be a number greater than 0`)
+  }
+  return n
+}
+
+function nonNegativeNumber(name: string, raw: string): number {
+  const n = Number(raw.trim())
+  if (raw.trim() === '' || !Number.isFinite(n) || n < 0) {
+    throw new ConfigurationError(name, `"${raw}" must be a number of 0 or more`)
+  }
+  return n
+}
+
+function positiveInteger(name: string, raw: string): number {
+  const n = positiveNumber(name, raw)
+  if (!Number.isInteger(n))
+    throw new ConfigurationError(name, `"${raw}" must be a whole number greater than 0`)
+  return n
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
+const MIN_MEMORY = 6 * 1024 * 1024
+
+/** "512m", "2g", "1073741824" → bytes; at least 6 MiB (Docker's minimum). */
+export function memory(raw: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([bkmg]?)i?b?\s*$/i.exec(raw)
+  const unit = m?.[2]?.toLowerCase() ?? ''
+  if (!m || !(unit in UNITS)) {
+    throw new ConfigurationError(
+      INPUT.memory,
+      `"${raw}" is not a size; use a positive amount such as 512m or 2g`
+    )
+  }
+  const bytes = Math.floor(Number(m[1]) * UNITS[unit])
+  if (bytes < MIN_MEMORY) {
+    throw new ConfigurationError(
+      INPUT.memory,
+      `"${raw}" is below Docker's minimum of 6m; use at least 6m`
+    )
+  }
+  return bytes
+}
+
+const PINNED_IMAGE = /^[a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}$/
+
+export function checkPinnedImage(image: string): void {
+  if (!PINNED_IMAGE.test(image)) {
+    throw new ConfigurationError(
+      INPUT.image,
+      `"${image}" is not pinned by digest; use name@sha256:<64 hex digits> (docker buildx imagetools inspect NAME shows it)`
+    )
+  }
+}
+
+function ref(raw: string): string {
+  // Anything git accepts as a revision, except what could be read as an option or a range.
+  if (!/^[^-\s\0][^\s\0]*$/.test(raw) || raw.includes('..')) {
+    throw new ConfigurationError(INPUT.ref, `"${raw}" is not a branch, tag or commit SHA`)
+  }
+  return raw
+}
+
+function insidePath(name: string, raw: string, workspace: string): string {
+  const abs = path.resolve(workspace, raw)
+  const rel = path.relative(workspace, abs)
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    throw new ConfigurationError(
+      name,
+      `"${raw}" is outside the workspace ${workspace}; use a path inside it`
+    )
+  }
+  let real: string
+  try {
+    real = fs.realpathSync(abs)
+  } catch {
+    throw new ConfigurationError(name, `"${raw}" does not exist (looked for ${abs})`)
+  }
+  const realWs = fs.realpathSync(workspace)
+  const realRel = path.relative(realWs, real)
+  if (realRel.startsWith('..') || path.isAbsolute(realRel)) {
+    throw new ConfigurationError(
+      name,
+      `"${raw}" resolves (through a symlink) outside the workspace; use a path inside it`
+    )
+  }
+  return real
+}
+
+function existingFile(name: string, raw: string, workspace: string): string {
+  const p = insidePath(name, raw, workspace)
+  if (!fs.statSync(p).isFile()) throw new ConfigurationError(name, `"${raw}" is not a file`)
+  return p
+}
+
+function existingDir(name: string, raw: string, workspace: string): string {
+  const p = insidePath(name, raw, workspace)
+  if (!fs.statSync(p).isDirectory())
+    throw new ConfigurationError(name, `"${raw}" is not a directory`)
+  return p
+}
+
+/** A path relative to the repository root that cannot climb out of it. */
+function relativeInside(name: string, raw: string): string {
+  const norm = path.posix.normalize(raw.replace(/\\/g, '/'))
+  if (path.posix.isAbsolute(norm) || norm === '..' || norm.startsWith('../') || norm === '.') {
+    throw new ConfigurationError(
+      name,
+      `"${raw}" must be a path relative to the repository root, inside it`
+    )
+  }
+  return norm
+}
+
+function keyValues(name: string, raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (raw === undefined) return out
+  for (const line of raw.split('\n')) {
+    const t = line.trim()
+    if (t === '') continue
+    const eq = t.indexOf('=')
+    const key = eq > 0 ? t.slice(0, eq) : ''
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+      throw new ConfigurationError(name, `"${t}" is not KEY=VALUE (one per line)`)
+    }
+    out[key] = t.slice(eq + 1)
+  }
+  return out
+}
+
+function task(raw: string | undefined, workspace: string): Inputs['task'] {
+  if (raw === undefined) return { text: '', source: 'text' }
+  const single = !raw.includes('\n') && raw.length < 4096
+  if (single) {
+    const candidate = path.resolve(workspace, raw.trim())
+    const rel = path.relative(workspace, candidate)
+    if (!rel.startsWith('..') && !path.isAbsolute(rel) && rel !== '') {
+      let st: fs.Stats | undefined
+      try {
+        st = fs.lstatSync(candidate)
+      } catch {
+        st = undefined
+      }
+      if (st?.isFile()) {
+        if (st.size > 1024 * 1024)
+          throw new ConfigurationError(INPUT.task, `file "${raw}" is larger than 1 MiB`)
+        return { text: fs.readFileSync(candidate, 'utf8'), source: 'file', file: rel }
+      }
+    }
+  }
+  return { text: raw, source: 'text' }
+}
+
+function user(raw: string | undefined, hostUid: number): string {
+  if (raw === undefined) {
+    const uid = hostUid > 0 ? hostUid : 1000
+    return `${uid}:${uid}`
+  }
+  const m = /^(\d+)(?::(\d+))?$/.exec(raw.trim())
+  if (!m)
+    throw new ConfigurationError(
+      INPUT.user,
+      `"${raw}" must be numeric uid or uid:gid (e.g. 1000:1000)`
+    )
+  if (m[1] === '0' || Number(m[1]) === 0) {
+    throw new ConfigurationError(
+      INPUT.user,
+      'the sandbox never runs as root (uid 0); use a non-zero uid such as 1000'
+    )
+  }
+  return `${Number(m[1])}:${Number(m[2] ?? m[1])}`
+}
+
+function envNames(raw: string | undefined, environment: NodeJS.ProcessEnv): Inputs['env'] {
+  return list(raw).map((name) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new ConfigurationError(
+        INPUT.env,
+        `"${name}" is not a variable name; list names only, one per line`
+      )
+    }
+    if (FORBIDDEN_ENV.some((re) => re.test(name))) {
+      throw new ConfigurationError(
+        INPUT.env,
+        `"${name}" can never enter the sandbox (GitHub and Actions credentials stay outside); remove it`
+      )
+    }
+    const value = environment[name]
+    if (value === undefined) {
+      throw new ConfigurationError(
+        INPUT.env,
+        `"${name}" is not set in the environment; set it or remove it from env`
+      )
+    }
+    return { name, value }
+  })
+}
+
+function runId(raw: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(raw)) {
+    throw new ConfigurationError(
+      INPUT.runId,
+      `"${raw}" may contain only letters, digits, . _ - (at most 64)`
+    )
+  }
+  return raw
+}

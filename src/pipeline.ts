@@ -1,0 +1,409 @@
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import type Docker from 'dockerode'
+import { CancelledError, ConfigurationError, errorMessage } from './errors.js'
+import { diffTrees } from './evidence/diff.js'
+import { CappedLog } from './evidence/logs.js'
+import { snapshotWorkspace } from './evidence/snapshot.js'
+import { collectTestReports, summarize } from './evidence/tests.js'
+import { compareTests } from './evidence/compare.js'
+import type { Logger } from './log.js'
+import type { PhasePlan, RunPlan } from './plan.js'
+import { sha256 } from './plan.js'
+import { emptyPhase } from './report/report.js'
+import type { Outcome, PhaseReport, Report } from './report/report.js'
+import { writeOutputs } from './report/output.js'
+import { UnpinnedBaseError, resolveImage } from './sandbox/image.js'
+import { containerSpec } from './sandbox/spec.js'
+import type { ImageInfo, PhaseResult, Sandbox } from './sandbox/types.js'
+import { chownTree, materializeTree, prepareWorkspace } from './workspace/workspace.js'
+import type { Workspace } from './workspace/workspace.js'
+
+export interface RunSecrets {
+  /** The task text (the plan only holds its hash). */
+  task: string
+  env: { name: string; value: string }[]
+}
+
+export interface PipelineDeps {
+  sandbox: Sandbox
+  docker: Docker
+  log: Logger
+  /** Aborted on SIGINT/SIGTERM or job cancellation. */
+  signal?: AbortSignal
+  /** Parent of the run's temporary folder (default: the OS temp dir / RUNNER_TEMP). */
+  tempRoot?: string
+}
+
+export interface RunResult {
+  report: Report
+  reportPath: string
+  diffSha256: string | null
+  /** The error that ended the run early, if any (the report is written regardless). */
+  error?: unknown
+}
+
+export const OUTPUT_FILES = {
+  report: 'report.json',
+  diff: 'diff.patch',
+  task: 'task.md',
+  agentLog: 'logs/agent.log',
+  testsLog: 'logs/tests.log',
+  baselineLog: 'logs/baseline.log',
+  tests: 'tests.json',
+  comment: 'comment.md'
+} as const
+
+/**
+ * The run: image → workspace → agent → diff → tests → report. Every stage writes what it learned
+ * into the report as it goes, so a run that fails, times out or is cancelled still leaves its
+ * evidence; the sandbox's containers and the temporary folder are removed in every case.
+ */
+export async function runPipeline(
+  plan: RunPlan,
+  secrets: RunSecrets,
+  deps: PipelineDeps
+): Promise<RunResult> {
+  const { log, sandbox } = deps
+  const started = Date.now()
+  const out = plan.outputDir
+  await prepareOutputDir(out)
+  await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), secrets.task)
+  const tmp = await fs.promises.mkdtemp(
+    path.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os.tmpdir(), `airlock-${plan.runId}-`)
+  )
+  const taskFile = path.join(tmp, 'task.md')
+  await fs.promises.writeFile(taskFile, secrets.task, { mode: 0o444 })
+
+  const report = initialReport(plan, started)
+  let error: unknown
+  let workspace: Workspace | undefined
+  const setOutcome = (outcome: Outcome, reason: string): void => {
+    report.outcome = outcome
+    report.outcomeReason = reason
+  }
+  const checkCancelled = (): void => {
+    if (deps.signal?.aborted) throw new CancelledError(String(deps.signal.reason ?? 'signal'))
+  }
+
+  try {
+    await sandbox.preflight(plan.sandbox.runtime)
+    checkCancelled()
+    const image = await log.group('image', () =>
+      resolveImage(deps.docker, plan.image, { info: (l) => log.info(l) })
+    )
+    recordImage(report, image)
+    for (const w of image.warnings) log.warn(w)
+    checkCancelled()
+
+    workspace = await log.group('workspace', async () => {
+      const ws = await prepareWorkspace(plan.repo.path, plan.repo.ref, tmp)
+      if (process.getuid?.() === 0) await chownTree(ws.dir, ...containerIds(plan))
+      log.info(`workspace: ${plan.repo.ref} at ${ws.commit}`)
+      return ws
+    })
+    report.repo.headSha = workspace.commit
+    checkCancelled()
+
+    const baselinePhase = plan.phases.find((p) => p.name === 'baseline')
+    if (baselinePhase) {
+      // The same test command on a separate copy of the unchanged tree, before the agent runs.
+      const baseDir = path.join(tmp, 'baseline')
+      await fs.promises.mkdir(baseDir)
+      await materializeTree(workspace.gitDir, workspace.tree, baseDir)
+      if (process.getuid?.() === 0) await chownTree(baseDir, ...containerIds(plan))
+      const baseline = await runPhase(
+        plan,
+        baselinePhase,
+        image,
+        baseDir,
+        taskFile,
+        secrets,
+        deps,
+        OUTPUT_FILES.baselineLog
+      )
+      const results = await collectTestReports(baseDir, plan.capture.testReports)
+      report.tests.baseline = {
+        phase: baseline.report,
+        summary: results.summary,
+        cases: results.cases
+      }
+      if (baseline.result.cancelled) throw new CancelledError('signal')
+      checkCancelled()
+    }
+
+    const agentPhase = plan.phases.find((p) => p.name === 'agent') as PhasePlan
+    const agent = await runPhase(
+      plan,
+      agentPhase,
+      image,
+      workspace.dir,
+      taskFile,
+      secrets,
+      deps,
+      OUTPUT_FILES.agentLog
+    )
+    Object.assign(report.agent, agent.report)
+    if (agent.result.applied) {
+      report.sandbox.applied = agent.result.applied
+      report.sandbox.source = 'inspect'
+    }
+
+    await log.group('diff', async () => {
+      const snap = await snapshotWorkspace(workspace!.dir, workspace!.gitDir)
+      const diff = await diffTrees(workspace!.gitDir, workspace!.tree, snap.tree)
+      await fs.promises.writeFile(path.join(out, OUTPUT_FILES.diff), diff.patch)
+      report.diff = {
+        sha256: sha256(diff.patch),
+        bytes: diff.patch.length,
+        files: diff.files,
+        truncated: diff.truncated || snap.truncated,
+        skipped: snap.skipped,
+        baseTree: workspace!.tree,
+        resultTree: snap.tree
+      }
+      report.diff.resultTree = snap.tree
+      for (const s of snap.skipped) log.warn(`not taken into the diff: ${s.path} (${s.reason})`)
+      log.info(`${diff.files.length} file(s) changed, diff sha256 ${report.diff.sha256}`)
+    })
+
+    if (agent.result.cancelled) throw new CancelledError('signal')
+    if (agent.result.error !== undefined) {
+      setOutcome('infrastructure-error', `the agent container failed: ${agent.result.error}`)
+    } else if (agent.result.timedOut) {
+      setOutcome(
+        'timed-out',
+        `the agent ran past timeout-minutes (${agentPhase.timeoutMs / 60000} min)`
+      )
+    } else if (agent.result.oomKilled) {
+      setOutcome(
+        'agent-failed',
+        `the agent was killed for using more than memory (${plan.sandbox.memoryBytes} bytes)`
+      )
+    } else if (agent.result.exitCode !== 0) {
+      setOutcome('agent-failed', `the agent exited with code ${agent.result.exitCode}`)
+    } else {
+      const testsPhase = plan.phases.find((p) => p.name === 'tests')
+      if (testsPhase) {
+        checkCancelled()
+        const tests = await runPhase(
+          plan,
+          testsPhase,
+          image,
+          workspace.dir,
+          taskFile,
+          secrets,
+          deps,
+          OUTPUT_FILES.testsLog
+        )
+        report.tests.phase = tests.report
+        const results = await collectTestReports(workspace.dir, plan.capture.testReports)
+        report.tests.cases = results.cases
+        report.tests.summary = summarize(results.cases)
+        report.tests.sources = results.sources
+        if (report.tests.baseline)
+          report.tests.comparison = compareTests(report.tests.baseline.cases, results.cases)
+        if (tests.result.cancelled) throw new CancelledError('signal')
+        if (tests.result.error !== undefined) {
+          setOutcome('infrastructure-error', `the tests container failed: ${tests.result.error}`)
+        } else if (tests.result.timedOut) {
+          setOutcome('timed-out', 'the tests ran past timeout-minutes')
+        } else if (tests.result.exitCode !== 0 || report.tests.summary.failed > 0) {
+          setOutcome(
+            'tests-failed',
+            `the tests failed (exit ${tests.result.exitCode}, ${report.tests.summary.failed} failed)`
+          )
+        } else {
+          setOutcome('success', 'the agent finished and the tests pass')
+        }
+      } else {
+        setOutcome('success', 'the agent finished (no test-command configured)')
+      }
+    }
+  } catch (caught) {
+    if (caught instanceof UnpinnedBaseError) {
+      setOutcome('policy-violation', caught.message)
+      report.policy.violations.push(
+        ...caught.bases.map((b) => ({
+          rule: 'unpinned-base',
+          path: null,
+          detail: `FROM ${b.ref} (line ${b.line})`
+        }))
+      )
+    } else if (caught instanceof CancelledError) {
+      setOutcome('cancelled', caught.message)
+      error = caught
+    } else {
+      setOutcome('infrastructure-error', errorMessage(caught))
+      error = caught
+      if (caught instanceof ConfigurationError)
+        report.outcomeReason = `configuration: ${caught.message}`
+    }
+  } finally {
+    report.finishedAt = new Date().toISOString()
+    report.cost.wallMs = Date.now() - started
+    const phases = [report.tests.baseline?.phase ?? null, report.agent, report.tests.phase].filter(
+      (p): p is PhaseReport => p !== null
+    )
+    const cpu = phases.map((p) => p.cpuSeconds).filter((c): c is number => c !== null)
+    report.cost.cpuSeconds = cpu.length > 0 ? cpu.reduce((a, b) => a + b, 0) : null
+    const mem = phases.map((p) => p.peakMemoryBytes).filter((m): m is number => m !== null)
+    report.cost.peakMemoryBytes = mem.length > 0 ? Math.max(...mem) : null
+    await writeOutputs(out, report).catch((e: unknown) =>
+      log.error(`could not write the report: ${errorMessage(e)}`)
+    )
+    await sandbox.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
+    await fs.promises.rm(tmp, { recursive: true, force: true }).catch(() => undefined)
+  }
+  return {
+    report,
+    reportPath: path.join(out, OUTPUT_FILES.report),
+    diffSha256: report.diff.sha256,
+    ...(error !== undefined ? { error } : {})
+  }
+}
+
+async function runPhase(
+  plan: RunPlan,
+  phase: PhasePlan,
+  image: ImageInfo,
+  workspaceDir: string,
+  taskFile: string,
+  secrets: RunSecrets,
+  deps: PipelineDeps,
+  logName: string
+): Promise<{ result: PhaseResult; report: PhaseReport }> {
+  return deps.log.group(phase.name, async () => {
+    const logFile = path.join(plan.outputDir, logName)
+    const capped = new CappedLog(logFile, plan.capture.maxLogBytes, (line) =>
+      deps.log.output(phase.name, line)
+    )
+    const spec = containerSpec(plan, phase, {
+      imageId: image.id,
+      workspaceDir,
+      taskFile,
+      env: secrets.env
+    })
+    const result = await deps.sandbox.runPhase(spec, {
+      timeoutMs: phase.timeoutMs,
+      graceMs: phase.graceMs,
+      stdout: capped,
+      stderr: capped,
+      ...(deps.signal ? { signal: deps.signal } : {})
+    })
+    await capped.finish()
+    const report: PhaseReport = {
+      ...emptyPhase(phase.command[2] ?? phase.command.join(' ')),
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      oomKilled: result.oomKilled,
+      cancelled: result.cancelled,
+      durationMs: result.durationMs,
+      cpuSeconds: result.cpuSeconds ?? null,
+      peakMemoryBytes: result.peakMemoryBytes ?? null,
+      logBytes: capped.bytesTotal,
+      logTruncated: capped.truncated,
+      ...(result.error !== undefined ? { error: result.error } : {})
+    }
+    const status = result.timedOut
+      ? 'timed out'
+      : result.cancelled
+        ? 'cancelled'
+        : result.oomKilled
+          ? 'killed: out of memory'
+          : result.error !== undefined
+            ? `failed: ${result.error}`
+            : `exit code ${result.exitCode}`
+    deps.log.info(`${phase.name}: ${status} after ${(result.durationMs / 1000).toFixed(1)} s`)
+    return { result, report }
+  })
+}
+
+async function prepareOutputDir(out: string): Promise<void> {
+  await fs.promises.mkdir(path.join(out, 'logs'), { recursive: true })
+  for (const f of Object.values(OUTPUT_FILES))
+    await fs.promises.rm(path.join(out, f), { force: true })
+}
+
+/** The numeric uid and gid the containers run as. */
+function containerIds(plan: RunPlan): [number, number] {
+  const [uid, gid] = plan.sandbox.user.split(':').map(Number)
+  return [uid, gid ?? uid]
+}
+
+function recordImage(report: Report, image: ImageInfo): void {
+  report.image = {
+    ref: image.ref,
+    id: image.id,
+    baseDigests: image.baseDigests,
+    dockerfileSha256: image.dockerfileSha256 ?? null,
+    cached: image.cached,
+    warnings: image.warnings
+  }
+}
+
+function initialReport(plan: RunPlan, started: number): Report {
+  const s = plan.sandbox
+  const agent = plan.phases.find((p) => p.name === 'agent') as PhasePlan
+  const tests = plan.phases.find((p) => p.name === 'tests')
+  return {
+    schemaVersion: 1,
+    runId: plan.runId,
+    outcome: 'infrastructure-error',
+    outcomeReason: 'the run did not finish',
+    startedAt: new Date(started).toISOString(),
+    finishedAt: new Date(started).toISOString(),
+    repo: { path: plan.repo.path, ref: plan.repo.ref, baseSha: null, headSha: null },
+    image: {
+      ref: null,
+      id: null,
+      baseDigests: [],
+      dockerfileSha256: null,
+      cached: false,
+      warnings: []
+    },
+    task: { sha256: plan.task.sha256, bytes: plan.task.bytes, source: plan.task.source },
+    agent: {
+      ...emptyPhase(agent.command[2] ?? ''),
+      promptSha256: plan.task.sha256,
+      model: plan.model ?? null
+    },
+    tests: {
+      command: tests?.command[2] ?? null,
+      phase: null,
+      summary: { total: 0, passed: 0, failed: 0, skipped: 0 },
+      cases: [],
+      sources: [],
+      baseline: null,
+      comparison: null
+    },
+    sandbox: {
+      runtime: s.runtime,
+      network: s.network,
+      user: s.user,
+      readOnlyRootfs: s.readOnlyRootfs,
+      capDrop: [...s.capDrop],
+      noNewPrivileges: s.noNewPrivileges,
+      init: s.init,
+      memory: s.memoryBytes,
+      cpus: s.cpus,
+      pidsLimit: s.pidsLimit,
+      source: 'plan',
+      applied: null
+    },
+    diff: {
+      sha256: null,
+      bytes: 0,
+      files: [],
+      truncated: false,
+      skipped: [],
+      baseTree: null,
+      resultTree: null
+    },
+    policy: { violations: [] },
+    cost: { wallMs: 0, cpuSeconds: null, peakMemoryBytes: null, tokens: null },
+    egress: { allowed: 0, denied: 0 },
+    env: plan.env
+  }
+}

@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto'
+import type { Inputs, NetworkMode } from './inputs.js'
+
+/** Where things are inside every container the pipeline starts. */
+export const SANDBOX_PATHS = {
+  workspace: '/workspace',
+  task: '/airlock/task.md',
+  tmp: '/tmp'
+} as const
+
+/** `baseline` runs the test command on the unchanged tree (with `compare-base`). */
+export type PhaseName = 'baseline' | 'agent' | 'tests'
+
+export interface PhasePlan {
+  name: PhaseName
+  /** argv of the container's process. */
+  command: string[]
+  network: NetworkMode
+  timeoutMs: number
+  graceMs: number
+  /** Whether /workspace is mounted writable. */
+  workspaceWritable: boolean
+}
+
+export interface SandboxSettings {
+  runtime: string
+  network: NetworkMode
+  user: string
+  readOnlyRootfs: true
+  capDrop: ['ALL']
+  noNewPrivileges: true
+  init: true
+  memoryBytes: number
+  cpus: number
+  pidsLimit: number
+  /** tmpfs mounts: path → size in bytes, always noexec,nosuid,nodev. */
+  tmpfs: Record<string, number>
+}
+
+export type ImagePlan =
+  | {
+      kind: 'build'
+      dockerfile: string
+      context: string
+      buildArgs: Record<string, string>
+      allowUnpinnedBase: boolean
+    }
+  | { kind: 'pinned'; ref: string }
+
+/** Everything the run will do, as data. Printed by `airlock plan`; holds no secret values. */
+export interface RunPlan {
+  runId: string
+  repo: { path: string; ref: string }
+  outputDir: string
+  image: ImagePlan
+  task: { sha256: string; bytes: number; source: 'text' | 'file'; file?: string }
+  model?: string
+  sandbox: SandboxSettings
+  /** Names of the host variables passed in (values are resolved at run time, never printed). */
+  env: string[]
+  phases: PhasePlan[]
+  capture: { maxLogBytes: number; testReports: string[] }
+  labels: Record<string, string>
+  dryRun: boolean
+}
+
+export const LABELS = {
+  managed: 'dev.airlock.managed',
+  runId: 'dev.airlock.run-id',
+  phase: 'dev.airlock.phase'
+} as const
+
+const TMPFS_BYTES = { [SANDBOX_PATHS.tmp]: 256 * 1024 * 1024 }
+
+export function planRun(inputs: Inputs): RunPlan {
+  const timeoutMs = Math.round(inputs.timeoutMinutes * 60_000)
+  const graceMs = Math.round(inputs.graceSeconds * 1000)
+  const phases: PhasePlan[] = [
+    {
+      name: 'agent',
+      command: ['/bin/sh', '-c', inputs.agentCommand],
+      network: inputs.network,
+      timeoutMs,
+      graceMs,
+      workspaceWritable: true
+    }
+  ]
+  if (inputs.testCommand !== undefined && inputs.compareBase) {
+    phases.unshift({
+      name: 'baseline',
+      command: ['/bin/sh', '-c', inputs.testCommand],
+      network: 'none',
+      timeoutMs,
+      graceMs,
+      workspaceWritable: true
+    })
+  }
+  if (inputs.testCommand !== undefined) {
+    phases.push({
+      name: 'tests',
+      command: ['/bin/sh', '-c', inputs.testCommand],
+      network: 'none',
+      timeoutMs,
+      graceMs,
+      workspaceWritable: true
+    })
+  }
+  return {
+    runId: inputs.runId,
+    repo: { path: inputs.path, ref: inputs.ref },
+    outputDir: inputs.outputDir,
+    image:
+      inputs.image !== undefined
+        ? { kind: 'pinned', ref: inputs.image }
+        : {
+            kind: 'build',
+            dockerfile: inputs.dockerfile as string,
+            context: inputs.buildContext as string,
+            buildArgs: inputs.buildArgs,
+            allowUnpinnedBase: inputs.allowUnpinnedBase
+          },
+    task: {
+      sha256: sha256(inputs.task.text),
+      bytes: Buffer.byteLength(inputs.task.text),
+      source: inputs.task.source,
+      ...(inputs.task.file !== undefined ? { file: inputs.task.file } : {})
+    },
+    ...(inputs.model !== undefined ? { model: inputs.model } : {}),
+    sandbox: {
+      runtime: inputs.runtime,
+      network: inputs.network,
+      user: inputs.user,
+      readOnlyRootfs: true,
+      capDrop: ['ALL'],
+      noNewPrivileges: true,
+      init: true,
+      memoryBytes: inputs.memoryBytes,
+      cpus: inputs.cpus,
+      pidsLimit: inputs.pidsLimit,
+      tmpfs: { ...TMPFS_BYTES }
+    },
+    env: inputs.env.map((e) => e.name),
+    phases,
+    capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },
+    labels: { [LABELS.managed]: 'true', [LABELS.runId]: inputs.runId },
+    dryRun: inputs.dryRun
+  }
+}
+
+export function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex')
+}

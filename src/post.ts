@@ -1,0 +1,3 @@
+import { cleanupAfterRun } from './main.js'
+
+void cleanupAfterRun()

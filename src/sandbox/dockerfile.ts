@@ -1,0 +1,108 @@
+/** Reading the `FROM` lines of a Dockerfile, to check that every base image is pinned. Pure. */
+
+export interface BaseImage {
+  /** The reference as written, after build-arg substitution. */
+  ref: string
+  /** `digest` (name@sha256:...), `image-id` (sha256:<64 hex>), `stage` (an earlier stage), `scratch`, or `unpinned`. */
+  pin: 'digest' | 'image-id' | 'stage' | 'scratch' | 'unpinned'
+  /** The sha256 digest or image id, when pinned. */
+  digest?: string
+  line: number
+}
+
+const DIGEST = /@(sha256:[a-f0-9]{64})$/
+const IMAGE_ID = /^(sha256:[a-f0-9]{64})$/
+
+/** Joins continuation lines and drops comments; returns [lineNumber, text] instructions. */
+function instructions(text: string): [number, string][] {
+  const out: [number, string][] = []
+  const lines = text.split(/\r?\n/)
+  let current = ''
+  let startLine = 0
+  let escape = '\\'
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]
+    const directive = /^#\s*escape\s*=\s*(\S)\s*$/i.exec(line)
+    if (directive && out.length === 0 && current === '') {
+      escape = directive[1]
+      continue
+    }
+    if (current === '' && /^\s*#/.test(line)) continue
+    if (current === '') startLine = i + 1
+    const trimmed = line.replace(/\s+$/, '')
+    if (trimmed.endsWith(escape)) {
+      current += trimmed.slice(0, -1) + ' '
+      continue
+    }
+    current += line
+    if (current.trim() !== '') out.push([startLine, current.trim()])
+    current = ''
+  }
+  if (current.trim() !== '') out.push([startLine, current.trim()])
+  return out
+}
+
+function substitute(value: string, args: Record<string, string>): string {
+  return value.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?([-+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (
+      _m,
+      braced: string | undefined,
+      op: string | undefined,
+      word: string | undefined,
+      bare: string | undefined
+    ) => {
+      const name = braced ?? bare ?? ''
+      const v = args[name]
+      if (op === '-') return v !== undefined && v !== '' ? v : (word ?? '')
+      if (op === '+') return v !== undefined && v !== '' ? (word ?? '') : ''
+      return v ?? ''
+    }
+  )
+}
+
+/**
+ * The base images of every stage. Global `ARG`s (before the first FROM) take their defaults,
+ * overridden by the build args, as Docker does.
+ */
+export function baseImages(dockerfile: string, buildArgs: Record<string, string>): BaseImage[] {
+  const globalArgs: Record<string, string> = {}
+  const stages = new Set<string>()
+  const bases: BaseImage[] = []
+  let seenFrom = false
+  for (const [line, instr] of instructions(dockerfile)) {
+    const m = /^(\S+)\s*(.*)$/.exec(instr)
+    if (!m) continue
+    const keyword = m[1].toUpperCase()
+    const rest = m[2]
+    if (keyword === 'ARG' && !seenFrom) {
+      for (const decl of rest.split(/\s+/)) {
+        const eq = decl.indexOf('=')
+        const name = eq >= 0 ? decl.slice(0, eq) : decl
+        const dflt = eq >= 0 ? decl.slice(eq + 1).replace(/^"(.*)"$/, '$1') : undefined
+        const value = buildArgs[name] ?? dflt
+        if (value !== undefined) globalArgs[name] = substitute(value, globalArgs)
+      }
+      continue
+    }
+    if (keyword !== 'FROM') continue
+    seenFrom = true
+    const words = rest.split(/\s+/).filter((w) => !w.startsWith('--'))
+    const ref = substitute(words[0] ?? '', globalArgs)
+    const alias =
+      words.length >= 3 && words[1].toUpperCase() === 'AS' ? words[2].toLowerCase() : undefined
+    bases.push(classify(ref, line, stages))
+    if (alias) stages.add(alias)
+  }
+  return bases
+}
+
+function classify(ref: string, line: number, stages: Set<string>): BaseImage {
+  if (ref.toLowerCase() === 'scratch') return { ref, pin: 'scratch', line }
+  if (stages.has(ref.toLowerCase())) return { ref, pin: 'stage', line }
+  const digest = DIGEST.exec(ref)
+  if (digest) return { ref, pin: 'digest', digest: digest[1], line }
+  const id = IMAGE_ID.exec(ref)
+  if (id) return { ref, pin: 'image-id', digest: id[1], line }
+  return { ref, pin: 'unpinned', line }
+}

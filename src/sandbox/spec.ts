@@ -1,0 +1,88 @@
+import type { ContainerCreateOptions } from 'dockerode'
+import { LABELS, SANDBOX_PATHS } from '../plan.js'
+import type { PhasePlan, RunPlan } from '../plan.js'
+
+/** What the plan leaves open until run time: the resolved image and host paths. */
+export interface PhaseResources {
+  imageId: string
+  /** Host folder holding the repository copy, mounted at /workspace. */
+  workspaceDir: string
+  /** Host file with the task text, mounted read-only at /airlock/task.md. */
+  taskFile: string
+  /** Values of the variables named in `env` (resolved at the edge, never in the plan). */
+  env: { name: string; value: string }[]
+}
+
+/**
+ * The Docker create options of one phase's container: every hardening rule of the security model
+ * in one place. Pure; the integration tests read the settings back from `inspect`.
+ */
+export function containerSpec(
+  plan: RunPlan,
+  phase: PhasePlan,
+  res: PhaseResources
+): ContainerCreateOptions {
+  const s = plan.sandbox
+  const tmpfs: Record<string, string> = {}
+  for (const [target, size] of Object.entries(s.tmpfs)) {
+    tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size}`
+  }
+  return {
+    name: `airlock-${plan.runId}-${phase.name}`,
+    Image: res.imageId,
+    Cmd: phase.command,
+    Entrypoint: [],
+    User: s.user,
+    WorkingDir: SANDBOX_PATHS.workspace,
+    Env: [
+      `HOME=${SANDBOX_PATHS.tmp}`,
+      `TMPDIR=${SANDBOX_PATHS.tmp}`,
+      'AIRLOCK=1',
+      `AIRLOCK_PHASE=${phase.name}`,
+      `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
+      ...res.env.map((e) => `${e.name}=${e.value}`)
+    ],
+    Labels: { ...plan.labels, [LABELS.phase]: phase.name },
+    NetworkDisabled: phase.network === 'none',
+    AttachStdin: false,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    OpenStdin: false,
+    HostConfig: {
+      Runtime: s.runtime,
+      // `allowlist` is refused at the edge until the egress proxy exists: every phase is network-less.
+      NetworkMode: 'none',
+      Privileged: false,
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      CapAdd: [],
+      SecurityOpt: ['no-new-privileges:true'],
+      Init: true,
+      Memory: s.memoryBytes,
+      MemorySwap: s.memoryBytes,
+      NanoCpus: Math.round(s.cpus * 1e9),
+      PidsLimit: s.pidsLimit,
+      IpcMode: 'private',
+      PidMode: '',
+      UTSMode: '',
+      UsernsMode: '',
+      Tmpfs: tmpfs,
+      Mounts: [
+        {
+          Type: 'bind',
+          Source: res.workspaceDir,
+          Target: SANDBOX_PATHS.workspace,
+          ReadOnly: !phase.workspaceWritable
+        },
+        { Type: 'bind', Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true }
+      ],
+      Binds: [],
+      Devices: [],
+      AutoRemove: false,
+      LogConfig: { Type: 'none', Config: {} },
+      RestartPolicy: { Name: 'no' },
+      Ulimits: [{ Name: 'core', Soft: 0, Hard: 0 }]
+    }
+  }
+}

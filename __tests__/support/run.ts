@@ -79,7 +79,7 @@ export async function runAirlock(
     ...values,
     'run-id': runId
   }
-  const inputs = getInputs((n) => all[n], {
+  const inputs = getInputs((n) => (all[n] === '' ? undefined : all[n]), {
     workspace: ws,
     environment: options.environment ?? process.env,
     hostUid: process.getuid?.() ?? 1000,

@@ -181,27 +181,40 @@ async function main(): Promise<void> {
 
     let n = 0
     const next = (): number => ++n
+    const ourLifecycle = async (command: string): Promise<number> => {
+      const plan = inputsFor(`${benchId}-p1-${next()}`)
+      const phase = plan.phases.find((p) => p.name === 'agent') as PhasePlan
+      const spec = containerSpec(
+        plan,
+        { ...phase, command: ['/bin/sh', '-c', command] },
+        {
+          imageId: base.Id,
+          workspaceDir,
+          taskFile,
+          env: []
+        }
+      )
+      const r = await sandbox.runPhase(spec, {
+        timeoutMs: 60_000,
+        graceMs: 1000,
+        stdout: devNull(),
+        stderr: devNull()
+      })
+      if (r.exitCode !== 0) throw new Error(`runPhase: ${JSON.stringify(r)}`)
+      return r.durationMs
+    }
+    // A lifecycle that returns before its container has exited would look fast: check that it
+    // waits, for longer than runPhase's output drain delay (3 s) so that cannot mask it.
+    const slept = await ourLifecycle('sleep 4')
+    if (slept < 4000) throw new Error(`runPhase returned after ${slept} ms for \`sleep 4\``)
+
     const cases: Case[] = [
       {
         id: 'P1',
         title: `container lifecycle of \`true\` (runPhase vs docker run --rm)`,
         target: 1.1,
         ours: async () => {
-          const plan = inputsFor(`${benchId}-p1-${next()}`)
-          const phase = plan.phases.find((p) => p.name === 'agent') as PhasePlan
-          const spec = containerSpec(plan, phase, {
-            imageId: base.Id,
-            workspaceDir,
-            taskFile,
-            env: []
-          })
-          const r = await sandbox.runPhase(spec, {
-            timeoutMs: 60_000,
-            graceMs: 1000,
-            stdout: devNull(),
-            stderr: devNull()
-          })
-          if (r.exitCode !== 0) throw new Error(`runPhase: ${JSON.stringify(r)}`)
+          await ourLifecycle('true')
         },
         baseline: () =>
           run('docker', [

@@ -110,6 +110,7 @@ async function main(): Promise<void> {
   const docker = connectDocker()
   const sandbox = new DockerSandbox(docker)
   const base = await docker.getImage(BASE_IMAGE).inspect()
+  const loadBefore = os.loadavg()[0]
   const root = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'airlock-bench-'))
   let interrupted = false
   const onSignal = (): void => {
@@ -319,7 +320,8 @@ async function main(): Promise<void> {
     ])
     process.stdout.write(
       `\nAgent Airlock benchmark — ${rounds} interleaved runs each (A, B, A, B, ...), medians\n` +
-        `machine: ${os.cpus().length} CPU, Docker ${version.trim()}, node ${process.version}\n\n` +
+        `machine: ${os.cpus().length} CPU, Docker ${version.trim()}, node ${process.version}, ` +
+        `load average ${loadBefore.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end\n\n` +
         formatTable(summaries) +
         '\n'
     )

@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint'
 import globals from 'globals'
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'airlock-out/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'bench/dist/**', 'node_modules/**', 'airlock-out/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

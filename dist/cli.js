@@ -22956,6 +22956,15 @@ var require_ssh = __commonJS({
   }
 });
 
+// lazy-module:node_modules/docker-modem/lib/ssh.js
+var require_ssh2 = __commonJS({
+  "lazy-module:node_modules/docker-modem/lib/ssh.js"(exports2, module) {
+    module.exports = function() {
+      return require_ssh().apply(this, arguments);
+    };
+  }
+});
+
 // node_modules/docker-modem/node_modules/readable-stream/lib/internal/streams/stream.js
 var require_stream = __commonJS({
   "node_modules/docker-modem/node_modules/readable-stream/lib/internal/streams/stream.js"(exports2, module) {
@@ -26533,7 +26542,7 @@ var require_modem = __commonJS({
     var fs9 = __require("fs");
     var path8 = __require("path");
     var url = __require("url");
-    var ssh = require_ssh();
+    var ssh = require_ssh2();
     var HttpDuplex = require_http_duplex();
     var debug = require_src()("modem");
     var utils = require_utils();
@@ -60832,6 +60841,15 @@ var require_session = __commonJS({
   }
 });
 
+// lazy-module:node_modules/dockerode/lib/session.js
+var require_session2 = __commonJS({
+  "lazy-module:node_modules/dockerode/lib/session.js"(exports2, module) {
+    module.exports = function() {
+      return require_session().apply(this, arguments);
+    };
+  }
+});
+
 // node_modules/dockerode/lib/buildkit.js
 var require_buildkit = __commonJS({
   "node_modules/dockerode/lib/buildkit.js"(exports2, module) {
@@ -61025,7 +61043,7 @@ var require_docker = __commonJS({
     var Node = require_node3();
     var Exec = require_exec();
     var util = require_util();
-    var withSession = require_session();
+    var withSession = require_session2();
     var extend = util.extend;
     var Docker2 = function(opts) {
       if (!(this instanceof Docker2)) return new Docker2(opts);

@@ -42069,6 +42069,15 @@ var require_ssh = __commonJS({
   }
 });
 
+// lazy-module:node_modules/docker-modem/lib/ssh.js
+var require_ssh2 = __commonJS({
+  "lazy-module:node_modules/docker-modem/lib/ssh.js"(exports2, module) {
+    module.exports = function() {
+      return require_ssh().apply(this, arguments);
+    };
+  }
+});
+
 // node_modules/docker-modem/node_modules/readable-stream/lib/internal/streams/stream.js
 var require_stream = __commonJS({
   "node_modules/docker-modem/node_modules/readable-stream/lib/internal/streams/stream.js"(exports2, module) {
@@ -45646,7 +45655,7 @@ var require_modem = __commonJS({
     var fs11 = __require("fs");
     var path8 = __require("path");
     var url = __require("url");
-    var ssh = require_ssh();
+    var ssh = require_ssh2();
     var HttpDuplex = require_http_duplex();
     var debug2 = require_src()("modem");
     var utils = require_utils2();
@@ -79945,6 +79954,15 @@ var require_session = __commonJS({
   }
 });
 
+// lazy-module:node_modules/dockerode/lib/session.js
+var require_session2 = __commonJS({
+  "lazy-module:node_modules/dockerode/lib/session.js"(exports2, module) {
+    module.exports = function() {
+      return require_session().apply(this, arguments);
+    };
+  }
+});
+
 // node_modules/dockerode/lib/buildkit.js
 var require_buildkit = __commonJS({
   "node_modules/dockerode/lib/buildkit.js"(exports2, module) {
@@ -80138,7 +80156,7 @@ var require_docker = __commonJS({
     var Node = require_node3();
     var Exec = require_exec();
     var util = require_util9();
-    var withSession = require_session();
+    var withSession = require_session2();
     var extend = util.extend;
     var Docker2 = function(opts) {
       if (!(this instanceof Docker2)) return new Docker2(opts);

@@ -11,6 +11,7 @@ import { jest } from '@jest/globals'
 import { DefaultArtifactClient } from '@actions/artifact'
 import {
   ARTIFACT_RECORD_FILE,
+  findArtifact,
   readArtifactRecord,
   uploadOutputFolder,
   writeArtifactRecord
@@ -209,4 +210,19 @@ test('without the runtime token the upload fails clearly, without retrying', asy
   expect(record).toMatchObject({ status: 'failed', attempts: 1 })
   if (record.status === 'failed') expect(record.error).toMatch(/ACTIONS_RUNTIME_TOKEN/)
   expect(service.requests).toHaveLength(0)
+})
+
+test('a later job finds the artifact by name; a missing one is a failed record', async () => {
+  const { dir } = await outputFolder()
+  const name = uniqueName()
+  const record = await uploadOutputFolder(dir, { name, ...fast })
+  const found = await findArtifact(name)
+  expect(found).toMatchObject({ status: 'uploaded', name, attempts: 0 })
+  if (found.status === 'uploaded' && record.status === 'uploaded') {
+    expect(found.id).toBe(record.id)
+    expect(found.url).toBe(record.url)
+  }
+  const missing = await findArtifact(`${name}-missing`)
+  expect(missing).toMatchObject({ status: 'failed', attempts: 0 })
+  if (missing.status === 'failed') expect(missing.error).toMatch(/not found/i)
 })

@@ -226,3 +226,21 @@ export async function readArtifactRecord(dir: string): Promise<ArtifactRecord | 
   }
   return null
 }
+
+/**
+ * Looks up an artifact of this workflow run by name, for a job that did not upload it (e.g. the
+ * publish job, which knows the name from the run job's outputs). `attempts` is 0: nothing was
+ * uploaded here. A missing artifact is a `failed` record, never an exception.
+ */
+export async function findArtifact(
+  name: string,
+  options: { env?: NodeJS.ProcessEnv; client?: Pick<ArtifactClient, 'getArtifact'> } = {}
+): Promise<ArtifactRecord> {
+  try {
+    const client = options.client ?? new DefaultArtifactClient()
+    const { artifact } = await client.getArtifact(name)
+    return uploaded(name, artifact.id, artifact, 0, options.env ?? process.env)
+  } catch (error) {
+    return { status: 'failed', name, error: errorMessage(error), attempts: 0 }
+  }
+}

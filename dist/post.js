@@ -82052,7 +82052,10 @@ var MIN_MEMORY = 6 * 1024 * 1024;
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 var deflate2 = promisify(zlib.deflate);
-var DEFAULT_SNAPSHOT_LIMITS = { maxFiles: 1e5, maxBytes: 1024 * 1024 * 1024 };
+var DEFAULT_SNAPSHOT_LIMITS = {
+  maxFiles: 1e5,
+  maxBytes: 1024 * 1024 * 1024
+};
 
 // src/evidence/diff.ts
 var DEFAULT_MAX_PATCH_BYTES = 20 * 1024 * 1024;
@@ -82129,14 +82132,18 @@ var DockerSandbox = class {
     }
     const stats = new StatsSampler();
     try {
-      const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+      const stream = await container.attach({
+        stream: true,
+        stdout: true,
+        stderr: true
+      });
       const ended = new Promise((resolve) => {
         stream.on("end", resolve);
         stream.on("close", resolve);
         stream.on("error", () => resolve());
       });
       this.docker.modem.demuxStream(stream, options.stdout, options.stderr);
-      const exited = container.wait();
+      const exited = container.wait({ condition: "next-exit" });
       await container.start();
       stats.start(container);
       const outcome = await waitWithDeadline(exited, options);
@@ -82232,9 +82239,11 @@ var StatsSampler = class {
     try {
       const s = JSON.parse(line);
       const cpu = s.cpu_stats?.cpu_usage?.total_usage;
-      if (typeof cpu === "number" && cpu > 0) this.cpuSeconds = Math.max(this.cpuSeconds ?? 0, cpu / 1e9);
+      if (typeof cpu === "number" && cpu > 0)
+        this.cpuSeconds = Math.max(this.cpuSeconds ?? 0, cpu / 1e9);
       const mem = s.memory_stats?.max_usage ?? s.memory_stats?.usage;
-      if (typeof mem === "number" && mem > 0) this.peakMemoryBytes = Math.max(this.peakMemoryBytes ?? 0, mem);
+      if (typeof mem === "number" && mem > 0)
+        this.peakMemoryBytes = Math.max(this.peakMemoryBytes ?? 0, mem);
     } catch {
     }
   }
@@ -82250,7 +82259,9 @@ function appliedSettings(info2) {
     user: info2.Config.User,
     readOnlyRootfs: h.ReadonlyRootfs === true,
     capDrop: h.CapDrop ?? [],
-    noNewPrivileges: (h.SecurityOpt ?? []).some((o) => /^no-new-privileges(:true|=true)?$/.test(o)),
+    noNewPrivileges: (h.SecurityOpt ?? []).some(
+      (o) => /^no-new-privileges(:true|=true)?$/.test(o)
+    ),
     privileged: h.Privileged === true,
     init: h.Init === true,
     memoryBytes: h.Memory ?? 0,
@@ -82283,7 +82294,9 @@ async function cleanupAfterRun() {
         }
       }
     }
-    info(`cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`);
+    info(
+      `cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`
+    );
   } catch (error2) {
     warning(`cleanup: ${errorMessage(error2)}`);
   }

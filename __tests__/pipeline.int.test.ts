@@ -2,6 +2,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import { startResultsService } from './support/results-service.js'
+import type { ResultsService } from './support/results-service.js'
 import {
   BUSYBOX,
   docker,
@@ -256,6 +258,11 @@ describe('the CLI', () => {
 
 describe('the action, run as the runner runs it', () => {
   let ws: string
+  let results: ResultsService
+  beforeAll(async () => {
+    results = await startResultsService()
+  })
+  afterAll(() => results?.close())
   afterEach(() => fs.rmSync(ws, { recursive: true, force: true }))
 
   it('runs the pipeline from INPUT_* variables, groups each phase, sets outputs, neutralises workflow commands', () => {
@@ -280,7 +287,12 @@ describe('the action, run as the runner runs it', () => {
       'INPUT_TEST-COMMAND': 'true',
       'INPUT_RUN-ID': runId,
       INPUT_MEMORY: '256m',
-      INPUT_CPUS: '1'
+      INPUT_CPUS: '1',
+      // The evidence is uploaded to a local stand-in of the artifact service.
+      ...results.env,
+      GITHUB_REPOSITORY: 'octo/repo',
+      GITHUB_RUN_ID: '31',
+      GITHUB_RUN_ATTEMPT: '1'
     }
     const r = spawnSync(process.execPath, [path.join(ROOT, 'dist/index.js')], { cwd: ws, env })
     const stdout = r.stdout.toString()
@@ -301,6 +313,9 @@ describe('the action, run as the runner runs it', () => {
     expect(outputs).toMatch(/outcome<<[\s\S]*success/)
     expect(outputs).toMatch(/report-path<<[\s\S]*report\.json/)
     expect(outputs).toMatch(/diff-sha256<<[\s\S]*[a-f0-9]{64}/)
+    expect(outputs).toMatch(/artifact-name<<\S+\nairlock-31-1\n/)
+    expect(outputs).toMatch(/artifact-id<<\S+\n\d+\n/)
+    expect(results.violations).toEqual([])
     expect(read(stateFile)).toContain(runId)
     const patch = read(path.join(ws, 'airlock-out', 'diff.patch'))
     expect(patch).toContain('env.txt')

@@ -1,5 +1,6 @@
 import { planRun } from '../src/plan.js'
 import type { Inputs } from '../src/inputs.js'
+import { NO_POLICY } from '../src/policy.js'
 import { containerSpec } from '../src/sandbox/spec.js'
 
 function inputs(overrides: Partial<Inputs> = {}): Inputs {
@@ -28,6 +29,8 @@ function inputs(overrides: Partial<Inputs> = {}): Inputs {
     maxLogBytes: 1000,
     dryRun: false,
     runId: 'r1',
+    artifactName: 'airlock-r1',
+    policy: NO_POLICY.record,
     ...overrides
   }
 }

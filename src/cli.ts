@@ -1,3 +1,4 @@
+import * as fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { ParseArgsConfig } from 'node:util'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
@@ -5,6 +6,7 @@ import { INPUT, defaultContext, getInputs } from './inputs.js'
 import type { Logger } from './log.js'
 import { runPipeline } from './pipeline.js'
 import { planRun } from './plan.js'
+import { policyForRun } from './policy.js'
 import { stripControls } from './report/escape.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
 
@@ -51,6 +53,7 @@ Flags (the action's inputs, same names):
   --env NAME               host variable to pass in (repeatable); GitHub tokens are refused
   --max-log-bytes N        cap of each phase log (default 5242880)
   --run-id ID              name of the run (labels, cleanup)
+  --policy-base REV        read .github/airlock.yml from this commit (flags override it)
   --fail-on-outcome        exit 1 when the outcome is not success
   --quiet                  do not echo the sandbox's output
 
@@ -143,7 +146,15 @@ export async function main(argv: string[]): Promise<number> {
       `unknown command "${command}"; use run, plan or cleanup`
     )
   }
-  const inputs = getInputs(read, defaultContext())
+  const ctx = defaultContext()
+  // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
+  const policy = await policyForRun({
+    read,
+    workspace: ctx.workspace,
+    env: {},
+    readFile: (p) => fs.readFileSync(p, 'utf8')
+  })
+  const inputs = getInputs(read, { ...ctx, policy })
   const plan = planRun(inputs)
   if (command === 'plan') {
     process.stdout.write(JSON.stringify(plan, null, 2) + '\n')

@@ -2,6 +2,8 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
+import { NO_POLICY, recordFor, withPolicy } from './policy.js'
+import type { LoadedPolicy, PolicyRecord } from './policy.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -31,7 +33,9 @@ export const INPUT = {
   compareBase: 'compare-base',
   maxLogBytes: 'max-log-bytes',
   dryRun: 'dry-run',
-  runId: 'run-id'
+  runId: 'run-id',
+  artifactName: 'artifact-name',
+  policyBase: 'policy-base'
 } as const
 
 export type NetworkMode = 'none' | 'allowlist'
@@ -72,6 +76,10 @@ export interface Inputs {
   maxLogBytes: number
   dryRun: boolean
   runId: string
+  /** Name of the run's artifact (default `airlock-<run id>-<attempt>`). */
+  artifactName: string
+  /** The policy file that applied (from the base commit), for the report. */
+  policy: PolicyRecord
 }
 
 /** Reads one raw input; absent or empty → undefined. */
@@ -87,6 +95,8 @@ export interface InputContext {
   hostCpus: number
   /** Default run id when `run-id` is not given. */
   defaultRunId: string
+  /** The policy file read from the base commit; an input given explicitly overrides it. */
+  policy?: LoadedPolicy
 }
 
 /** Variables that never enter the sandbox, whatever `env` says. */
@@ -113,7 +123,9 @@ export const DEFAULTS = {
   maxLogBytes: 5 * 1024 * 1024
 }
 
-export function getInputs(read: InputReader, ctx: InputContext): Inputs {
+export function getInputs(given: InputReader, ctx: InputContext): Inputs {
+  const policy = ctx.policy ?? NO_POLICY
+  const read = withPolicy(given, policy.policy)
   const workspace = path.resolve(ctx.workspace)
   const repoPath = insidePath(INPUT.path, read(INPUT.path) ?? '.', workspace)
   const dockerfileRaw = read(INPUT.dockerfile)
@@ -237,7 +249,11 @@ export function getInputs(read: InputReader, ctx: InputContext): Inputs {
       read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)
     ),
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
-    runId: runId(read(INPUT.runId) ?? ctx.defaultRunId)
+    runId: runId(read(INPUT.runId) ?? ctx.defaultRunId),
+    artifactName: artifactName(
+      read(INPUT.artifactName) ?? defaultArtifactName(ctx.environment, ctx.defaultRunId)
+    ),
+    policy: recordFor(policy, given)
   }
 }
 
@@ -487,4 +503,28 @@ function runId(raw: string): string {
     )
   }
   return raw
+}
+
+/** Characters the artifact service refuses in a name (the list `@actions/artifact` checks). */
+const INVALID_ARTIFACT_NAME = /["<>|*?:\r\n\\/]/
+
+function artifactName(raw: string): string {
+  if (raw.trim() === '' || INVALID_ARTIFACT_NAME.test(raw) || raw.length > 256) {
+    throw new ConfigurationError(
+      INPUT.artifactName,
+      `"${raw}" is not a valid artifact name: at most 256 characters, none of " : < > | * ? \\ / or line breaks`
+    )
+  }
+  return raw
+}
+
+/**
+ * `airlock-<run id>-<run attempt>`: unique per workflow run and attempt, so a re-run never
+ * collides with the artifact of an earlier attempt. Outside Actions: `airlock-<run-id>`.
+ */
+export function defaultArtifactName(env: NodeJS.ProcessEnv, fallback: string): string {
+  if (env.GITHUB_RUN_ID !== undefined && env.GITHUB_RUN_ID !== '') {
+    return `airlock-${env.GITHUB_RUN_ID}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`
+  }
+  return `airlock-${fallback}`
 }

@@ -3,8 +3,11 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import * as core from '@actions/core'
 import { ConfigurationError, errorMessage } from './errors.js'
+import { uploadOutputFolder, writeArtifactRecord } from './github/artifact.js'
+import type { ArtifactRecord } from './github/artifact.js'
 import { ActionLogger } from './github/logger.js'
 import { defaultContext, getInputs } from './inputs.js'
+import { describePolicy, policyForRun } from './policy.js'
 import { runPipeline } from './pipeline.js'
 import { planRun } from './plan.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
@@ -14,7 +17,10 @@ export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } 
 export const OUTPUT = {
   outcome: 'outcome',
   reportPath: 'report-path',
-  diffSha256: 'diff-sha256'
+  diffSha256: 'diff-sha256',
+  artifactName: 'artifact-name',
+  artifactId: 'artifact-id',
+  artifactUrl: 'artifact-url'
 } as const
 const MODES = ['run'] as const
 
@@ -30,7 +36,16 @@ export async function run(): Promise<void> {
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
-    const inputs = getInputs(readInput, defaultContext())
+    const ctx = defaultContext()
+    const policy = await policyForRun({
+      read: readInput,
+      workspace: ctx.workspace,
+      env: process.env,
+      readFile: (p) => fs.readFileSync(p, 'utf8'),
+      token: readInput('github-token')
+    })
+    const inputs = getInputs(readInput, { ...ctx, policy })
+    core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)
     const tempRoot = process.env.RUNNER_TEMP ?? os.tmpdir()
@@ -59,10 +74,41 @@ export async function run(): Promise<void> {
     core.info(
       `outcome: ${result.report.outcome} (${result.report.outcomeReason.replace(/::/g, ': :')})`
     )
+    const artifact = await publishArtifact(plan.outputDir, inputs.artifactName, inputs.dryRun)
     if (result.error !== undefined) core.setFailed(errorMessage(result.error))
+    if (artifact.status === 'failed') {
+      core.setFailed(
+        `artifact ${artifact.name} was not uploaded after ${artifact.attempts} attempt(s): ${artifact.error}`
+      )
+    }
   } catch (error) {
     core.setFailed(errorMessage(error))
   }
+}
+
+/**
+ * Uploads the output folder as the run's artifact (not in dry-run) and records the result in
+ * artifact.json, so that whatever publishes the comment can say where the evidence is — or that
+ * it is missing.
+ */
+async function publishArtifact(
+  outputDir: string,
+  name: string,
+  dryRun: boolean
+): Promise<ArtifactRecord> {
+  const record: ArtifactRecord = dryRun
+    ? { status: 'skipped', name, reason: 'dry-run: nothing is uploaded' }
+    : await core.group('artifact', () =>
+        uploadOutputFolder(outputDir, { name, log: (m) => core.info(m) })
+      )
+  await writeArtifactRecord(outputDir, record)
+  core.setOutput(OUTPUT.artifactName, name)
+  if (record.status === 'uploaded') {
+    core.setOutput(OUTPUT.artifactId, String(record.id))
+    core.setOutput(OUTPUT.artifactUrl, record.url ?? '')
+    core.info(`artifact: ${name} (id ${record.id}) ${record.url ?? ''}`)
+  }
+  return record
 }
 
 /** The action's post step: removes whatever a cancelled or killed run left behind. */

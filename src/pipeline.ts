@@ -401,7 +401,7 @@ function initialReport(plan: RunPlan, started: number): Report {
       baseTree: null,
       resultTree: null
     },
-    policy: { violations: [] },
+    policy: { violations: [], source: plan.policy },
     cost: { wallMs: 0, cpuSeconds: null, peakMemoryBytes: null, tokens: null },
     egress: { allowed: 0, denied: 0 },
     env: plan.env

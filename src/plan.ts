@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Inputs, NetworkMode } from './inputs.js'
+import type { PolicyRecord } from './policy.js'
 
 /** Where things are inside every container the pipeline starts. */
 export const SANDBOX_PATHS = {
@@ -62,6 +63,8 @@ export interface RunPlan {
   capture: { maxLogBytes: number; testReports: string[] }
   labels: Record<string, string>
   dryRun: boolean
+  /** The policy file (from the base commit) these settings came from. */
+  policy: PolicyRecord
 }
 
 export const LABELS = {
@@ -143,7 +146,8 @@ export function planRun(inputs: Inputs): RunPlan {
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },
     labels: { [LABELS.managed]: 'true', [LABELS.runId]: inputs.runId },
-    dryRun: inputs.dryRun
+    dryRun: inputs.dryRun,
+    policy: inputs.policy
   }
 }
 

@@ -3,6 +3,7 @@ import type { SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../sandbox/types.js'
+import type { PolicyRecord } from '../policy.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -82,7 +83,11 @@ export interface Report {
     baseTree: string | null
     resultTree: string | null
   }
-  policy: { violations: { rule: string; path: string | null; detail: string }[] }
+  policy: {
+    violations: { rule: string; path: string | null; detail: string }[]
+    /** Which policy file applied: its blob SHA at the base commit (null: none there / no base). */
+    source: PolicyRecord
+  }
   cost: { wallMs: number; cpuSeconds: number | null; peakMemoryBytes: number | null; tokens: null }
   egress: { allowed: number; denied: number }
   env: string[]

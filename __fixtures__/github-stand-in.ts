@@ -202,6 +202,8 @@ export class GitHubStandIn {
   readonly statuses: Status[] = []
   readonly comments: Comment[] = []
   readonly faults: Fault[] = []
+  /** Called before a request is handled (after validation): lets a test change the world mid-run. */
+  beforeRoute?: (route: string) => void
   /** Hold the first N matching requests until N have arrived (to force a race). */
   barrier?: { method: string; route: string; count: number; waiting: (() => void)[] }
   private server?: http.Server
@@ -362,6 +364,7 @@ export class GitHubStandIn {
         }
       })
     }
+    this.beforeRoute?.(`${method} ${op.template}`)
     const [status, data, headers] = this.route(op.template, method, params, body, user, url)
     if (fault?.afterSuccess && status < 300) {
       fault.times--
@@ -562,8 +565,15 @@ export class GitHubStandIn {
         return [201, { sha, url: '' }]
       }
       case 'POST /git/trees': {
-        const idx = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'standin-idx-')), 'index')
-        const env = { ...process.env, GIT_DIR: this.gitDir, GIT_INDEX_FILE: idx }
+        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'standin-idx-'))
+        const idx = path.join(scratch, 'index')
+        // update-index wants a work tree; an empty one is never read with --cacheinfo.
+        const env = {
+          ...process.env,
+          GIT_DIR: this.gitDir,
+          GIT_INDEX_FILE: idx,
+          GIT_WORK_TREE: scratch
+        }
         const run = (args: string[]): string => execFileSync('git', args, { env }).toString('utf8')
         if (b.base_tree) {
           try {
@@ -587,7 +597,7 @@ export class GitHubStandIn {
           run(['update-index', '--add', '--cacheinfo', `${e.mode},${e.sha},${e.path}`])
         }
         const sha = run(['write-tree']).trim()
-        fs.rmSync(path.dirname(idx), { recursive: true, force: true })
+        fs.rmSync(scratch, { recursive: true, force: true })
         return [201, { sha, url: '', tree: [], truncated: false }]
       }
       case 'POST /git/commits': {

@@ -25,8 +25,9 @@ beforeEach(async () => {
   expect(run.code).toBe(0)
 })
 afterEach(async () => {
-  expect(world.api.violations).toEqual([])
+  const violations = world.api.violations
   await world.close()
+  expect(violations).toEqual([])
 })
 
 function commentEvent(user: User, body: string): Record<string, unknown> {

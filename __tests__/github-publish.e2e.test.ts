@@ -21,8 +21,9 @@ beforeEach(async () => {
   world = await makeWorld()
 })
 afterEach(async () => {
-  expect(world.api.violations).toEqual([])
+  const violations = world.api.violations
   await world.close()
+  expect(violations).toEqual([])
 })
 
 function ownReviews(): typeof world.api.reviews {

@@ -188,8 +188,8 @@ export async function publishRun(
     }
   }
 
+  const mine = ownReports(await listReviews(octokit, t), me)
   if (!writes.dryRun) {
-    const mine = ownReports(await listReviews(octokit, t), me)
     const sameRun = mine
       .filter((r) => r.marker?.runId === report.runId && r.state !== 'PENDING')
       .sort((a, b) => a.id - b.id)
@@ -202,26 +202,15 @@ export async function publishRun(
       )
     }
     if (sameRun[0] !== undefined) review = sameRun[0]
-    for (const old of mine) {
-      if (old.marker?.runId === report.runId || old.state === 'PENDING' || isSuperseded(old.body))
-        continue
-      await writes.send(
-        'PUT /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}',
-        { ...base, review_id: old.id, body: supersededBody(old.body, report.runId) },
-        null
-      )
-    }
-  } else {
-    const mine = ownReports(await listReviews(octokit, t), me)
-    for (const old of mine) {
-      if (old.marker?.runId === report.runId || old.state === 'PENDING' || isSuperseded(old.body))
-        continue
-      await writes.send(
-        'PUT /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}',
-        { ...base, review_id: old.id, body: supersededBody(old.body, report.runId) },
-        null
-      )
-    }
+  }
+  for (const old of mine) {
+    if (old.marker?.runId === report.runId || old.state === 'PENDING' || isSuperseded(old.body))
+      continue
+    await writes.send(
+      'PUT /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}',
+      { ...base, review_id: old.id, body: supersededBody(old.body, report.runId) },
+      null
+    )
   }
 
   const status = gateAfterRun(report, options.failOutcomes, options.gateContext, t.targetUrl)

@@ -99,6 +99,18 @@ describe('approve', () => {
     expect(world.api.comments).toEqual([])
   })
 
+  test('re-publishing an approved run keeps the gate green; a new run makes it pending again', async () => {
+    await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
+    )
+    expect((await publish(world)).code).toBe(0)
+    expect(gate(world.base).map((s) => s.state)).toEqual(['pending', 'success'])
+    writeRunFolder(world.out, { runId: '100-2', headSha: world.base, patch: PATCH })
+    expect((await publish(world)).code).toBe(0)
+    expect(gate(world.base).map((s) => s.state)).toEqual(['pending', 'success', 'pending'])
+  })
+
   test('a maintainer approving the current head with a review turns the gate green', async () => {
     const run = await approve('pull_request_review', reviewEvent(PEOPLE.maintainer, world.base))
     expect(run.code).toBe(0)

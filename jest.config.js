@@ -1,5 +1,6 @@
 /** Unit tests (`*.test.ts`) need nothing but Node; integration tests (`*.int.test.ts`) need a
- * running Docker engine and never skip in CI. */
+ * running Docker engine and never skip in CI; end-to-end tests (`*.e2e.test.ts`) run the bundled
+ * action (`node dist/index.js`, built first) against a local GitHub API stand-in. */
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
@@ -21,6 +22,13 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/__tests__/**/*.int.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/__tests__/support/int-setup.ts']
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/__tests__/**/*.e2e.test.ts'],
+      globalSetup: '<rootDir>/__tests__/e2e/build-dist.mjs',
       setupFilesAfterEnv: ['<rootDir>/__tests__/support/int-setup.ts']
     }
   ]

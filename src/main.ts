@@ -11,6 +11,8 @@ import { describePolicy, policyForRun } from './policy.js'
 import { runPipeline } from './pipeline.js'
 import { planRun } from './plan.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+import { applyMode, approveMode, publishMode } from './github/modes.js'
+import { bool } from './inputs.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
@@ -22,7 +24,7 @@ export const OUTPUT = {
   artifactId: 'artifact-id',
   artifactUrl: 'artifact-url'
 } as const
-const MODES = ['run'] as const
+const MODES = ['run', 'publish', 'approve', 'apply'] as const
 
 function readInput(name: string): string | undefined {
   const v = core.getInput(name)
@@ -36,6 +38,9 @@ export async function run(): Promise<void> {
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
+    if (mode === 'publish') return await publishMode(readInput, new ActionLogger())
+    if (mode === 'approve') return await approveMode(readInput, new ActionLogger())
+    if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
     const ctx = defaultContext()
     const policy = await policyForRun({
       read: readInput,
@@ -80,6 +85,14 @@ export async function run(): Promise<void> {
       core.setFailed(
         `artifact ${artifact.name} was not uploaded after ${artifact.attempts} attempt(s): ${artifact.error}`
       )
+    }
+    // Publishing right after the run (a separate `publish` job needs no Docker and less trust).
+    if (
+      bool('publish', readInput('publish'), true) &&
+      readInput('github-token') !== undefined &&
+      process.env.GITHUB_EVENT_PATH !== undefined
+    ) {
+      await publishMode(readInput, new ActionLogger(), path.dirname(result.reportPath))
     }
   } catch (error) {
     core.setFailed(errorMessage(error))

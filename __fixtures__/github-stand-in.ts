@@ -1,0 +1,752 @@
+/**
+ * A local stand-in of GitHub's REST API for end-to-end tests of the bundled action.
+ *
+ * Every request is checked against GitHub's published OpenAPI description (`@octokit/openapi`):
+ * the route must exist for the method, the JSON body must validate against the operation's
+ * request body schema, and no top-level field GitHub would ignore may be sent. Anything else is
+ * answered as GitHub would (404/422) and recorded in `violations`, which the tests require to be
+ * empty. Behind the routes the action uses is real state: pull requests, reviews (with GitHub's
+ * one-pending-review-per-user rule), issue comments, statuses, collaborators' permissions, and a
+ * real bare git repository for the Git Data API.
+ */
+import { execFileSync } from 'node:child_process'
+import * as fs from 'node:fs'
+import * as http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import { createRequire } from 'node:module'
+import { Ajv } from 'ajv'
+import type { ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+
+const require = createRequire(import.meta.url)
+
+// ---- the OpenAPI description ---------------------------------------------------------------
+
+interface Operation {
+  method: string
+  template: string
+  regex: RegExp
+  params: string[]
+  literalSegments: number
+  bodySchema?: Record<string, unknown>
+  bodyRequired: boolean
+}
+
+type Spec = {
+  paths: Record<string, Record<string, { requestBody?: unknown; parameters?: unknown[] }>>
+  components: Record<string, Record<string, unknown>>
+}
+
+let spec: Spec | undefined
+let operations: Operation[] | undefined
+let ajv: Ajv | undefined
+const validators = new Map<Operation, ValidateFunction>()
+
+function loadSpec(): { spec: Spec; operations: Operation[]; ajv: Ajv } {
+  if (spec && operations && ajv) return { spec, operations, ajv }
+  spec = JSON.parse(
+    fs.readFileSync(require.resolve('@octokit/openapi/generated/api.github.com.json'), 'utf8')
+  ) as Spec
+  ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false })
+  const addFormats = addFormatsModule as unknown as (a: Ajv) => void
+  addFormats(ajv)
+  ajv.addSchema({ $id: 'gh', components: spec.components })
+  operations = []
+  for (const [template, methods] of Object.entries(spec.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue
+      const params: string[] = []
+      const segments = template.split('/')
+      const pattern = segments
+        .map((seg, i) => {
+          const m = /^\{(.+)\}$/.exec(seg)
+          if (!m) return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+          params.push(m[1])
+          // A last parameter may hold slashes (git refs such as heads/feature).
+          return i === segments.length - 1 ? '(.+)' : '([^/]+)'
+        })
+        .join('/')
+      let body = op.requestBody as
+        | { $ref?: string; required?: boolean; content?: Record<string, { schema?: unknown }> }
+        | undefined
+      if (body?.$ref) {
+        const name = body.$ref.split('/').pop() as string
+        body = spec.components.requestBodies[name] as typeof body
+      }
+      const schema = body?.content?.['application/json']?.schema as
+        Record<string, unknown> | undefined
+      operations.push({
+        method: method.toUpperCase(),
+        template,
+        regex: new RegExp(`^${pattern}$`),
+        params,
+        literalSegments: segments.filter((s) => !s.startsWith('{')).length,
+        bodySchema: schema,
+        bodyRequired: body?.required === true
+      })
+    }
+  }
+  operations.sort((a, b) => b.literalSegments - a.literalSegments)
+  return { spec, operations, ajv }
+}
+
+function validatorFor(op: Operation, a: Ajv): ValidateFunction | undefined {
+  if (!op.bodySchema) return undefined
+  let v = validators.get(op)
+  if (!v) {
+    const schema = JSON.parse(
+      JSON.stringify(op.bodySchema).replace(/"\$ref":"#\/components/g, '"$ref":"gh#/components')
+    ) as Record<string, unknown>
+    v = a.compile(schema)
+    validators.set(op, v)
+  }
+  return v
+}
+
+/** Top-level properties of an object schema (following one $ref), or undefined when open. */
+function knownProperties(schema: Record<string, unknown>, s: Spec): Set<string> | undefined {
+  let sch = schema
+  if (typeof sch.$ref === 'string') {
+    const name = sch.$ref.split('/').pop() as string
+    sch = s.components.schemas[name] as Record<string, unknown>
+  }
+  if (sch.type !== 'object' || typeof sch.properties !== 'object' || sch.properties === null)
+    return undefined
+  return new Set(Object.keys(sch.properties))
+}
+
+// ---- state ---------------------------------------------------------------------------------
+
+export interface User {
+  login: string
+  id: number
+  type: 'User' | 'Bot'
+}
+
+export interface Pull {
+  number: number
+  user: User
+  headRef: string
+  baseRef: string
+  headRepo: string
+  state: 'open' | 'closed'
+  draft: boolean
+  title: string
+  body: string
+  /** Head SHA of a pull request from another repository (not in the local git repository). */
+  foreignHeadSha?: string
+}
+
+export interface Review {
+  id: number
+  pull: number
+  user: User
+  body: string
+  state: 'PENDING' | 'COMMENTED' | 'APPROVED' | 'CHANGES_REQUESTED'
+  commit_id: string
+}
+
+export interface Status {
+  id: number
+  sha: string
+  state: string
+  context: string
+  description: string | null
+  target_url: string | null
+  creator: User
+}
+
+export interface Comment {
+  id: number
+  issue: number
+  user: User
+  body: string
+}
+
+export interface RecordedRequest {
+  method: string
+  path: string
+  route?: string
+  body: unknown
+  status: number
+  user?: string
+}
+
+export interface Fault {
+  method: string
+  route: string
+  /** Answer with this status (502, 422, 403...). */
+  status: number
+  headers?: Record<string, string>
+  message?: string
+  /** How many matching requests get the fault. */
+  times: number
+  /** Perform the request first, then answer with the fault (a lost answer). */
+  afterSuccess?: boolean
+}
+
+export const ACTIONS_BOT: User = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' }
+
+export class GitHubStandIn {
+  readonly owner: string
+  readonly repo: string
+  readonly gitDir: string
+  readonly requests: RecordedRequest[] = []
+  readonly violations: string[] = []
+  readonly tokens = new Map<string, User>()
+  readonly permissions = new Map<string, 'admin' | 'maintain' | 'write' | 'triage' | 'read'>()
+  readonly pulls = new Map<number, Pull>()
+  readonly reviews: Review[] = []
+  readonly statuses: Status[] = []
+  readonly comments: Comment[] = []
+  readonly faults: Fault[] = []
+  /** Called before a request is handled (after validation): lets a test change the world mid-run. */
+  beforeRoute?: (route: string) => void
+  /** Hold the first N matching requests until N have arrived (to force a race). */
+  barrier?: { method: string; route: string; count: number; waiting: (() => void)[] }
+  private server?: http.Server
+  private nextId = 1000
+  url = ''
+
+  constructor(options: { owner: string; repo: string; gitDir: string }) {
+    this.owner = options.owner
+    this.repo = options.repo
+    this.gitDir = options.gitDir
+    loadSpec()
+  }
+
+  async start(): Promise<string> {
+    this.server = http.createServer((req, res) => {
+      void this.handle(req, res).catch((error: unknown) => {
+        this.violations.push(`stand-in crashed on ${req.method} ${req.url}: ${String(error)}`)
+        res.writeHead(500, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ message: 'stand-in error' }))
+      })
+    })
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve))
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
+    return this.url
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections()
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()))
+  }
+
+  /** Requests that change something (anything but GET/HEAD). */
+  writes(): RecordedRequest[] {
+    return this.requests.filter((r) => r.method !== 'GET' && r.method !== 'HEAD')
+  }
+
+  git(args: string[], input?: Buffer | string): string {
+    return execFileSync('git', args, {
+      env: {
+        ...process.env,
+        GIT_DIR: this.gitDir,
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_CONFIG_NOSYSTEM: '1'
+      },
+      input,
+      maxBuffer: 64 * 1024 * 1024
+    }).toString('utf8')
+  }
+
+  headSha(pull: Pull): string {
+    return pull.foreignHeadSha ?? this.git(['rev-parse', `refs/heads/${pull.headRef}`]).trim()
+  }
+
+  /** A new commit on a branch (a push): the head moves. */
+  push(branch: string, message = 'another commit'): string {
+    const parent = this.git(['rev-parse', `refs/heads/${branch}`]).trim()
+    const tree = this.git(['rev-parse', `${parent}^{tree}`]).trim()
+    const sha = this.git([
+      '-c',
+      'user.name=Dev',
+      '-c',
+      'user.email=dev@example.com',
+      'commit-tree',
+      tree,
+      '-p',
+      parent,
+      '-m',
+      message
+    ]).trim()
+    this.git(['update-ref', `refs/heads/${branch}`, sha])
+    return sha
+  }
+
+  // ---- HTTP --------------------------------------------------------------------------------
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = []
+    for await (const c of req) chunks.push(c as Buffer)
+    const raw = Buffer.concat(chunks).toString('utf8')
+    const method = req.method ?? 'GET'
+    const url = new URL(req.url ?? '/', 'http://x')
+    const record: RecordedRequest = { method, path: url.pathname, body: undefined, status: 0 }
+    this.requests.push(record)
+    const send = (status: number, data: unknown, headers: Record<string, string> = {}): void => {
+      record.status = status
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers })
+      res.end(data === undefined ? '' : JSON.stringify(data))
+    }
+    const { spec: s, operations: ops, ajv: a } = loadSpec()
+    const op = ops.find((o) => o.method === method && o.regex.test(url.pathname))
+    if (!op) {
+      this.violations.push(`unknown route: ${method} ${url.pathname}`)
+      return send(404, { message: 'Not Found' })
+    }
+    record.route = `${method} ${op.template}`
+    const params: Record<string, string> = {}
+    const m = op.regex.exec(url.pathname) as RegExpExecArray
+    op.params.forEach((p, i) => (params[p] = decodeURIComponent(m[i + 1])))
+    let body: unknown = undefined
+    if (raw !== '') {
+      try {
+        body = JSON.parse(raw)
+      } catch {
+        this.violations.push(`${record.route}: body is not JSON`)
+        return send(400, { message: 'Problems parsing JSON' })
+      }
+    }
+    record.body = body
+    const validate = validatorFor(op, a)
+    if (body !== undefined && !op.bodySchema) {
+      this.violations.push(`${record.route}: sent a body to an operation that takes none`)
+    }
+    if (validate) {
+      if (body === undefined && op.bodyRequired) {
+        this.violations.push(`${record.route}: request body required`)
+        return send(422, { message: 'Invalid request' })
+      }
+      if (body !== undefined && !validate(body)) {
+        this.violations.push(`${record.route}: ${a.errorsText(validate.errors)}`)
+        return send(422, { message: `Invalid request: ${a.errorsText(validate.errors)}` })
+      }
+      const known = op.bodySchema ? knownProperties(op.bodySchema, s) : undefined
+      if (known && typeof body === 'object' && body !== null) {
+        for (const k of Object.keys(body)) {
+          if (!known.has(k)) this.violations.push(`${record.route}: unknown field "${k}"`)
+        }
+      }
+    }
+    for (const [name, value] of Object.entries(params)) {
+      if (/_number$|_id$/.test(name) && !/^\d+$/.test(value)) {
+        this.violations.push(`${record.route}: ${name} "${value}" is not a number`)
+        return send(404, { message: 'Not Found' })
+      }
+    }
+    if (params.owner !== undefined && (params.owner !== this.owner || params.repo !== this.repo)) {
+      return send(404, { message: 'Not Found' })
+    }
+    const auth = req.headers.authorization ?? ''
+    const token = /^(?:token|bearer) (.+)$/i.exec(auth)?.[1]
+    const user = token ? this.tokens.get(token) : undefined
+    if (!user) return send(401, { message: 'Bad credentials' })
+    record.user = user.login
+
+    const fault = this.faults.find(
+      (f) => f.times > 0 && f.method === method && f.route === op.template
+    )
+    if (fault && !fault.afterSuccess) {
+      fault.times--
+      return send(fault.status, { message: fault.message ?? 'fault' }, fault.headers)
+    }
+    if (this.barrier && this.barrier.method === method && this.barrier.route === op.template) {
+      const b = this.barrier
+      await new Promise<void>((resolve) => {
+        b.waiting.push(resolve)
+        if (b.waiting.length >= b.count) {
+          this.barrier = undefined
+          for (const w of b.waiting) w()
+        }
+      })
+    }
+    this.beforeRoute?.(`${method} ${op.template}`)
+    const [status, data, headers] = this.route(op.template, method, params, body, user, url)
+    if (fault?.afterSuccess && status < 300) {
+      fault.times--
+      return send(fault.status, { message: fault.message ?? 'fault' }, fault.headers)
+    }
+    send(status, data, headers)
+  }
+
+  private route(
+    template: string,
+    method: string,
+    p: Record<string, string>,
+    body: unknown,
+    user: User,
+    url: URL
+  ): [number, unknown, Record<string, string>?] {
+    const b = (body ?? {}) as Record<string, unknown>
+    const key = `${method} ${template.replace('/repos/{owner}/{repo}', '')}`
+    const pull = p.pull_number !== undefined ? this.pulls.get(Number(p.pull_number)) : undefined
+    const notFound: [number, unknown] = [404, { message: 'Not Found' }]
+    switch (key) {
+      case 'GET /user':
+        if (user.type === 'Bot') return [403, { message: 'Resource not accessible by integration' }]
+        return [200, this.userJson(user)]
+      case 'GET /collaborators/{username}/permission': {
+        const perm = this.permissions.get(p.username)
+        if (!perm) return [404, { message: 'Not Found' }]
+        const legacy = perm === 'maintain' ? 'write' : perm === 'triage' ? 'read' : perm
+        return [
+          200,
+          {
+            permission: legacy,
+            role_name: perm,
+            user: this.userJson({ login: p.username, id: 1, type: 'User' })
+          }
+        ]
+      }
+      case 'GET /pulls/{pull_number}':
+        return pull ? [200, this.pullJson(pull)] : notFound
+      case 'GET /pulls/{pull_number}/reviews': {
+        if (!pull) return notFound
+        const visible = this.reviews.filter(
+          (r) => r.pull === pull.number && (r.state !== 'PENDING' || r.user.login === user.login)
+        )
+        const perPage = Number(url.searchParams.get('per_page') ?? 30)
+        const page = Number(url.searchParams.get('page') ?? 1)
+        const slice = visible.slice((page - 1) * perPage, page * perPage)
+        const headers: Record<string, string> = {}
+        if (page * perPage < visible.length) {
+          headers.link = `<${this.url}/repos/${this.owner}/${this.repo}/pulls/${pull.number}/reviews?per_page=${perPage}&page=${page + 1}>; rel="next"`
+        }
+        return [200, slice.map((r) => this.reviewJson(r)), headers]
+      }
+      case 'POST /pulls/{pull_number}/reviews': {
+        if (!pull) return notFound
+        const event = b.event as string | undefined
+        if (
+          !event &&
+          this.reviews.some(
+            (r) => r.pull === pull.number && r.state === 'PENDING' && r.user.login === user.login
+          )
+        ) {
+          return [
+            422,
+            {
+              message: 'Unprocessable Entity',
+              errors: ['User can only have one pending review per pull request']
+            }
+          ]
+        }
+        if ((event === 'COMMENT' || event === 'REQUEST_CHANGES') && !b.body) {
+          return [422, { message: 'Unprocessable Entity', errors: ['Body is required'] }]
+        }
+        const commit = (b.commit_id as string | undefined) ?? this.headSha(pull)
+        if (!this.commitExists(commit))
+          return [
+            422,
+            {
+              message: 'Unprocessable Entity',
+              errors: ['commit_id is not part of the pull request']
+            }
+          ]
+        const review: Review = {
+          id: this.nextId++,
+          pull: pull.number,
+          user,
+          body: (b.body as string | undefined) ?? '',
+          state:
+            event === undefined
+              ? 'PENDING'
+              : event === 'APPROVE'
+                ? 'APPROVED'
+                : event === 'COMMENT'
+                  ? 'COMMENTED'
+                  : 'CHANGES_REQUESTED',
+          commit_id: commit
+        }
+        this.reviews.push(review)
+        return [200, this.reviewJson(review)]
+      }
+      case 'POST /pulls/{pull_number}/reviews/{review_id}/events': {
+        const r = this.reviews.find((x) => x.id === Number(p.review_id) && x.pull === pull?.number)
+        if (!r || r.user.login !== user.login) return notFound
+        if (r.state !== 'PENDING')
+          return [
+            422,
+            {
+              message: 'Unprocessable Entity',
+              errors: ['Can not submit a review that is not pending']
+            }
+          ]
+        if (b.body !== undefined) r.body = String(b.body)
+        r.state =
+          b.event === 'APPROVE'
+            ? 'APPROVED'
+            : b.event === 'COMMENT'
+              ? 'COMMENTED'
+              : 'CHANGES_REQUESTED'
+        return [200, this.reviewJson(r)]
+      }
+      case 'PUT /pulls/{pull_number}/reviews/{review_id}': {
+        const r = this.reviews.find((x) => x.id === Number(p.review_id) && x.pull === pull?.number)
+        if (!r) return notFound
+        if (r.user.login !== user.login)
+          return [403, { message: 'You can only update your own reviews' }]
+        r.body = String(b.body)
+        return [200, this.reviewJson(r)]
+      }
+      case 'DELETE /pulls/{pull_number}/reviews/{review_id}': {
+        const i = this.reviews.findIndex(
+          (x) => x.id === Number(p.review_id) && x.pull === pull?.number
+        )
+        if (i < 0 || this.reviews[i].user.login !== user.login) return notFound
+        if (this.reviews[i].state !== 'PENDING')
+          return [422, { message: 'Unprocessable Entity', errors: ['Review is not pending'] }]
+        const [r] = this.reviews.splice(i, 1)
+        return [200, this.reviewJson(r)]
+      }
+      case 'POST /issues/{issue_number}/comments': {
+        const c: Comment = {
+          id: this.nextId++,
+          issue: Number(p.issue_number),
+          user,
+          body: String(b.body)
+        }
+        this.comments.push(c)
+        return [
+          201,
+          {
+            id: c.id,
+            body: c.body,
+            user: this.userJson(user),
+            html_url: `https://github.com/${this.owner}/${this.repo}/pull/${c.issue}#issuecomment-${c.id}`
+          }
+        ]
+      }
+      case 'POST /statuses/{sha}': {
+        if (!this.commitExists(p.sha))
+          return [422, { message: 'No commit found for SHA: ' + p.sha }]
+        const desc = (b.description as string | undefined) ?? null
+        if (desc !== null && desc.length > 140)
+          return [422, { message: 'description is too long (maximum is 140 characters)' }]
+        const s: Status = {
+          id: this.nextId++,
+          sha: p.sha,
+          state: String(b.state),
+          context: (b.context as string | undefined) ?? 'default',
+          description: desc,
+          target_url: (b.target_url as string | undefined) ?? null,
+          creator: user
+        }
+        this.statuses.push(s)
+        return [201, this.statusJson(s)]
+      }
+      case 'GET /commits/{ref}/statuses': {
+        const list = this.statuses.filter((s) => s.sha === p.ref).reverse()
+        return [200, list.map((s) => this.statusJson(s))]
+      }
+      case 'GET /git/commits/{commit_sha}': {
+        if (!this.commitExists(p.commit_sha)) return notFound
+        const tree = this.git(['rev-parse', `${p.commit_sha}^{tree}`]).trim()
+        return [
+          200,
+          {
+            sha: p.commit_sha,
+            tree: { sha: tree, url: '' },
+            message: this.git(['log', '-1', '--format=%B', p.commit_sha]),
+            parents: []
+          }
+        ]
+      }
+      case 'POST /git/blobs': {
+        const content =
+          b.encoding === 'base64'
+            ? Buffer.from(String(b.content), 'base64')
+            : Buffer.from(String(b.content), 'utf8')
+        const sha = this.git(['hash-object', '-w', '--stdin'], content).trim()
+        return [201, { sha, url: '' }]
+      }
+      case 'POST /git/trees': {
+        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'standin-idx-'))
+        const idx = path.join(scratch, 'index')
+        // update-index wants a work tree; an empty one is never read with --cacheinfo.
+        const env = {
+          ...process.env,
+          GIT_DIR: this.gitDir,
+          GIT_INDEX_FILE: idx,
+          GIT_WORK_TREE: scratch
+        }
+        const run = (args: string[]): string => execFileSync('git', args, { env }).toString('utf8')
+        if (b.base_tree) {
+          try {
+            run(['read-tree', String(b.base_tree)])
+          } catch {
+            return [422, { message: 'base_tree is not a valid tree' }]
+          }
+        } else run(['read-tree', '--empty'])
+        for (const e of b.tree as {
+          path: string
+          mode: string
+          type: string
+          sha?: string | null
+        }[]) {
+          if (e.sha === null) {
+            run(['update-index', '--force-remove', '--', e.path])
+            continue
+          }
+          if (!e.sha || !this.objectExists(e.sha))
+            return [422, { message: `tree.sha ${e.sha} is not a valid blob` }]
+          run(['update-index', '--add', '--cacheinfo', `${e.mode},${e.sha},${e.path}`])
+        }
+        const sha = run(['write-tree']).trim()
+        fs.rmSync(scratch, { recursive: true, force: true })
+        return [201, { sha, url: '', tree: [], truncated: false }]
+      }
+      case 'POST /git/commits': {
+        const args = [
+          '-c',
+          'user.name=GitHub',
+          '-c',
+          'user.email=noreply@github.com',
+          'commit-tree',
+          String(b.tree)
+        ]
+        for (const parent of (b.parents as string[] | undefined) ?? []) args.push('-p', parent)
+        let sha: string
+        try {
+          sha = this.git([...args, '-F', '-'], String(b.message)).trim()
+        } catch {
+          return [422, { message: 'Tree SHA does not exist' }]
+        }
+        return [
+          201,
+          {
+            sha,
+            url: '',
+            html_url: '',
+            message: b.message,
+            verification: { verified: true, reason: 'valid' }
+          }
+        ]
+      }
+      case 'PATCH /git/refs/{ref}': {
+        const ref = `refs/${p.ref}`
+        let current: string
+        try {
+          current = this.git(['rev-parse', '--verify', ref]).trim()
+        } catch {
+          return [422, { message: 'Reference does not exist' }]
+        }
+        const sha = String(b.sha)
+        if (!this.commitExists(sha)) return [422, { message: 'Object does not exist' }]
+        if (b.force !== true) {
+          try {
+            execFileSync('git', ['merge-base', '--is-ancestor', current, sha], {
+              env: { ...process.env, GIT_DIR: this.gitDir }
+            })
+          } catch {
+            return [422, { message: 'Update is not a fast forward' }]
+          }
+        }
+        this.git(['update-ref', ref, sha])
+        return [200, { ref, object: { sha, type: 'commit' } }]
+      }
+      case 'POST /git/refs': {
+        const ref = String(b.ref)
+        if (!/^refs\/heads\/./.test(ref)) return [422, { message: 'Reference name is invalid' }]
+        try {
+          this.git(['rev-parse', '--verify', ref])
+          return [422, { message: 'Reference already exists' }]
+        } catch {
+          /* does not exist: create it */
+        }
+        this.git(['update-ref', ref, String(b.sha)])
+        return [201, { ref, object: { sha: b.sha, type: 'commit' } }]
+      }
+      case 'POST /pulls': {
+        const number = Math.max(0, ...this.pulls.keys()) + 1
+        const pr: Pull = {
+          number,
+          user,
+          headRef: String(b.head),
+          baseRef: String(b.base),
+          headRepo: `${this.owner}/${this.repo}`,
+          state: 'open',
+          draft: b.draft === true,
+          title: String(b.title),
+          body: String(b.body ?? '')
+        }
+        this.pulls.set(number, pr)
+        return [201, this.pullJson(pr)]
+      }
+      default:
+        this.violations.push(`stand-in does not implement ${method} ${template}`)
+        return [501, { message: 'not implemented by the stand-in' }]
+    }
+  }
+
+  commitExists(sha: string): boolean {
+    try {
+      return this.git(['cat-file', '-t', sha]).trim() === 'commit'
+    } catch {
+      return false
+    }
+  }
+
+  objectExists(sha: string): boolean {
+    try {
+      this.git(['cat-file', '-e', sha])
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  userJson(u: User): Record<string, unknown> {
+    return { login: u.login, id: u.id, type: u.type, node_id: `U_${u.id}` }
+  }
+
+  pullJson(p: Pull): Record<string, unknown> {
+    const base = `https://github.com/${this.owner}/${this.repo}`
+    return {
+      number: p.number,
+      state: p.state,
+      draft: p.draft,
+      title: p.title,
+      body: p.body,
+      user: this.userJson(p.user),
+      html_url: `${base}/pull/${p.number}`,
+      head: { ref: p.headRef, sha: this.headSha(p), repo: { full_name: p.headRepo } },
+      base: {
+        ref: p.baseRef,
+        sha: this.git(['rev-parse', `refs/heads/${p.baseRef}`]).trim(),
+        repo: { full_name: `${this.owner}/${this.repo}` }
+      }
+    }
+  }
+
+  reviewJson(r: Review): Record<string, unknown> {
+    return {
+      id: r.id,
+      node_id: `PRR_${r.id}`,
+      user: this.userJson(r.user),
+      body: r.body,
+      state: r.state,
+      commit_id: r.commit_id,
+      html_url: `https://github.com/${this.owner}/${this.repo}/pull/${r.pull}#pullrequestreview-${r.id}`,
+      pull_request_url: '',
+      author_association: 'NONE',
+      _links: { html: { href: '' }, pull_request: { href: '' } }
+    }
+  }
+
+  statusJson(s: Status): Record<string, unknown> {
+    return {
+      id: s.id,
+      state: s.state,
+      context: s.context,
+      description: s.description,
+      target_url: s.target_url,
+      creator: this.userJson(s.creator),
+      created_at: new Date().toISOString()
+    }
+  }
+}

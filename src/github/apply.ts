@@ -1,0 +1,283 @@
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import { ConfigurationError } from '../errors.js'
+import type { Logger } from '../log.js'
+import { stripControls } from '../report/escape.js'
+import { GitError, git } from '../workspace/git.js'
+import type { GitHubClient } from './client.js'
+import { hasStatus } from './client.js'
+import type { EventContext } from './context.js'
+import { checkBranch, eventPullNumber } from './context.js'
+import type { RunEvidence } from './evidence.js'
+import { currentGate, shortSha } from './gate.js'
+import type { Writes } from './writes.js'
+
+/** One path the patch changes, as the Git Data API wants it. */
+export interface TreeChange {
+  path: string
+  /** 100644, 100755 or 120000 (symlink; the blob is the link target). */
+  mode: '100644' | '100755' | '120000'
+  /** Blob id (git's, which GitHub computes identically); null deletes the path. */
+  sha: string | null
+  /** Content to upload when the blob is new; null when GitHub already has it or it is a deletion. */
+  content: Buffer | null
+}
+
+export class ApplyRefused extends Error {
+  constructor(message: string) {
+    super(`apply refused: ${message}`)
+    this.name = 'ApplyRefused'
+  }
+}
+
+const MODES = new Set(['100644', '100755', '120000'])
+
+/**
+ * Applies diff.patch to the head commit's tree in a private index and lists what changed. The
+ * objects come from the local checkout (borrowed, not copied); nothing is checked out, so no
+ * file, attribute, hook or filter of the repository takes part, and `git apply` refuses paths
+ * that climb out of the tree.
+ */
+export async function computeTreeChanges(
+  repoPath: string,
+  headSha: string,
+  patch: Buffer,
+  tempRoot: string = os.tmpdir()
+): Promise<TreeChange[]> {
+  const tmp = await fs.promises.mkdtemp(path.join(tempRoot, 'airlock-apply-'))
+  try {
+    const common = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {
+      cwd: repoPath
+    }).catch(() => {
+      throw new ConfigurationError(
+        'path',
+        `${repoPath} is not a git checkout; check out the repository first`
+      )
+    })
+    const gitDir = path.join(tmp, 'git')
+    await git(['init', '--bare', '--quiet', gitDir])
+    await fs.promises.writeFile(
+      path.join(gitDir, 'objects', 'info', 'alternates'),
+      path.join(common.stdout.toString('utf8').trim(), 'objects') + '\n'
+    )
+    try {
+      await git(['cat-file', '-e', `${headSha}^{commit}`], { gitDir })
+    } catch {
+      throw new ConfigurationError(
+        'path',
+        `the checkout at ${repoPath} does not contain the approved head ${headSha}; check it out (actions/checkout with ref: the pull request head SHA)`
+      )
+    }
+    const indexFile = path.join(tmp, 'index')
+    await git(['read-tree', headSha], { gitDir, indexFile })
+    try {
+      await git(['apply', '--cached', '--whitespace=nowarn', '-'], {
+        gitDir,
+        indexFile,
+        input: patch
+      })
+    } catch (error) {
+      if (error instanceof GitError)
+        throw new ApplyRefused(
+          `the patch does not apply to ${headSha.slice(0, 12)}: ${error.stderr}`
+        )
+      throw error
+    }
+    const raw = (
+      await git(['diff-index', '--cached', '--raw', '-z', '--no-renames', headSha], {
+        gitDir,
+        indexFile
+      })
+    ).stdout.toString('utf8')
+    const fields = raw.split('\0')
+    const changes: TreeChange[] = []
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const m = /^:(\d{6}) (\d{6}) ([0-9a-f]{40}) ([0-9a-f]{40}) ([AMDT])$/.exec(fields[i])
+      const file = fields[i + 1]
+      if (!m) throw new Error(`unexpected git output: ${fields[i]}`)
+      const [, oldMode, newMode, oldOid, newOid, status] = m
+      if (status === 'D') {
+        changes.push({
+          path: file,
+          mode: MODES.has(oldMode) ? (oldMode as TreeChange['mode']) : '100644',
+          sha: null,
+          content: null
+        })
+        continue
+      }
+      if (!MODES.has(newMode)) {
+        throw new ApplyRefused(
+          `${file}: mode ${newMode} (submodules and the like) cannot be applied`
+        )
+      }
+      const content =
+        newOid === oldOid ? null : (await git(['cat-file', 'blob', newOid], { gitDir })).stdout
+      changes.push({ path: file, mode: newMode as TreeChange['mode'], sha: newOid, content })
+    }
+    return changes
+  } finally {
+    await fs.promises.rm(tmp, { recursive: true, force: true })
+  }
+}
+
+/** A trailer value: one line, printable, bounded. */
+function trailer(value: string): string {
+  return stripControls(value).replace(/\s+/g, ' ').trim().slice(0, 200) || 'unknown'
+}
+
+export function commitMessage(evidence: RunEvidence): string {
+  const r = evidence.report
+  return [
+    `Apply agent change from Airlock run ${trailer(r.runId)}`,
+    '',
+    `Approved diff ${shortSha(r.diffSha256)} on ${r.headSha.slice(0, 12)}.`,
+    '',
+    `Airlock-Run-Id: ${trailer(r.runId)}`,
+    `Airlock-Image-Digest: ${trailer(r.imageRef?.includes('@sha256:') ? r.imageRef.slice(r.imageRef.indexOf('@') + 1) : (r.imageId ?? 'unknown'))}`,
+    `Airlock-Report-Sha256: ${evidence.reportSha256}`,
+    ''
+  ].join('\n')
+}
+
+export interface ApplyOptions {
+  repoPath: string
+  gateContext: string
+  branch?: string
+  base?: string
+  tempRoot?: string
+}
+
+export interface ApplyResult {
+  commitSha: string
+  branch: string
+  pullRequestUrl?: string
+  changes: number
+}
+
+/**
+ * Commits the approved patch through the Git Data API — blobs, a tree on the head's tree, a
+ * commit whose parent is the approved head, and a fast-forward-only ref update — so GitHub signs
+ * it. On a pull request the head must still be the approved one and the gate green for this diff;
+ * on workflow_dispatch the commit goes to a new branch with a draft pull request.
+ */
+export async function applyRun(
+  octokit: GitHubClient,
+  writes: Writes,
+  ctx: EventContext,
+  evidence: RunEvidence,
+  options: ApplyOptions,
+  log: Logger,
+  pullNumberOverride?: number
+): Promise<ApplyResult> {
+  const r = evidence.report
+  const repo = { owner: ctx.owner, repo: ctx.repo }
+  if (evidence.patch === null || r.diffSha256 === null) {
+    throw new ApplyRefused('the run produced no diff.patch; there is nothing to commit')
+  }
+  const pullNumber = eventPullNumber(ctx, pullNumberOverride)
+  let branch: string
+  let base: string | undefined
+  if (pullNumber !== undefined) {
+    const pr = (await octokit.rest.pulls.get({ ...repo, pull_number: pullNumber })).data
+    if (pr.head.repo?.full_name !== `${ctx.owner}/${ctx.repo}`) {
+      throw new ApplyRefused(
+        `pull request #${pullNumber} comes from another repository; its branch cannot be written from here`
+      )
+    }
+    if (pr.head.sha !== r.headSha) {
+      throw new ApplyRefused(
+        `the branch moved: approved head ${r.headSha.slice(0, 12)}, now ${pr.head.sha.slice(0, 12)}`
+      )
+    }
+    const gate = await currentGate(octokit, ctx.owner, ctx.repo, r.headSha, options.gateContext)
+    if (gate?.state !== 'success' || !(gate.description ?? '').includes(shortSha(r.diffSha256))) {
+      throw new ApplyRefused(
+        `${options.gateContext} is ${gate?.state ?? 'missing'} on ${r.headSha.slice(0, 12)}; diff ${shortSha(r.diffSha256)} is not approved`
+      )
+    }
+    branch = pr.head.ref
+  } else if (ctx.eventName === 'workflow_dispatch') {
+    branch = options.branch ?? `airlock/${r.runId}`
+    checkBranch('branch', branch)
+    base = options.base ?? ctx.refName
+    if (base === undefined) throw new ConfigurationError('base', 'is required outside a branch run')
+  } else {
+    throw new ConfigurationError(
+      'mode',
+      `apply runs on a pull request event or workflow_dispatch, not on ${ctx.eventName || 'this event'}; or give pull-request`
+    )
+  }
+
+  const changes = await computeTreeChanges(
+    options.repoPath,
+    r.headSha,
+    evidence.patch,
+    options.tempRoot
+  )
+  if (changes.length === 0) throw new ApplyRefused('the patch changes nothing on the approved head')
+  log.info(
+    `${changes.length} path(s) change; committing onto ${r.headSha.slice(0, 12)} (${branch})`
+  )
+
+  const headCommit = (await octokit.rest.git.getCommit({ ...repo, commit_sha: r.headSha })).data
+  for (const c of changes) {
+    if (c.content === null) continue
+    const blob = await writes.send<{ sha: string }>(
+      'POST /repos/{owner}/{repo}/git/blobs',
+      { ...repo, content: c.content.toString('base64'), encoding: 'base64' },
+      { sha: c.sha ?? '' }
+    )
+    if (blob.sha !== c.sha) {
+      throw new Error(`GitHub stored ${c.path} as ${blob.sha}, expected ${c.sha}`)
+    }
+  }
+  const tree = await writes.send<{ sha: string }>(
+    'POST /repos/{owner}/{repo}/git/trees',
+    {
+      ...repo,
+      base_tree: headCommit.tree.sha,
+      tree: changes.map((c) => ({ path: c.path, mode: c.mode, type: 'blob', sha: c.sha }))
+    },
+    { sha: '(dry-run tree)' }
+  )
+  const commit = await writes.send<{ sha: string; html_url?: string }>(
+    'POST /repos/{owner}/{repo}/git/commits',
+    { ...repo, message: commitMessage(evidence), tree: tree.sha, parents: [r.headSha] },
+    { sha: '(dry-run commit)' }
+  )
+  if (base === undefined) {
+    try {
+      await writes.send(
+        'PATCH /repos/{owner}/{repo}/git/refs/{ref}',
+        { ...repo, ref: `heads/${branch}`, sha: commit.sha, force: false },
+        null
+      )
+    } catch (error) {
+      if (hasStatus(error, 422, 409))
+        throw new ApplyRefused(
+          `${branch} moved while committing (not a fast-forward); nothing was changed`
+        )
+      throw error
+    }
+    return { commitSha: commit.sha, branch, changes: changes.length }
+  }
+  await writes.send(
+    'POST /repos/{owner}/{repo}/git/refs',
+    { ...repo, ref: `refs/heads/${branch}`, sha: commit.sha },
+    null
+  )
+  const pr = await writes.send<{ html_url: string }>(
+    'POST /repos/{owner}/{repo}/pulls',
+    {
+      ...repo,
+      title: `Agent change from Airlock run ${trailer(r.runId)}`,
+      head: branch,
+      base,
+      draft: true,
+      body: `Applied from Airlock run \`${trailer(r.runId).replace(/`/g, '')}\` (diff ${shortSha(r.diffSha256)}, base ${r.headSha.slice(0, 12)}). Review it like any other change.`
+    },
+    { html_url: '' }
+  )
+  return { commitSha: commit.sha, branch, pullRequestUrl: pr.html_url, changes: changes.length }
+}

@@ -1,0 +1,83 @@
+import { stripControls } from '../report/escape.js'
+
+/**
+ * The hidden marker at the end of every review the action posts:
+ * `<!-- airlock:report {"runId":"…","headSha":"…","diffSha256":"…"} -->` (rendered by
+ * src/report/comment.ts). It ties a review to one run, one head commit and one diff. Only
+ * markers in reviews authored by the action's own identity are ever believed.
+ */
+export interface Marker {
+  runId: string
+  headSha: string
+  diffSha256: string | null
+}
+
+const MARKER = /<!-- airlock:report (\{[A-Za-z0-9._:,"{}-]{0,400}\}) -->/g
+/** Added to an earlier run's review when a newer run is published. */
+export const SUPERSEDED = '<!-- airlock:superseded -->'
+
+export function markerFor(m: Marker): string {
+  return `<!-- airlock:report ${JSON.stringify({ runId: m.runId, headSha: m.headSha, diffSha256: m.diffSha256 })} -->`
+}
+
+/**
+ * The last valid marker in a body, or null. Anything malformed — wrong types, bad SHAs, extra
+ * keys — is no marker at all.
+ */
+export function parseMarker(body: string | null | undefined): Marker | null {
+  if (typeof body !== 'string') return null
+  let last: Marker | null = null
+  for (const m of body.matchAll(MARKER)) {
+    let v: unknown
+    try {
+      v = JSON.parse(m[1])
+    } catch {
+      continue
+    }
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) continue
+    const o = v as Record<string, unknown>
+    const keys = Object.keys(o).sort().join(',')
+    if (keys !== 'diffSha256,headSha,runId') continue
+    if (typeof o.runId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(o.runId)) continue
+    if (typeof o.headSha !== 'string' || !/^[0-9a-f]{40}$/.test(o.headSha)) continue
+    if (
+      o.diffSha256 !== null &&
+      (typeof o.diffSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(o.diffSha256))
+    )
+      continue
+    last = { runId: o.runId, headSha: o.headSha, diffSha256: o.diffSha256 as string | null }
+  }
+  return last
+}
+
+export function isSuperseded(body: string): boolean {
+  return body.includes(SUPERSEDED)
+}
+
+const MAX_BODY = 60_000
+
+/**
+ * The review body to post: the run's comment.md, with any marker it carries removed (the file
+ * came from an artifact; it does not get to name its own run), mentions made inert, controls
+ * stripped, length capped, and the marker computed from the validated report appended.
+ */
+export function reviewBody(comment: string, m: Marker): string {
+  const cleaned = stripControls(comment)
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/<!--/g, '&lt;!--')
+    .replace(/@(?=[A-Za-z0-9])/g, '@\u2060')
+    .trimEnd()
+  const tail = `\n\n${markerFor(m)}\n`
+  const note = '\n… comment truncated: see the run artifact'
+  const body =
+    cleaned.length + tail.length > MAX_BODY
+      ? cleaned.slice(0, MAX_BODY - tail.length - note.length) + note
+      : cleaned
+  return body + tail
+}
+
+/** The body of an earlier run's review once a newer run is published. */
+export function supersededBody(body: string, newerRunId: string): string {
+  if (isSuperseded(body)) return body
+  return `> [!NOTE]\n> Superseded by run \`${newerRunId.replace(/[^A-Za-z0-9._-]/g, '')}\`: this evidence is no longer current.\n${SUPERSEDED}\n\n${body}`
+}

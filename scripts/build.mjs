@@ -53,3 +53,15 @@ await esbuild.build({
   banner: { js: '#!/usr/bin/env node\n' + common.banner.js }
 })
 await chmod('dist/cli.js', 0o755)
+// The egress proxy (dist/proxy.cjs) runs in its own container (proxy-image, node 18 or later): one file, no
+// dependencies, mounted read-only.
+await esbuild.build({
+  ...common,
+  entryPoints: { proxy: 'src/egress/proxy-main.ts' },
+  outdir: 'dist',
+  target: 'node18',
+  // CommonJS in a .cjs file: run on its own, inside or outside this package's "type": "module".
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  banner: {}
+})

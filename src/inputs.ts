@@ -2,6 +2,8 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
+import { readEgressInputs } from './egress/inputs.js'
+import type { EgressInputs } from './egress/inputs.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -19,6 +21,11 @@ export const INPUT = {
   model: 'model',
   network: 'network',
   allowHosts: 'allow-hosts',
+  hostMap: 'host-map',
+  credentials: 'credentials',
+  upstreamCa: 'upstream-ca',
+  proxyImage: 'proxy-image',
+  proxyNetwork: 'proxy-network',
   runtime: 'runtime',
   timeoutMinutes: 'timeout-minutes',
   graceSeconds: 'grace-seconds',
@@ -56,6 +63,8 @@ export interface Inputs {
   model?: string
   network: NetworkMode
   allowHosts: string[]
+  /** With `network: allowlist`: the proxy's rules, credentials (secrets resolved) and image. */
+  egress?: EgressInputs
   runtime: string
   timeoutMinutes: number
   graceSeconds: number
@@ -159,19 +168,6 @@ export function getInputs(read: InputReader, ctx: InputContext): Inputs {
     'allowlist'
   ] as const)
   const allowHosts = list(read(INPUT.allowHosts))
-  if (network === 'none' && allowHosts.length > 0) {
-    throw new ConfigurationError(
-      INPUT.allowHosts,
-      'only applies with `network: allowlist`; remove it or set network'
-    )
-  }
-  if (network === 'allowlist') {
-    throw new ConfigurationError(
-      INPUT.network,
-      '`allowlist` needs the egress proxy, which this version does not ship; use `none`'
-    )
-  }
-
   if (
     bool(INPUT.compareBase, read(INPUT.compareBase), false) &&
     read(INPUT.testCommand) === undefined
@@ -189,6 +185,16 @@ export function getInputs(read: InputReader, ctx: InputContext): Inputs {
       `"${runtime}" is not a runtime name (e.g. runc, runsc)`
     )
   }
+
+  const env = envNames(read(INPUT.env), ctx.environment)
+  const egress = readEgressInputs(
+    read,
+    network,
+    runtime,
+    workspace,
+    ctx.environment,
+    env.map((e) => e.name)
+  )
 
   const cpus = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus))
   if (cpus > ctx.hostCpus) {
@@ -213,6 +219,7 @@ export function getInputs(read: InputReader, ctx: InputContext): Inputs {
     model: read(INPUT.model),
     network,
     allowHosts,
+    ...(egress !== undefined ? { egress } : {}),
     runtime,
     timeoutMinutes: positiveNumber(
       INPUT.timeoutMinutes,
@@ -229,7 +236,7 @@ export function getInputs(read: InputReader, ctx: InputContext): Inputs {
       read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
     ),
     user: user(read(INPUT.user), ctx.hostUid),
-    env: envNames(read(INPUT.env), ctx.environment),
+    env,
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),
     compareBase: bool(INPUT.compareBase, read(INPUT.compareBase), false),
     maxLogBytes: positiveInteger(

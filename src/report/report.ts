@@ -3,6 +3,7 @@ import type { SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../sandbox/types.js'
+import type { EgressSummary } from '../egress/evidence.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -83,8 +84,14 @@ export interface Report {
     resultTree: string | null
   }
   policy: { violations: { rule: string; path: string | null; detail: string }[] }
-  cost: { wallMs: number; cpuSeconds: number | null; peakMemoryBytes: number | null; tokens: null }
-  egress: { allowed: number; denied: number }
+  cost: {
+    wallMs: number
+    cpuSeconds: number | null
+    peakMemoryBytes: number | null
+    /** Model tokens counted from the transcript of credential routes (allowlist mode). */
+    tokens: { input: number; output: number } | null
+  }
+  egress: EgressSummary
   env: string[]
 }
 

@@ -67,7 +67,7 @@ export class DockerSandbox implements Sandbox {
         stream.on('error', () => resolve())
       })
       this.docker.modem.demuxStream(stream, options.stdout, options.stderr)
-      const exited = container.wait()
+      const exited = container.wait({ condition: 'next-exit' })
       await container.start()
       stats.start(container)
       const outcome = await waitWithDeadline(exited, options)

@@ -11,6 +11,8 @@ export interface PhaseResources {
   taskFile: string
   /** Values of the variables named in `env` (resolved at the edge, never in the plan). */
   env: { name: string; value: string }[]
+  /** With `network: allowlist`: the run's internal network and the proxy variables. */
+  egress?: { network: string; env: string[] }
 }
 
 /**
@@ -23,6 +25,10 @@ export function containerSpec(
   res: PhaseResources
 ): ContainerCreateOptions {
   const s = plan.sandbox
+  const egress = phase.network === 'allowlist' ? res.egress : undefined
+  if (phase.network === 'allowlist' && egress === undefined) {
+    throw new Error(`phase ${phase.name}: allowlist network without a running egress proxy`)
+  }
   const tmpfs: Record<string, string> = {}
   for (const [target, size] of Object.entries(s.tmpfs)) {
     tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size}`
@@ -40,10 +46,11 @@ export function containerSpec(
       'AIRLOCK=1',
       `AIRLOCK_PHASE=${phase.name}`,
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
-      ...res.env.map((e) => `${e.name}=${e.value}`)
+      ...res.env.map((e) => `${e.name}=${e.value}`),
+      ...(egress?.env ?? [])
     ],
     Labels: { ...plan.labels, [LABELS.phase]: phase.name },
-    NetworkDisabled: phase.network === 'none',
+    NetworkDisabled: egress === undefined,
     AttachStdin: false,
     AttachStdout: true,
     AttachStderr: true,
@@ -51,8 +58,9 @@ export function containerSpec(
     OpenStdin: false,
     HostConfig: {
       Runtime: s.runtime,
-      // `allowlist` is refused at the edge until the egress proxy exists: every phase is network-less.
-      NetworkMode: 'none',
+      // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
+      NetworkMode: egress?.network ?? 'none',
+      ...(egress ? { Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
       Privileged: false,
       ReadonlyRootfs: true,
       CapDrop: ['ALL'],

@@ -177,7 +177,8 @@ export async function startEgress(docker: Docker, opts: EgressOptions): Promise<
         else if (event.type === 'transcript') capture.transcript.push(event as TranscriptRecord)
       }
     })
-    const exited = container.wait()
+    // `next-exit`: the default condition (`not-running`) answers at once for a created container.
+    const exited = container.wait({ condition: 'next-exit' })
     await container.start()
     const info = await container.inspect()
     const address = info.NetworkSettings.Networks[internalName]?.IPAddress
@@ -203,6 +204,9 @@ export async function startEgress(docker: Docker, opts: EgressOptions): Promise<
     clearTimeout(timer)
     if (outcome !== 'ready') {
       await Promise.race([streamEnded, delay(1000)])
+      const state = (await container.inspect().catch(() => undefined))?.State
+      if (state && !state.Running)
+        capture.stderr += ` (exit code ${state.ExitCode}${state.Error ? `, ${state.Error}` : ''})`
       throw new InfrastructureError(
         `the egress proxy did not start (${outcome}) in image ${opts.proxyImage}: ${capture.stderr.trim().slice(0, 2000) || 'no output'}; proxy-image must have node 18 or later on its PATH`
       )

@@ -195,6 +195,7 @@ export async function hostListener(): Promise<{
   let hits = 0
   const server = net.createServer((s) => {
     hits++
+    s.on('error', () => undefined)
     s.end('HOST-LISTENER\n')
   })
   await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve))

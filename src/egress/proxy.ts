@@ -144,14 +144,19 @@ class Recorder {
 export class EgressProxy {
   private readonly server: http.Server
   private readonly open = new Set<{ event: EgressEvent; started: number }>()
-  private readonly ca: string[] | undefined
+  /** Upstream connections are kept alive and reused (TLS handshakes and CA parsing are costly). */
+  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 })
+  private readonly secureContext: tls.SecureContext | undefined
   private readonly secrets: string[]
 
   constructor(
     private readonly config: ProxyConfig,
     private readonly emit: (event: ProxyEvent) => void
   ) {
-    this.ca = config.extraCa ? [...tls.rootCertificates, config.extraCa] : undefined
+    this.secureContext = config.extraCa
+      ? tls.createSecureContext({ ca: [...tls.rootCertificates, config.extraCa] })
+      : undefined
     this.secrets = config.credentials.map((c) => c.secret).filter((s) => s.length > 0)
     this.server = http.createServer({ requestTimeout: 0 }, (req, res) => {
       this.onRequest(req, res).catch(() => {
@@ -181,6 +186,8 @@ export class EgressProxy {
     for (const o of this.open) this.finish(o)
     this.open.clear()
     this.server.closeAllConnections?.()
+    this.httpAgent.destroy()
+    this.httpsAgent.destroy()
     await new Promise<void>((resolve) => this.server.close(() => resolve()))
   }
 
@@ -373,7 +380,7 @@ export class EgressProxy {
       method: req.method,
       path: url.pathname + url.search,
       headers,
-      agent: false,
+      agent: this.httpAgent,
       setHost: false
     })
     this.pipeExchange(req, res, up, o)
@@ -483,9 +490,9 @@ export class EgressProxy {
       method: req.method,
       path,
       headers,
-      agent: false,
+      agent: this.httpsAgent,
       setHost: false,
-      ...(this.ca ? { ca: this.ca } : {})
+      ...(this.secureContext ? { secureContext: this.secureContext } : {})
     })
     let upHeaders: http.IncomingHttpHeaders = {}
     up.on('response', (r) => (upHeaders = r.headers))

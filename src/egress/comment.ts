@@ -1,8 +1,11 @@
-import { codeBlock, escapeMarkdown } from '../report/escape.js'
+import { codeBlock } from '../report/escape.js'
 import type { Report } from '../report/report.js'
 import { isIpLiteral, splitHostPort } from './policy.js'
 
-/** The egress section of the comment: denied hosts (as an allow-hosts suggestion) and the model use. */
+/**
+ * The egress section of the comment: denied hosts (as an allow-hosts suggestion) and the model use.
+ * Hosts and model names come from the agent: only name characters reach the comment.
+ */
 export function renderEgress(report: Report): string {
   const e = report.egress
   const parts: string[] = []
@@ -22,7 +25,7 @@ export function renderEgress(report: Report): string {
   const t = e.transcript
   if (t) {
     parts.push(
-      `**Model:** ${t.models.length > 0 ? t.models.map((m) => `\`${escapeMarkdown(m)}\``).join(', ') : 'unknown'} · ` +
+      `**Model:** ${t.models.length > 0 ? t.models.map((m) => `\`${m.replace(/[^A-Za-z0-9._:/-]/g, '') || '?'}\``).join(', ') : 'unknown'} · ` +
         `${t.requests} request(s) · ${t.tokens.input} input / ${t.tokens.output} output tokens (transcript.jsonl in the artifact)`
     )
   }

@@ -494,6 +494,11 @@ describe('egress evidence', () => {
     })
   })
 
+  test('attempts past what the host keeps are still counted', () => {
+    const s = summarizeEgress([event('api.test', 443, true)], [], { allowed: 5, denied: 7 })
+    expect([s.allowed, s.denied]).toEqual([6, 7])
+  })
+
   test('the comment lists denied names as an allow-hosts suggestion (IP literals not suggested)', () => {
     const report = {
       egress: {

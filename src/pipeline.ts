@@ -378,7 +378,7 @@ async function stopEgress(
   const capture = await session.stop()
   const secretValues = (secrets.egress?.credentials ?? []).map((c) => c.secret)
   await writeEgressEvidence(out, capture.events, capture.transcript, secretValues)
-  report.egress = summarizeEgress(capture.events, capture.transcript)
+  report.egress = summarizeEgress(capture.events, capture.transcript, capture.overflow)
   const t = report.egress.transcript
   if (t) {
     report.cost.tokens = t.tokens

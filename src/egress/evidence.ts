@@ -22,9 +22,10 @@ const MAX_DENIED_HOSTS = 50
 
 export function summarizeEgress(
   events: EgressEvent[],
-  transcript: TranscriptRecord[]
+  transcript: TranscriptRecord[],
+  overflow: { allowed: number; denied: number } = { allowed: 0, denied: 0 }
 ): EgressSummary {
-  const allowed = events.filter((e) => e.allowed).length
+  const allowed = events.filter((e) => e.allowed).length + overflow.allowed
   const denied = new Set<string>()
   for (const e of events) {
     // The host came from the agent: only name/address characters are kept for the report.
@@ -33,7 +34,7 @@ export function summarizeEgress(
   }
   return {
     allowed,
-    denied: events.length - allowed,
+    denied: events.length + overflow.allowed + overflow.denied - allowed,
     deniedHosts: [...denied].sort().slice(0, MAX_DENIED_HOSTS),
     transcript: transcript.length > 0 ? summarizeTranscript(transcript) : null
   }

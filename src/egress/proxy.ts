@@ -167,6 +167,8 @@ export class EgressProxy {
     this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       this.onConnect(req, socket, head).catch(() => socket.destroy())
     })
+    // The agent alone uses the proxy: bound what it can hold open at once.
+    this.server.maxConnections = 512
     this.server.on('clientError', (_err, socket) => {
       socket.destroy()
     })

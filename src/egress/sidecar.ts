@@ -15,6 +15,9 @@ import type { EgressEvent, ProxyConfig, TranscriptRecord } from './proxy.js'
 
 const PROXY_SCRIPT_TARGET = '/airlock/proxy.js'
 const READY_TIMEOUT_MS = 30_000
+/** The agent decides how many attempts it makes: what the host keeps of them is bounded. */
+export const MAX_EVENTS = 50_000
+export const MAX_TRANSCRIPT_TEXT = 64 * 1024 * 1024
 const STOP_GRACE_MS = 5_000
 
 export interface EgressOptions {
@@ -43,8 +46,11 @@ export interface EgressSession {
 }
 
 export interface EgressCapture {
+  /** The first MAX_EVENTS attempts; the rest are only counted in `overflow`. */
   events: EgressEvent[]
+  /** Exchanges of credential routes; past MAX_TRANSCRIPT_TEXT bytes of bodies, bodies are dropped. */
   transcript: TranscriptRecord[]
+  overflow: { allowed: number; denied: number }
   /** What the proxy wrote on stderr (capped). */
   stderr: string
 }
@@ -153,7 +159,13 @@ export async function startEgress(docker: Docker, opts: EgressOptions): Promise<
       stream.on('close', resolve)
       stream.on('error', () => resolve())
     })
-    const capture: EgressCapture = { events: [], transcript: [], stderr: '' }
+    const capture: EgressCapture = {
+      events: [],
+      transcript: [],
+      overflow: { allowed: 0, denied: 0 },
+      stderr: ''
+    }
+    let transcriptText = 0
     stderr.on('data', (c: Buffer) => {
       if (capture.stderr.length < 64 * 1024) capture.stderr += c.toString('utf8')
     })
@@ -173,8 +185,20 @@ export async function startEgress(docker: Docker, opts: EgressOptions): Promise<
           continue
         }
         if (event.type === 'ready') readyResolve({ port: event.port ?? 0 })
-        else if (event.type === 'egress') capture.events.push(event as EgressEvent)
-        else if (event.type === 'transcript') capture.transcript.push(event as TranscriptRecord)
+        else if (event.type === 'egress') {
+          const e = event as EgressEvent
+          if (capture.events.length < MAX_EVENTS) capture.events.push(e)
+          else if (e.allowed) capture.overflow.allowed++
+          else capture.overflow.denied++
+        } else if (event.type === 'transcript') {
+          const r = event as TranscriptRecord
+          transcriptText += r.request.body.text.length + r.response.body.text.length
+          if (transcriptText > MAX_TRANSCRIPT_TEXT) {
+            r.request.body = { ...r.request.body, text: '', truncated: true }
+            r.response.body = { ...r.response.body, text: '', truncated: true }
+          }
+          capture.transcript.push(r)
+        }
       }
     })
     // `next-exit`: the default condition (`not-running`) answers at once for a created container.

@@ -82,7 +82,7 @@ export function readEgressInputs(
   if (runtime === 'runsc') {
     throw new ConfigurationError(
       'runtime/network',
-      'gVisor (runsc) runs with --network=none here, so `network: allowlist` cannot give the same guarantees; use `runtime: runc` with allowlist, or `network: none` with runsc'
+      "gVisor (runsc) is set up with --network=none (its network stack cannot be confined to the run's internal network), so `network: allowlist` cannot keep its guarantees under it; use `runtime: runc` with allowlist, or `network: none` with runsc"
     )
   }
   const allow = each(

@@ -13,6 +13,7 @@ import { runPipeline } from '../src/pipeline.js'
 import { planRun } from '../src/plan.js'
 import { DockerSandbox } from '../src/sandbox/docker.js'
 import {
+  ROOT,
   buildProxy,
   imageId,
   leftovers,
@@ -23,8 +24,10 @@ import {
   type StubNet
 } from './egress-helpers.js'
 
-/** The Claude Code release the test installs (its native Linux binary ships in this npm package). */
+/** The releases the tests install (each native Linux binary ships in this npm package). */
 const CLAUDE_PACKAGE = '@anthropic-ai/claude-code-linux-x64@2.1.332'
+const CODEX_PACKAGE = '@openai/codex@0.171.0-linux-x64'
+const CODEX_BINARY = 'package/vendor/x86_64-unknown-linux-musl/bin/codex'
 const CACHE = path.join(os.tmpdir(), 'airlock-npm-cache')
 
 const docker = new Docker()
@@ -34,19 +37,20 @@ let certs: string
 let proxyScript: string
 let stubs: StubNet
 let claudeBinary: string
+let codexBinary: string
 
-/** npm pack (cached), then the binary out of the tarball. */
-function claudeFromNpm(dir: string): string {
+/** npm pack (cached), then one file out of the tarball. */
+function binaryFromNpm(spec: string, member: string, dir: string): string {
   fs.mkdirSync(CACHE, { recursive: true })
-  const tarball = path.join(
-    CACHE,
-    `${CLAUDE_PACKAGE.replace(/^@/, '').replace('/', '-').replace(/@.*$/, '')}-${CLAUDE_PACKAGE.split('@')[2]}.tgz`
-  )
+  const [, scope, rest] = /^@([^/]+)\/(.+)$/.exec(spec) ?? []
+  const [name, version] = rest.split('@')
+  const tarball = path.join(CACHE, `${scope}-${name}-${version}.tgz`)
   if (!fs.existsSync(tarball)) {
-    execFileSync('npm', ['pack', CLAUDE_PACKAGE, '--pack-destination', CACHE], { stdio: 'pipe' })
+    execFileSync('npm', ['pack', spec, '--pack-destination', CACHE], { stdio: 'pipe' })
   }
-  execFileSync('tar', ['-xzf', tarball, '-C', dir, 'package/claude'])
-  const bin = path.join(dir, 'package', 'claude')
+  const out = fs.mkdtempSync(path.join(dir, 'npm-'))
+  execFileSync('tar', ['-xzf', tarball, '-C', out, member])
+  const bin = path.join(out, member)
   fs.chmodSync(bin, 0o755)
   return bin
 }
@@ -57,7 +61,8 @@ beforeAll(async () => {
   certs = path.join(tmp, 'certs')
   makeCerts(certs)
   proxyScript = await buildProxy(tmp)
-  claudeBinary = claudeFromNpm(tmp)
+  claudeBinary = binaryFromNpm(CLAUDE_PACKAGE, 'package/claude', tmp)
+  codexBinary = binaryFromNpm(CODEX_PACKAGE, CODEX_BINARY, tmp)
   stubs = await startStubs(docker, certs)
 }, 300_000)
 
@@ -66,7 +71,17 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 }, 60_000)
 
-test('Claude Code edits the repository through the proxy; transcript and tokens in the report', async () => {
+interface AgentSetup {
+  /** Files of the agent image's build context (name → host path), copied to /usr/local/bin or /opt. */
+  files: Record<string, string>
+  dockerfile: string
+  agentCommand: string
+  credentials: string
+  env: Record<string, string>
+}
+
+/** A one-commit repository, an image with the agent CLI, and an allowlist run against the stub. */
+async function runAgent(setup: AgentSetup, runId: string) {
   const ws = fs.mkdtempSync(path.join(tmp, 'ws-'))
   const repo = path.join(ws, 'repo')
   fs.mkdirSync(repo)
@@ -89,24 +104,21 @@ test('Claude Code edits the repository through the proxy; transcript and tokens 
   git(['commit', '-q', '-m', 'demo'])
   const image = path.join(ws, 'image')
   fs.mkdirSync(image)
-  fs.copyFileSync(claudeBinary, path.join(image, 'claude'))
-  fs.chmodSync(path.join(image, 'claude'), 0o755)
-  fs.writeFileSync(
-    path.join(image, 'Dockerfile'),
-    'ARG BASE\nFROM ${BASE}\nCOPY claude /usr/local/bin/claude\n'
-  )
+  for (const [name, source] of Object.entries(setup.files)) {
+    fs.copyFileSync(source, path.join(image, name))
+    fs.chmodSync(path.join(image, name), 0o755)
+  }
+  fs.writeFileSync(path.join(image, 'Dockerfile'), setup.dockerfile)
   fs.copyFileSync(path.join(certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
-  const runId = uniqueId('egress-claude')
   const raw: Record<string, string> = {
     path: 'repo',
     dockerfile: 'image/Dockerfile',
     'build-args': `BASE=${imageId('airlock-local/node:18')}`,
     task: 'Write a file GREETING.md that greets the reader.',
-    'agent-command':
-      'claude -p "$(cat /airlock/task.md)" --permission-mode acceptEdits --output-format stream-json --verbose </dev/null',
-    env: 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\nCLAUDE_CODE_MAX_RETRIES\nDISABLE_AUTOUPDATER',
+    'agent-command': setup.agentCommand,
+    ...(Object.keys(setup.env).length > 0 ? { env: Object.keys(setup.env).join('\n') } : {}),
     network: 'allowlist',
-    credentials: 'ANTHROPIC=https://api.test:8443|EGTEST_ANTHROPIC_KEY|x-api-key',
+    credentials: setup.credentials,
     'host-map': `api.test=${stubs.upstream.ip}`,
     'upstream-ca': 'upstream-ca.pem',
     'proxy-image': imageId('airlock-local/node:18'),
@@ -120,12 +132,7 @@ test('Claude Code edits the repository through the proxy; transcript and tokens 
   }
   const inputs = getInputs((n) => raw[n], {
     workspace: ws,
-    environment: {
-      EGTEST_ANTHROPIC_KEY: SECRET,
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      CLAUDE_CODE_MAX_RETRIES: '1',
-      DISABLE_AUTOUPDATER: '1'
-    },
+    environment: { EGTEST_PROVIDER_KEY: SECRET, ...setup.env },
     hostUid: process.getuid?.() ?? 1000,
     hostCpus: os.cpus().length,
     defaultRunId: runId
@@ -148,18 +155,48 @@ test('Claude Code edits the repository through the proxy; transcript and tokens 
   expect(fs.readFileSync(path.join(out, 'diff.patch'), 'utf8')).toContain(
     '+Hello from the stub model.'
   )
-  // The stub saw the real key; the agent only ever had the placeholder.
-  const upstream = await stubs.seen('upstream')
-  expect(upstream.auth.length).toBeGreaterThanOrEqual(2)
-  expect(new Set(upstream.auth)).toEqual(new Set([`x-api-key: ${SECRET}`]))
-  // Transcript and usage.
   const records = fs
     .readFileSync(path.join(out, 'transcript.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map((l) => JSON.parse(l) as { path: string; parsed: { toolCalls: { name: string }[] } })
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          path: string
+          request: { headers: Record<string, string> }
+          parsed: { toolCalls: { name: string }[] }
+        }
+    )
+  for (const f of readTree(out)) expect([f.file, f.text.includes(SECRET)]).toEqual([f.file, false])
+  expect(log.lines.join('\n')).not.toContain(SECRET)
+  expect(await leftovers(docker, runId)).toEqual([])
+  return { report, records, log }
+}
+
+test('Claude Code edits the repository through the proxy; transcript and tokens in the report', async () => {
+  const before = (await stubs.seen('upstream')).auth.length
+  const { report, records } = await runAgent(
+    {
+      files: { claude: claudeBinary },
+      dockerfile: 'ARG BASE\nFROM ${BASE}\nCOPY claude /usr/local/bin/claude\n',
+      agentCommand:
+        'claude -p "$(cat /airlock/task.md)" --permission-mode acceptEdits --output-format stream-json --verbose </dev/null',
+      credentials: 'ANTHROPIC=https://api.test:8443|EGTEST_PROVIDER_KEY|x-api-key',
+      env: {
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        CLAUDE_CODE_MAX_RETRIES: '1',
+        DISABLE_AUTOUPDATER: '1'
+      }
+    },
+    uniqueId('egress-claude')
+  )
+  // The stub saw the real key; the agent only ever had the placeholder.
+  const auth = (await stubs.seen('upstream')).auth.slice(before)
+  expect(auth.length).toBeGreaterThanOrEqual(2)
+  expect(new Set(auth)).toEqual(new Set([`x-api-key: ${SECRET}`]))
   expect(records.length).toBeGreaterThanOrEqual(2)
   expect(records.every((r) => r.path.startsWith('/v1/messages'))).toBe(true)
+  expect(records.every((r) => r.request.headers['x-api-key'] === '[REDACTED]')).toBe(true)
   expect(records.some((r) => r.parsed.toolCalls.some((t) => t.name === 'Write'))).toBe(true)
   const t = report.egress.transcript!
   expect(t.requests).toBe(records.length)
@@ -168,6 +205,42 @@ test('Claude Code edits the repository through the proxy; transcript and tokens 
   expect(t.tokens.output).toBeGreaterThanOrEqual(37)
   expect(report.cost.tokens).toEqual(t.tokens)
   expect(report.egress.denied).toBe(0)
-  for (const f of readTree(out)) expect([f.file, f.text.includes(SECRET)]).toEqual([f.file, false])
-  expect(await leftovers(docker, runId)).toEqual([])
+}, 300_000)
+
+test('Codex, with the settings of examples/agents/codex, edits the repository through the proxy', async () => {
+  const before = (await stubs.seen('upstream')).auth.length
+  const workflow = fs.readFileSync(
+    path.join(ROOT, 'examples', 'agents', 'codex', 'workflow.yml'),
+    'utf8'
+  )
+  // The example's own agent command (a folded YAML scalar): one line, as the action receives it.
+  const command = /agent-command: >-\n((?: {6}.*\n)+)/
+    .exec(workflow)![1]
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join(' ')
+  const { report, records } = await runAgent(
+    {
+      files: {
+        codex: codexBinary,
+        'config.toml': path.join(ROOT, 'examples', 'agents', 'codex', 'config.toml')
+      },
+      dockerfile:
+        'ARG BASE\nFROM ${BASE}\nCOPY codex /usr/local/bin/codex\nCOPY config.toml /opt/airlock/codex/config.toml\n',
+      agentCommand: command,
+      credentials: 'OPENAI=https://api.test:8443/v1|EGTEST_PROVIDER_KEY|bearer',
+      env: {}
+    },
+    uniqueId('egress-codex')
+  )
+  const auth = (await stubs.seen('upstream')).auth.slice(before)
+  expect(auth.length).toBeGreaterThanOrEqual(2)
+  expect(new Set(auth)).toEqual(new Set([`authorization: Bearer ${SECRET}`]))
+  expect(records.every((r) => r.path === '/v1/responses')).toBe(true)
+  expect(records.some((r) => r.parsed.toolCalls.some((t) => t.name === 'exec_command'))).toBe(true)
+  const t = report.egress.transcript!
+  expect(t.models).toEqual(['gpt-5-codex'])
+  expect(t.tokens).toEqual({ input: 200 * records.length, output: 25 + 6 * (records.length - 1) })
+  expect(report.cost.tokens).toEqual(t.tokens)
 }, 300_000)

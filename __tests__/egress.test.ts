@@ -392,6 +392,19 @@ describe('transcript parsing', () => {
         response: { model: 'gpt-r', usage: { input_tokens: 20, output_tokens: 4 } }
       }
     ])
+    const withCall = sse([
+      {
+        type: 'response.output_item.done',
+        item: { type: 'function_call', name: 'exec_command', arguments: '{"cmd":"ls"}' }
+      },
+      {
+        type: 'response.completed',
+        response: { model: 'gpt-r', output: [], usage: { input_tokens: 1, output_tokens: 1 } }
+      }
+    ])
+    expect(parseExchange(record({}, withCall, 'text/event-stream')).toolCalls).toEqual([
+      { name: 'exec_command', input: '{"cmd":"ls"}' }
+    ])
     expect(parseExchange(record({}, body, 'text/event-stream'))).toMatchObject({
       model: 'gpt-r',
       inputTokens: 20,

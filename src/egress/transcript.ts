@@ -117,6 +117,8 @@ function readMessage(m: Json | undefined, ex: Exchange): void {
     for (const o of m.output.map(obj)) {
       if (o?.type === 'function_call')
         ex.toolCalls.push({ name: str(o.name) ?? '?', input: String(o.arguments ?? '') })
+      if (o?.type === 'custom_tool_call')
+        ex.toolCalls.push({ name: str(o.name) ?? '?', input: String(o.input ?? '') })
       if (Array.isArray(o?.content)) {
         for (const c of o.content.map(obj)) {
           if (c?.type === 'output_text' && typeof c.text === 'string') ex.text += c.text
@@ -130,6 +132,7 @@ function readStream(events: SseEvent[], ex: Exchange): void {
   const blocks = new Map<number, { name: string; input: string }>()
   const openaiTools = new Map<number, { name: string; input: string }>()
   let responsesDone = false
+  const responseItems: Json[] = []
   for (const e of events) {
     if (e.data === '[DONE]') continue
     const d = parseJson(e.data)
@@ -173,6 +176,11 @@ function readStream(events: SseEvent[], ex: Exchange): void {
       case 'response.output_text.delta':
         if (!responsesDone && typeof d.delta === 'string') ex.text += d.delta
         break
+      case 'response.output_item.done': {
+        const item = obj(d.item)
+        if (item) responseItems.push(item)
+        break
+      }
       case 'response.completed': {
         const r = obj(d.response)
         ex.model = str(r?.model) ?? ex.model
@@ -180,6 +188,13 @@ function readStream(events: SseEvent[], ex: Exchange): void {
         ex.inputTokens = u.input
         ex.outputTokens = u.output
         responsesDone = true
+        // The completed response repeats its output items; the streamed ones when it does not.
+        const output =
+          Array.isArray(r?.output) && r.output.length > 0 ? r.output.map(obj) : responseItems
+        const streamedText = ex.text
+        ex.text = ''
+        readMessage({ output: output.filter((o): o is Json => o !== undefined) }, ex)
+        if (streamedText !== '') ex.text = streamedText
         break
       }
       default: {

@@ -398,6 +398,19 @@ describe('leftovers', () => {
     expect(await leftovers(docker, runId)).toEqual([])
   }, 240_000)
 
+  test('none when the proxy cannot start (an image without node): a clear infrastructure error', async () => {
+    const runId = uniqueId('egress-noproxy')
+    const ws = workspace({})
+    const { result } = await run(ws, runId, { 'proxy-image': imageId('airlock-local/busybox:1') })
+    expect(result.report.outcome).toBe('infrastructure-error')
+    expect(result.report.outcomeReason).toMatch(
+      /egress proxy did not start[\s\S]*exec node failed[\s\S]*node 18 or later/
+    )
+    // The agent never ran without its proxy.
+    expect(result.report.agent.exitCode).toBeNull()
+    expect(await leftovers(docker, runId)).toEqual([])
+  }, 240_000)
+
   test('none after cancellation while the agent runs behind the proxy', async () => {
     const runId = uniqueId('egress-cancel')
     const ws = workspace({})

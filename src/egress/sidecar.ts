@@ -205,27 +205,31 @@ export async function startEgress(docker: Docker, opts: EgressOptions): Promise<
     const exited = container.wait({ condition: 'next-exit' })
     await container.start()
     const info = await container.inspect()
-    const address = info.NetworkSettings.Networks[internalName]?.IPAddress
-    if (!address) throw new InfrastructureError('the egress proxy got no internal address')
-    const config: ProxyConfig = {
-      listen: { host: address, port: PROXY_PORT },
-      allow: opts.allow,
-      hostMap: opts.hostMap,
-      credentials: opts.credentials,
-      ...(opts.extraCa !== undefined ? { extraCa: opts.extraCa } : {}),
-      selfNames: [PROXY_HOST],
-      maxRecordBytes: opts.maxRecordBytes ?? 1024 * 1024
+    const address = info.State.Running
+      ? info.NetworkSettings.Networks[internalName]?.IPAddress
+      : undefined
+    let outcome: 'ready' | 'exited' | 'timeout' = 'exited'
+    if (address) {
+      const config: ProxyConfig = {
+        listen: { host: address, port: PROXY_PORT },
+        allow: opts.allow,
+        hostMap: opts.hostMap,
+        credentials: opts.credentials,
+        ...(opts.extraCa !== undefined ? { extraCa: opts.extraCa } : {}),
+        selfNames: [PROXY_HOST],
+        maxRecordBytes: opts.maxRecordBytes ?? 1024 * 1024
+      }
+      stream.end(JSON.stringify(config))
+      let timer: NodeJS.Timeout | undefined
+      outcome = await Promise.race([
+        ready.then(() => 'ready' as const),
+        exited.then(() => 'exited' as const),
+        new Promise<'timeout'>(
+          (resolve) => (timer = setTimeout(() => resolve('timeout'), READY_TIMEOUT_MS))
+        )
+      ])
+      clearTimeout(timer)
     }
-    stream.end(JSON.stringify(config))
-    let timer: NodeJS.Timeout | undefined
-    const outcome = await Promise.race([
-      ready.then(() => 'ready' as const),
-      exited.then(() => 'exited' as const),
-      new Promise<'timeout'>(
-        (resolve) => (timer = setTimeout(() => resolve('timeout'), READY_TIMEOUT_MS))
-      )
-    ])
-    clearTimeout(timer)
     if (outcome !== 'ready') {
       await Promise.race([streamEnded, delay(1000)])
       const state = (await container.inspect().catch(() => undefined))?.State

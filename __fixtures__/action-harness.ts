@@ -266,7 +266,7 @@ export function writeRunFolder(dir: string, o: FolderOptions): Report {
       }
     },
     cost: { wallMs: 60000, cpuSeconds: 1, peakMemoryBytes: 10485760, tokens: null },
-    egress: { allowed: 0, denied: 0 },
+    egress: { allowed: 0, denied: 0, deniedHosts: [], transcript: null },
     env: []
   }
   fs.writeFileSync(path.join(dir, 'report.json'), JSON.stringify(report, null, 2) + '\n')

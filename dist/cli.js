@@ -113,17 +113,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path9) {
-      const ctrl = callVisitor(key, node, visitor, path9);
+    function visit_(key, node, visitor, path12) {
+      const ctrl = callVisitor(key, node, visitor, path12);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path9, ctrl);
-        return visit_(key, ctrl, visitor, path9);
+        replaceNode(key, path12, ctrl);
+        return visit_(key, ctrl, visitor, path12);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path9 = Object.freeze(path9.concat(node));
+          path12 = Object.freeze(path12.concat(node));
           for (let i = 0; i < node.items.length; ++i) {
-            const ci = visit_(i, node.items[i], visitor, path9);
+            const ci = visit_(i, node.items[i], visitor, path12);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -134,13 +134,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path9 = Object.freeze(path9.concat(node));
-          const ck = visit_("key", node.key, visitor, path9);
+          path12 = Object.freeze(path12.concat(node));
+          const ck = visit_("key", node.key, visitor, path12);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path9);
+          const cv = visit_("value", node.value, visitor, path12);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -161,17 +161,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path9) {
-      const ctrl = await callVisitor(key, node, visitor, path9);
+    async function visitAsync_(key, node, visitor, path12) {
+      const ctrl = await callVisitor(key, node, visitor, path12);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path9, ctrl);
-        return visitAsync_(key, ctrl, visitor, path9);
+        replaceNode(key, path12, ctrl);
+        return visitAsync_(key, ctrl, visitor, path12);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path9 = Object.freeze(path9.concat(node));
+          path12 = Object.freeze(path12.concat(node));
           for (let i = 0; i < node.items.length; ++i) {
-            const ci = await visitAsync_(i, node.items[i], visitor, path9);
+            const ci = await visitAsync_(i, node.items[i], visitor, path12);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -182,13 +182,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path9 = Object.freeze(path9.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path9);
+          path12 = Object.freeze(path12.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path12);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path9);
+          const cv = await visitAsync_("value", node.value, visitor, path12);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -215,23 +215,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path9) {
+    function callVisitor(key, node, visitor, path12) {
       if (typeof visitor === "function")
-        return visitor(key, node, path9);
+        return visitor(key, node, path12);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path9);
+        return visitor.Map?.(key, node, path12);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path9);
+        return visitor.Seq?.(key, node, path12);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path9);
+        return visitor.Pair?.(key, node, path12);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path9);
+        return visitor.Scalar?.(key, node, path12);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path9);
+        return visitor.Alias?.(key, node, path12);
       return void 0;
     }
-    function replaceNode(key, path9, node) {
-      const parent = path9[path9.length - 1];
+    function replaceNode(key, path12, node) {
+      const parent = path12[path12.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -395,7 +395,7 @@ var require_directives = __commonJS({
         return tag[0] === "!" ? tag : `!<${tag}>`;
       }
       toString(doc) {
-        const lines = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
+        const lines2 = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
         const tagEntries = Object.entries(this.tags);
         let tagNames;
         if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
@@ -411,9 +411,9 @@ var require_directives = __commonJS({
           if (handle === "!!" && prefix === "tag:yaml.org,2002:")
             continue;
           if (!doc || tagNames.some((tn) => tn.startsWith(prefix)))
-            lines.push(`%TAG ${handle} ${prefix}`);
+            lines2.push(`%TAG ${handle} ${prefix}`);
         }
-        return lines.join("\n");
+        return lines2.join("\n");
       }
     };
     Directives.defaultYaml = { explicit: false, version: "1.2" };
@@ -496,7 +496,7 @@ var require_anchors = __commonJS({
 var require_applyReviver = __commonJS({
   "node_modules/yaml/dist/doc/applyReviver.js"(exports2) {
     "use strict";
-    function applyReviver(reviver, obj, key, val) {
+    function applyReviver(reviver, obj2, key, val) {
       if (val && typeof val === "object") {
         if (Array.isArray(val)) {
           for (let i = 0, len = val.length; i < len; ++i) {
@@ -536,7 +536,7 @@ var require_applyReviver = __commonJS({
           }
         }
       }
-      return reviver.call(obj, key, val);
+      return reviver.call(obj2, key, val);
     }
     exports2.applyReviver = applyReviver;
   }
@@ -843,10 +843,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema, path9, value) {
+    function collectionFromPath(schema, path12, value) {
       let v = value;
-      for (let i = path9.length - 1; i >= 0; --i) {
-        const k = path9[i];
+      for (let i = path12.length - 1; i >= 0; --i) {
+        const k = path12[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -865,7 +865,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path9) => path9 == null || typeof path9 === "object" && !!path9[Symbol.iterator]().next().done;
+    var isEmptyPath = (path12) => path12 == null || typeof path12 === "object" && !!path12[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -895,11 +895,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path9, value) {
-        if (isEmptyPath(path9))
+      addIn(path12, value) {
+        if (isEmptyPath(path12))
           this.add(value);
         else {
-          const [key, ...rest] = path9;
+          const [key, ...rest] = path12;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -913,8 +913,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path9) {
-        const [key, ...rest] = path9;
+      deleteIn(path12) {
+        const [key, ...rest] = path12;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -928,8 +928,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path9, keepScalar) {
-        const [key, ...rest] = path9;
+      getIn(path12, keepScalar) {
+        const [key, ...rest] = path12;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -947,8 +947,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path9) {
-        const [key, ...rest] = path9;
+      hasIn(path12) {
+        const [key, ...rest] = path12;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -958,8 +958,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path9, value) {
-        const [key, ...rest] = path9;
+      setIn(path12, value) {
+        const [key, ...rest] = path12;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -983,13 +983,13 @@ var require_Collection = __commonJS({
 var require_stringifyComment = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyComment.js"(exports2) {
     "use strict";
-    var stringifyComment = (str) => str.replace(/^(?!$)(?: $)?/gm, "#");
+    var stringifyComment = (str2) => str2.replace(/^(?!$)(?: $)?/gm, "#");
     function indentComment(comment, indent) {
       if (/^\n+$/.test(comment))
         return comment.substring(1);
       return indent ? comment.replace(/^(?! *$)/gm, indent) : comment;
     }
-    var lineComment = (str, indent, comment) => str.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str.endsWith(" ") ? "" : " ") + comment;
+    var lineComment = (str2, indent, comment) => str2.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str2.endsWith(" ") ? "" : " ") + comment;
     exports2.indentComment = indentComment;
     exports2.lineComment = lineComment;
     exports2.stringifyComment = stringifyComment;
@@ -1143,16 +1143,16 @@ var require_stringifyString = __commonJS({
       lineWidth: ctx.options.lineWidth,
       minContentWidth: ctx.options.minContentWidth
     });
-    var containsDocumentMarker = (str) => /^(%|---|\.\.\.)/m.test(str);
-    function lineLengthOverLimit(str, lineWidth, indentLength) {
+    var containsDocumentMarker = (str2) => /^(%|---|\.\.\.)/m.test(str2);
+    function lineLengthOverLimit(str2, lineWidth, indentLength) {
       if (!lineWidth || lineWidth < 0)
         return false;
       const limit = lineWidth - indentLength;
-      const strLen = str.length;
+      const strLen = str2.length;
       if (strLen <= limit)
         return false;
       for (let i = 0, start = 0; i < strLen; ++i) {
-        if (str[i] === "\n") {
+        if (str2[i] === "\n") {
           if (i - start > limit)
             return true;
           start = i + 1;
@@ -1169,11 +1169,11 @@ var require_stringifyString = __commonJS({
       const { implicitKey } = ctx;
       const minMultiLineLength = ctx.options.doubleQuotedMinMultiLineLength;
       const indent = ctx.indent || (containsDocumentMarker(value) ? "  " : "");
-      let str = "";
+      let str2 = "";
       let start = 0;
       for (let i = 0, ch = json[i]; ch; ch = json[++i]) {
         if (ch === " " && json[i + 1] === "\\" && json[i + 2] === "n") {
-          str += json.slice(start, i) + "\\ ";
+          str2 += json.slice(start, i) + "\\ ";
           i += 1;
           start = i;
           ch = "\\";
@@ -1182,38 +1182,38 @@ var require_stringifyString = __commonJS({
           switch (json[i + 1]) {
             case "u":
               {
-                str += json.slice(start, i);
+                str2 += json.slice(start, i);
                 const code = json.substr(i + 2, 4);
                 switch (code) {
                   case "0000":
-                    str += "\\0";
+                    str2 += "\\0";
                     break;
                   case "0007":
-                    str += "\\a";
+                    str2 += "\\a";
                     break;
                   case "000b":
-                    str += "\\v";
+                    str2 += "\\v";
                     break;
                   case "001b":
-                    str += "\\e";
+                    str2 += "\\e";
                     break;
                   case "0085":
-                    str += "\\N";
+                    str2 += "\\N";
                     break;
                   case "00a0":
-                    str += "\\_";
+                    str2 += "\\_";
                     break;
                   case "2028":
-                    str += "\\L";
+                    str2 += "\\L";
                     break;
                   case "2029":
-                    str += "\\P";
+                    str2 += "\\P";
                     break;
                   default:
                     if (code.substr(0, 2) === "00")
-                      str += "\\x" + code.substr(2);
+                      str2 += "\\x" + code.substr(2);
                     else
-                      str += json.substr(i, 6);
+                      str2 += json.substr(i, 6);
                 }
                 i += 5;
                 start = i + 1;
@@ -1223,14 +1223,14 @@ var require_stringifyString = __commonJS({
               if (implicitKey || json[i + 2] === '"' || json.length < minMultiLineLength) {
                 i += 1;
               } else {
-                str += json.slice(start, i) + "\n\n";
+                str2 += json.slice(start, i) + "\n\n";
                 while (json[i + 2] === "\\" && json[i + 3] === "n" && json[i + 4] !== '"') {
-                  str += "\n";
+                  str2 += "\n";
                   i += 2;
                 }
-                str += indent;
+                str2 += indent;
                 if (json[i + 2] === " ")
-                  str += "\\";
+                  str2 += "\\";
                 i += 1;
                 start = i + 1;
               }
@@ -1239,8 +1239,8 @@ var require_stringifyString = __commonJS({
               i += 1;
           }
       }
-      str = start ? str + json.slice(start) : json;
-      return implicitKey ? str : foldFlowLines.foldFlowLines(str, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
+      str2 = start ? str2 + json.slice(start) : json;
+      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
     }
     function singleQuotedString(value, ctx) {
       if (ctx.options.singleQuote === false || ctx.implicitKey && value.includes("\n") || /[ \t]\n|\n[ \t]/.test(value))
@@ -1368,15 +1368,15 @@ ${indent}${start}${value}${end}`;
           return quotedString(value, ctx);
         }
       }
-      const str = value.replace(/\n+/g, `$&
+      const str2 = value.replace(/\n+/g, `$&
 ${indent}`);
       if (actualString) {
-        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str);
+        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str2);
         const { compat, tags } = ctx.doc.schema;
         if (tags.some(test) || compat?.some(test))
           return quotedString(value, ctx);
       }
-      return implicitKey ? str : foldFlowLines.foldFlowLines(str, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
+      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
     }
     function stringifyString(item, ctx, onComment, onChompKeep) {
       const { implicitKey, inFlow } = ctx;
@@ -1472,10 +1472,10 @@ var require_stringify = __commonJS({
           return match.find((t) => t.format === item.format) ?? match[0];
       }
       let tagObj = void 0;
-      let obj;
+      let obj2;
       if (identity.isScalar(item)) {
-        obj = item.value;
-        let match = tags.filter((t) => t.identify?.(obj));
+        obj2 = item.value;
+        let match = tags.filter((t) => t.identify?.(obj2));
         if (match.length > 1) {
           const testMatch = match.filter((t) => t.test);
           if (testMatch.length > 0)
@@ -1483,11 +1483,11 @@ var require_stringify = __commonJS({
         }
         tagObj = match.find((t) => t.format === item.format) ?? match.find((t) => !t.format);
       } else {
-        obj = item;
-        tagObj = tags.find((t) => t.nodeClass && obj instanceof t.nodeClass);
+        obj2 = item;
+        tagObj = tags.find((t) => t.nodeClass && obj2 instanceof t.nodeClass);
       }
       if (!tagObj) {
-        const name = obj?.constructor?.name ?? (obj === null ? "null" : typeof obj);
+        const name = obj2?.constructor?.name ?? (obj2 === null ? "null" : typeof obj2);
         throw new Error(`Tag not resolved for ${name} value`);
       }
       return tagObj;
@@ -1528,11 +1528,11 @@ var require_stringify = __commonJS({
       const props = stringifyProps(node, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str = typeof tagObj.stringify === "function" ? tagObj.stringify(node, ctx, onComment, onChompKeep) : identity.isScalar(node) ? stringifyString.stringifyString(node, ctx, onComment, onChompKeep) : node.toString(ctx, onComment, onChompKeep);
+      const str2 = typeof tagObj.stringify === "function" ? tagObj.stringify(node, ctx, onComment, onChompKeep) : identity.isScalar(node) ? stringifyString.stringifyString(node, ctx, onComment, onChompKeep) : node.toString(ctx, onComment, onChompKeep);
       if (!props)
-        return str;
-      return identity.isScalar(node) || str[0] === "{" || str[0] === "[" ? `${props} ${str}` : `${props}
-${ctx.indent}${str}`;
+        return str2;
+      return identity.isScalar(node) || str2[0] === "{" || str2[0] === "[" ? `${props} ${str2}` : `${props}
+${ctx.indent}${str2}`;
     }
     exports2.createStringifyContext = createStringifyContext;
     exports2.stringify = stringify;
@@ -1567,8 +1567,8 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
-      if (!explicitKey && !ctx.inFlow && str.length > 1024) {
+      let str2 = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      if (!explicitKey && !ctx.inFlow && str2.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
         explicitKey = true;
@@ -1577,27 +1577,27 @@ var require_stringifyPair = __commonJS({
         if (allNullValues || value == null) {
           if (keyCommentDone && onComment)
             onComment();
-          return str === "" ? "?" : explicitKey ? `? ${str}` : str;
+          return str2 === "" ? "?" : explicitKey ? `? ${str2}` : str2;
         }
       } else if (allNullValues && !simpleKeys || value == null && explicitKey) {
-        str = `? ${str}`;
+        str2 = `? ${str2}`;
         if (keyComment && !keyCommentDone) {
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
         } else if (chompKeep && onChompKeep)
           onChompKeep();
-        return str;
+        return str2;
       }
       if (keyCommentDone)
         keyComment = null;
       if (explicitKey) {
         if (keyComment)
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
-        str = `? ${str}
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
+        str2 = `? ${str2}
 ${indent}:`;
       } else {
-        str = `${str}:`;
+        str2 = `${str2}:`;
         if (keyComment)
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
       if (identity.isNode(value)) {
@@ -1613,7 +1613,7 @@ ${indent}:`;
       }
       ctx.implicitKey = false;
       if (!explicitKey && !keyComment && identity.isScalar(value))
-        ctx.indentAtStart = str.length + 1;
+        ctx.indentAtStart = str2.length + 1;
       chompKeep = false;
       if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
@@ -1657,16 +1657,16 @@ ${ctx.indent}`;
       } else if (valueStr === "" || valueStr[0] === "\n") {
         ws = "";
       }
-      str += ws + valueStr;
+      str2 += ws + valueStr;
       if (ctx.inFlow) {
         if (valueCommentDone && onComment)
           onComment();
       } else if (valueComment && !valueCommentDone) {
-        str += stringifyComment.lineComment(str, ctx.indent, commentString(valueComment));
+        str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(valueComment));
       } else if (chompKeep && onChompKeep) {
         onChompKeep();
       }
-      return str;
+      return str2;
     }
     exports2.stringifyPair = stringifyPair;
   }
@@ -1874,50 +1874,50 @@ var require_stringifyCollection = __commonJS({
       const { indent, options: { commentString } } = ctx;
       const itemCtx = Object.assign({}, ctx, { indent: itemIndent, type: null });
       let chompKeep = false;
-      const lines = [];
+      const lines2 = [];
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment2 = null;
         if (identity.isNode(item)) {
           if (!chompKeep && item.spaceBefore)
-            lines.push("");
-          addCommentBefore(ctx, lines, item.commentBefore, chompKeep);
+            lines2.push("");
+          addCommentBefore(ctx, lines2, item.commentBefore, chompKeep);
           if (item.comment)
             comment2 = item.comment;
         } else if (identity.isPair(item)) {
           const ik = identity.isNode(item.key) ? item.key : null;
           if (ik) {
             if (!chompKeep && ik.spaceBefore)
-              lines.push("");
-            addCommentBefore(ctx, lines, ik.commentBefore, chompKeep);
+              lines2.push("");
+            addCommentBefore(ctx, lines2, ik.commentBefore, chompKeep);
           }
         }
         chompKeep = false;
-        let str2 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str3 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
-          str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment2));
+          str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
           chompKeep = false;
-        lines.push(blockItemPrefix + str2);
+        lines2.push(blockItemPrefix + str3);
       }
-      let str;
-      if (lines.length === 0) {
-        str = flowChars.start + flowChars.end;
+      let str2;
+      if (lines2.length === 0) {
+        str2 = flowChars.start + flowChars.end;
       } else {
-        str = lines[0];
-        for (let i = 1; i < lines.length; ++i) {
-          const line = lines[i];
-          str += line ? `
+        str2 = lines2[0];
+        for (let i = 1; i < lines2.length; ++i) {
+          const line = lines2[i];
+          str2 += line ? `
 ${indent}${line}` : "\n";
         }
       }
       if (comment) {
-        str += "\n" + stringifyComment.indentComment(commentString(comment), indent);
+        str2 += "\n" + stringifyComment.indentComment(commentString(comment), indent);
         if (onComment)
           onComment();
       } else if (chompKeep && onChompKeep)
         onChompKeep();
-      return str;
+      return str2;
     }
     function stringifyFlowCollection({ items }, ctx, { flowChars, itemIndent }) {
       const { indent, indentStep, flowCollectionPadding: fcPadding, options: { commentString } } = ctx;
@@ -1929,22 +1929,22 @@ ${indent}${line}` : "\n";
       });
       let reqNewline = false;
       let linesAtValue = 0;
-      const lines = [];
+      const lines2 = [];
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment = null;
         if (identity.isNode(item)) {
           if (item.spaceBefore)
-            lines.push("");
-          addCommentBefore(ctx, lines, item.commentBefore, false);
+            lines2.push("");
+          addCommentBefore(ctx, lines2, item.commentBefore, false);
           if (item.comment)
             comment = item.comment;
         } else if (identity.isPair(item)) {
           const ik = identity.isNode(item.key) ? item.key : null;
           if (ik) {
             if (ik.spaceBefore)
-              lines.push("");
-            addCommentBefore(ctx, lines, ik.commentBefore, false);
+              lines2.push("");
+            addCommentBefore(ctx, lines2, ik.commentBefore, false);
             if (ik.comment)
               reqNewline = true;
           }
@@ -1960,49 +1960,49 @@ ${indent}${line}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str = stringify.stringify(item, itemCtx, () => comment = null);
-        reqNewline || (reqNewline = lines.length > linesAtValue || str.includes("\n"));
+        let str2 = stringify.stringify(item, itemCtx, () => comment = null);
+        reqNewline || (reqNewline = lines2.length > linesAtValue || str2.includes("\n"));
         if (i < items.length - 1) {
-          str += ",";
+          str2 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines2.reduce((sum, line) => sum + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
-            str += ",";
+            str2 += ",";
           }
         }
         if (comment)
-          str += stringifyComment.lineComment(str, itemIndent, commentString(comment));
-        lines.push(str);
-        linesAtValue = lines.length;
+          str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment));
+        lines2.push(str2);
+        linesAtValue = lines2.length;
       }
       const { start, end } = flowChars;
-      if (lines.length === 0) {
+      if (lines2.length === 0) {
         return start + end;
       } else {
         if (!reqNewline) {
-          const len = lines.reduce((sum, line) => sum + line.length + 2, 2);
+          const len = lines2.reduce((sum, line) => sum + line.length + 2, 2);
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
-          let str = start;
-          for (const line of lines)
-            str += line ? `
+          let str2 = start;
+          for (const line of lines2)
+            str2 += line ? `
 ${indentStep}${indent}${line}` : "\n";
-          return `${str}
+          return `${str2}
 ${indent}${end}`;
         } else {
-          return `${start}${fcPadding}${lines.join(" ")}${fcPadding}${end}`;
+          return `${start}${fcPadding}${lines2.join(" ")}${fcPadding}${end}`;
         }
       }
     }
-    function addCommentBefore({ indent, options: { commentString } }, lines, comment, chompKeep) {
+    function addCommentBefore({ indent, options: { commentString } }, lines2, comment, chompKeep) {
       if (comment && chompKeep)
         comment = comment.replace(/^\n+/, "");
       if (comment) {
         const ic = stringifyComment.indentComment(commentString(comment), indent);
-        lines.push(ic.trimStart());
+        lines2.push(ic.trimStart());
       }
     }
     exports2.stringifyCollection = stringifyCollection;
@@ -2043,23 +2043,23 @@ var require_YAMLMap = __commonJS({
        * A generic collection parsing method that can be extended
        * to other node classes that inherit from YAMLMap
        */
-      static from(schema, obj, ctx) {
+      static from(schema, obj2, ctx) {
         const { keepUndefined, replacer } = ctx;
         const map = new this(schema);
         const add = (key, value) => {
           if (typeof replacer === "function")
-            value = replacer.call(obj, key, value);
+            value = replacer.call(obj2, key, value);
           else if (Array.isArray(replacer) && !replacer.includes(key))
             return;
           if (value !== void 0 || keepUndefined)
             map.items.push(Pair.createPair(key, value, ctx));
         };
-        if (obj instanceof Map) {
-          for (const [key, value] of obj)
+        if (obj2 instanceof Map) {
+          for (const [key, value] of obj2)
             add(key, value);
-        } else if (obj && typeof obj === "object") {
-          for (const key of Object.keys(obj))
-            add(key, obj[key]);
+        } else if (obj2 && typeof obj2 === "object") {
+          for (const key of Object.keys(obj2))
+            add(key, obj2[key]);
         }
         if (typeof schema.sortMapEntries === "function") {
           map.items.sort(schema.sortMapEntries);
@@ -2169,7 +2169,7 @@ var require_map = __commonJS({
           onError("Expected a mapping for this tag");
         return map2;
       },
-      createNode: (schema, obj, ctx) => YAMLMap.YAMLMap.from(schema, obj, ctx)
+      createNode: (schema, obj2, ctx) => YAMLMap.YAMLMap.from(schema, obj2, ctx)
     };
     exports2.map = map;
   }
@@ -2265,15 +2265,15 @@ var require_YAMLSeq = __commonJS({
           onComment
         });
       }
-      static from(schema, obj, ctx) {
+      static from(schema, obj2, ctx) {
         const { replacer } = ctx;
         const seq = new this(schema);
-        if (obj && Symbol.iterator in Object(obj)) {
+        if (obj2 && Symbol.iterator in Object(obj2)) {
           let i = 0;
-          for (let it of obj) {
+          for (let it of obj2) {
             if (typeof replacer === "function") {
-              const key = obj instanceof Set ? it : String(i++);
-              it = replacer.call(obj, key, it);
+              const key = obj2 instanceof Set ? it : String(i++);
+              it = replacer.call(obj2, key, it);
             }
             seq.items.push(createNode.createNode(it, void 0, ctx));
           }
@@ -2307,7 +2307,7 @@ var require_seq = __commonJS({
           onError("Expected a sequence for this tag");
         return seq2;
       },
-      createNode: (schema, obj, ctx) => YAMLSeq.YAMLSeq.from(schema, obj, ctx)
+      createNode: (schema, obj2, ctx) => YAMLSeq.YAMLSeq.from(schema, obj2, ctx)
     };
     exports2.seq = seq;
   }
@@ -2322,7 +2322,7 @@ var require_string = __commonJS({
       identify: (value) => typeof value === "string",
       default: true,
       tag: "tag:yaml.org,2002:str",
-      resolve: (str) => str,
+      resolve: (str2) => str2,
       stringify(item, ctx, onComment, onChompKeep) {
         ctx = Object.assign({ actualString: true }, ctx);
         return stringifyString.stringifyString(item, ctx, onComment, onChompKeep);
@@ -2360,7 +2360,7 @@ var require_bool = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/,
-      resolve: (str) => new Scalar.Scalar(str[0] === "t" || str[0] === "T"),
+      resolve: (str2) => new Scalar.Scalar(str2[0] === "t" || str2[0] === "T"),
       stringify({ source, value }, ctx) {
         if (source && boolTag.test.test(source)) {
           const sv = source[0] === "t" || source[0] === "T";
@@ -2381,9 +2381,9 @@ var require_stringifyNumber = __commonJS({
     function stringifyNumber({ format, minFractionDigits, tag, value }) {
       if (typeof value === "bigint")
         return String(value);
-      const num = typeof value === "number" ? value : Number(value);
-      if (!isFinite(num))
-        return isNaN(num) ? ".nan" : num < 0 ? "-.inf" : ".inf";
+      const num2 = typeof value === "number" ? value : Number(value);
+      if (!isFinite(num2))
+        return isNaN(num2) ? ".nan" : num2 < 0 ? "-.inf" : ".inf";
       let n = Object.is(value, -0) ? "-0" : JSON.stringify(value);
       if (!format && minFractionDigits && (!tag || tag === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
         let i = n.indexOf(".");
@@ -2412,7 +2412,7 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str) => str.slice(-3).toLowerCase() === "nan" ? NaN : str[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -2421,10 +2421,10 @@ var require_float = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
-      resolve: (str) => parseFloat(str),
+      resolve: (str2) => parseFloat(str2),
       stringify(node) {
-        const num = Number(node.value);
-        return isFinite(num) ? num.toExponential() : stringifyNumber.stringifyNumber(node);
+        const num2 = Number(node.value);
+        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node);
       }
     };
     var float = {
@@ -2432,11 +2432,11 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
-      resolve(str) {
-        const node = new Scalar.Scalar(parseFloat(str));
-        const dot = str.indexOf(".");
-        if (dot !== -1 && str[str.length - 1] === "0")
-          node.minFractionDigits = str.length - dot - 1;
+      resolve(str2) {
+        const node = new Scalar.Scalar(parseFloat(str2));
+        const dot = str2.indexOf(".");
+        if (dot !== -1 && str2[str2.length - 1] === "0")
+          node.minFractionDigits = str2.length - dot - 1;
         return node;
       },
       stringify: stringifyNumber.stringifyNumber
@@ -2453,7 +2453,7 @@ var require_int = __commonJS({
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    var intResolve = (str, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str) : parseInt(str.substring(offset), radix);
+    var intResolve = (str2, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2.substring(offset), radix);
     function intStringify(node, radix, prefix) {
       const { value } = node;
       if (intIdentify(value) && value >= 0)
@@ -2466,7 +2466,7 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^0o[0-7]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 8, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 8, opt),
       stringify: (node) => intStringify(node, 8, "0o")
     };
     var int = {
@@ -2474,7 +2474,7 @@ var require_int = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 0, 10, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -2483,7 +2483,7 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^0x[0-9a-fA-F]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 16, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
       stringify: (node) => intStringify(node, 16, "0x")
     };
     exports2.int = int;
@@ -2536,7 +2536,7 @@ var require_schema2 = __commonJS({
         identify: (value) => typeof value === "string",
         default: true,
         tag: "tag:yaml.org,2002:str",
-        resolve: (str) => str,
+        resolve: (str2) => str2,
         stringify: stringifyJSON
       },
       {
@@ -2553,7 +2553,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:bool",
         test: /^true$|^false$/,
-        resolve: (str) => str === "true",
+        resolve: (str2) => str2 === "true",
         stringify: stringifyJSON
       },
       {
@@ -2561,7 +2561,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:int",
         test: /^-?(?:0|[1-9][0-9]*)$/,
-        resolve: (str, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str) : parseInt(str, 10),
+        resolve: (str2, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2, 10),
         stringify: ({ value }) => intIdentify(value) ? value.toString() : JSON.stringify(value)
       },
       {
@@ -2569,7 +2569,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:float",
         test: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?$/,
-        resolve: (str) => parseFloat(str),
+        resolve: (str2) => parseFloat(str2),
         stringify: stringifyJSON
       }
     ];
@@ -2577,9 +2577,9 @@ var require_schema2 = __commonJS({
       default: true,
       tag: "",
       test: /^/,
-      resolve(str, onError) {
-        onError(`Unresolved plain scalar ${JSON.stringify(str)}`);
-        return str;
+      resolve(str2, onError) {
+        onError(`Unresolved plain scalar ${JSON.stringify(str2)}`);
+        return str2;
       }
     };
     var schema = [map.map, seq.seq].concat(jsonScalars, jsonError);
@@ -2611,10 +2611,10 @@ var require_binary = __commonJS({
         if (typeof node_buffer.Buffer === "function") {
           return node_buffer.Buffer.from(src, "base64");
         } else if (typeof atob === "function") {
-          const str = atob(src.replace(/[\n\r]/g, ""));
-          const buffer = new Uint8Array(str.length);
-          for (let i = 0; i < str.length; ++i)
-            buffer[i] = str.charCodeAt(i);
+          const str2 = atob(src.replace(/[\n\r]/g, ""));
+          const buffer = new Uint8Array(str2.length);
+          for (let i = 0; i < str2.length; ++i)
+            buffer[i] = str2.charCodeAt(i);
           return buffer;
         } else {
           onError("This environment does not support reading binary tags; either Buffer or atob is required");
@@ -2625,28 +2625,28 @@ var require_binary = __commonJS({
         if (!value)
           return "";
         const buf = value;
-        let str;
+        let str2;
         if (typeof node_buffer.Buffer === "function") {
-          str = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
+          str2 = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
         } else if (typeof btoa === "function") {
           let s = "";
           for (let i = 0; i < buf.length; ++i)
             s += String.fromCharCode(buf[i]);
-          str = btoa(s);
+          str2 = btoa(s);
         } else {
           throw new Error("This environment does not support writing binary tags; either Buffer or btoa is required");
         }
         type ?? (type = Scalar.Scalar.BLOCK_LITERAL);
         if (type !== Scalar.Scalar.QUOTE_DOUBLE) {
           const lineWidth = Math.max(ctx.options.lineWidth - ctx.indent.length, ctx.options.minContentWidth);
-          const n = Math.ceil(str.length / lineWidth);
-          const lines = new Array(n);
+          const n = Math.ceil(str2.length / lineWidth);
+          const lines2 = new Array(n);
           for (let i = 0, o = 0; i < n; ++i, o += lineWidth) {
-            lines[i] = str.substr(o, lineWidth);
+            lines2[i] = str2.substr(o, lineWidth);
           }
-          str = lines.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
+          str2 = lines2.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
         }
-        return stringifyString.stringifyString({ comment, type, value: str }, ctx, onComment, onChompKeep);
+        return stringifyString.stringifyString({ comment, type, value: str2 }, ctx, onComment, onChompKeep);
       }
     };
     exports2.binary = binary;
@@ -2852,7 +2852,7 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str) => str.slice(-3).toLowerCase() === "nan" ? NaN : str[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -2861,10 +2861,10 @@ var require_float2 = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
-      resolve: (str) => parseFloat(str.replace(/_/g, "")),
+      resolve: (str2) => parseFloat(str2.replace(/_/g, "")),
       stringify(node) {
-        const num = Number(node.value);
-        return isFinite(num) ? num.toExponential() : stringifyNumber.stringifyNumber(node);
+        const num2 = Number(node.value);
+        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node);
       }
     };
     var float = {
@@ -2872,11 +2872,11 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$/,
-      resolve(str) {
-        const node = new Scalar.Scalar(parseFloat(str.replace(/_/g, "")));
-        const dot = str.indexOf(".");
+      resolve(str2) {
+        const node = new Scalar.Scalar(parseFloat(str2.replace(/_/g, "")));
+        const dot = str2.indexOf(".");
         if (dot !== -1) {
-          const f = str.substring(dot + 1).replace(/_/g, "");
+          const f = str2.substring(dot + 1).replace(/_/g, "");
           if (f[f.length - 1] === "0")
             node.minFractionDigits = f.length;
         }
@@ -2896,34 +2896,34 @@ var require_int2 = __commonJS({
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    function intResolve(str, offset, radix, { intAsBigInt }) {
-      const sign = str[0];
+    function intResolve(str2, offset, radix, { intAsBigInt }) {
+      const sign = str2[0];
       if (sign === "-" || sign === "+")
         offset += 1;
-      str = str.substring(offset).replace(/_/g, "");
+      str2 = str2.substring(offset).replace(/_/g, "");
       if (intAsBigInt) {
         switch (radix) {
           case 2:
-            str = `0b${str}`;
+            str2 = `0b${str2}`;
             break;
           case 8:
-            str = `0o${str}`;
+            str2 = `0o${str2}`;
             break;
           case 16:
-            str = `0x${str}`;
+            str2 = `0x${str2}`;
             break;
         }
-        const n2 = BigInt(str);
+        const n2 = BigInt(str2);
         return sign === "-" ? BigInt(-1) * n2 : n2;
       }
-      const n = parseInt(str, radix);
+      const n = parseInt(str2, radix);
       return sign === "-" ? -1 * n : n;
     }
     function intStringify(node, radix, prefix) {
       const { value } = node;
       if (intIdentify(value)) {
-        const str = value.toString(radix);
-        return value < 0 ? "-" + prefix + str.substr(1) : prefix + str;
+        const str2 = value.toString(radix);
+        return value < 0 ? "-" + prefix + str2.substr(1) : prefix + str2;
       }
       return stringifyNumber.stringifyNumber(node);
     }
@@ -2933,7 +2933,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "BIN",
       test: /^[-+]?0b[0-1_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 2, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 2, opt),
       stringify: (node) => intStringify(node, 2, "0b")
     };
     var intOct = {
@@ -2942,7 +2942,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^[-+]?0[0-7_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 1, 8, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 1, 8, opt),
       stringify: (node) => intStringify(node, 8, "0")
     };
     var int = {
@@ -2950,7 +2950,7 @@ var require_int2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9][0-9_]*$/,
-      resolve: (str, _onError, opt) => intResolve(str, 0, 10, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -2959,7 +2959,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^[-+]?0x[0-9a-fA-F_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 16, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
       stringify: (node) => intStringify(node, 16, "0x")
     };
     exports2.int = int;
@@ -3063,26 +3063,26 @@ var require_timestamp = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/timestamp.js"(exports2) {
     "use strict";
     var stringifyNumber = require_stringifyNumber();
-    function parseSexagesimal(str, asBigInt) {
-      const sign = str[0];
-      const parts = sign === "-" || sign === "+" ? str.substring(1) : str;
-      const num = (n) => asBigInt ? BigInt(n) : Number(n);
-      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num(60) + num(p), num(0));
-      return sign === "-" ? num(-1) * res : res;
+    function parseSexagesimal(str2, asBigInt) {
+      const sign = str2[0];
+      const parts = sign === "-" || sign === "+" ? str2.substring(1) : str2;
+      const num2 = (n) => asBigInt ? BigInt(n) : Number(n);
+      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num2(60) + num2(p), num2(0));
+      return sign === "-" ? num2(-1) * res : res;
     }
     function stringifySexagesimal(node) {
       let { value } = node;
-      let num = (n) => n;
+      let num2 = (n) => n;
       if (typeof value === "bigint")
-        num = (n) => BigInt(n);
+        num2 = (n) => BigInt(n);
       else if (isNaN(value) || !isFinite(value))
         return stringifyNumber.stringifyNumber(node);
       let sign = "";
       if (value < 0) {
         sign = "-";
-        value *= num(-1);
+        value *= num2(-1);
       }
-      const _60 = num(60);
+      const _60 = num2(60);
       const parts = [value % _60];
       if (value < 60) {
         parts.unshift(0);
@@ -3102,7 +3102,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+$/,
-      resolve: (str, _onError, { intAsBigInt }) => parseSexagesimal(str, intAsBigInt),
+      resolve: (str2, _onError, { intAsBigInt }) => parseSexagesimal(str2, intAsBigInt),
       stringify: stringifySexagesimal
     };
     var floatTime = {
@@ -3111,7 +3111,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*$/,
-      resolve: (str) => parseSexagesimal(str, false),
+      resolve: (str2) => parseSexagesimal(str2, false),
       stringify: stringifySexagesimal
     };
     var timestamp = {
@@ -3122,8 +3122,8 @@ var require_timestamp = __commonJS({
       // may be omitted altogether, resulting in a date format. In such a case, the time part is
       // assumed to be 00:00:00Z (start of day, UTC).
       test: RegExp("^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:t|T|[ \\t]+)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2}(\\.[0-9]+)?)(?:[ \\t]*(Z|[-+][012]?[0-9](?::[0-9]{2})?))?)?$"),
-      resolve(str) {
-        const match = str.match(timestamp.test);
+      resolve(str2) {
+        const match = str2.match(timestamp.test);
         if (!match)
           throw new Error("!!timestamp expects a date, starting with yyyy-mm-dd");
         const [, year, month, day, hour, minute, second] = match.map(Number);
@@ -3324,35 +3324,35 @@ var require_stringifyDocument = __commonJS({
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyDocument(doc, options) {
-      const lines = [];
+      const lines2 = [];
       let hasDirectives = options.directives === true;
       if (options.directives !== false && doc.directives) {
         const dir = doc.directives.toString(doc);
         if (dir) {
-          lines.push(dir);
+          lines2.push(dir);
           hasDirectives = true;
         } else if (doc.directives.docStart)
           hasDirectives = true;
       }
       if (hasDirectives)
-        lines.push("---");
+        lines2.push("---");
       const ctx = stringify.createStringifyContext(doc, options);
       const { commentString } = ctx.options;
       if (doc.commentBefore) {
-        if (lines.length !== 1)
-          lines.unshift("");
+        if (lines2.length !== 1)
+          lines2.unshift("");
         const cs = commentString(doc.commentBefore);
-        lines.unshift(stringifyComment.indentComment(cs, ""));
+        lines2.unshift(stringifyComment.indentComment(cs, ""));
       }
       let chompKeep = false;
       let contentComment = null;
       if (doc.contents) {
         if (identity.isNode(doc.contents)) {
           if (doc.contents.spaceBefore && hasDirectives)
-            lines.push("");
+            lines2.push("");
           if (doc.contents.commentBefore) {
             const cs = commentString(doc.contents.commentBefore);
-            lines.push(stringifyComment.indentComment(cs, ""));
+            lines2.push(stringifyComment.indentComment(cs, ""));
           }
           ctx.forceBlockIndent = !!doc.comment;
           contentComment = doc.contents.comment;
@@ -3361,36 +3361,36 @@ var require_stringifyDocument = __commonJS({
         let body = stringify.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
         if (contentComment)
           body += stringifyComment.lineComment(body, "", commentString(contentComment));
-        if ((body[0] === "|" || body[0] === ">") && lines[lines.length - 1] === "---") {
-          lines[lines.length - 1] = `--- ${body}`;
+        if ((body[0] === "|" || body[0] === ">") && lines2[lines2.length - 1] === "---") {
+          lines2[lines2.length - 1] = `--- ${body}`;
         } else
-          lines.push(body);
+          lines2.push(body);
       } else {
-        lines.push(stringify.stringify(doc.contents, ctx));
+        lines2.push(stringify.stringify(doc.contents, ctx));
       }
       if (doc.directives?.docEnd) {
         if (doc.comment) {
           const cs = commentString(doc.comment);
           if (cs.includes("\n")) {
-            lines.push("...");
-            lines.push(stringifyComment.indentComment(cs, ""));
+            lines2.push("...");
+            lines2.push(stringifyComment.indentComment(cs, ""));
           } else {
-            lines.push(`... ${cs}`);
+            lines2.push(`... ${cs}`);
           }
         } else {
-          lines.push("...");
+          lines2.push("...");
         }
       } else {
         let dc = doc.comment;
         if (dc && chompKeep)
           dc = dc.replace(/^\n+/, "");
         if (dc) {
-          if ((!chompKeep || contentComment) && lines[lines.length - 1] !== "")
-            lines.push("");
-          lines.push(stringifyComment.indentComment(commentString(dc), ""));
+          if ((!chompKeep || contentComment) && lines2[lines2.length - 1] !== "")
+            lines2.push("");
+          lines2.push(stringifyComment.indentComment(commentString(dc), ""));
         }
       }
-      return lines.join("\n") + "\n";
+      return lines2.join("\n") + "\n";
     }
     exports2.stringifyDocument = stringifyDocument;
   }
@@ -3474,9 +3474,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path9, value) {
+      addIn(path12, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path9, value);
+          this.contents.addIn(path12, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -3551,14 +3551,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path9) {
-        if (Collection.isEmptyPath(path9)) {
+      deleteIn(path12) {
+        if (Collection.isEmptyPath(path12)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path9) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path12) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -3573,10 +3573,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path9, keepScalar) {
-        if (Collection.isEmptyPath(path9))
+      getIn(path12, keepScalar) {
+        if (Collection.isEmptyPath(path12))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path9, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path12, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -3587,10 +3587,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path9) {
-        if (Collection.isEmptyPath(path9))
+      hasIn(path12) {
+        if (Collection.isEmptyPath(path12))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path9) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path12) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -3607,13 +3607,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path9, value) {
-        if (Collection.isEmptyPath(path9)) {
+      setIn(path12, value) {
+        if (Collection.isEmptyPath(path12)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path9), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path12), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path9, value);
+          this.contents.setIn(path12, value);
         }
       }
       /**
@@ -4452,17 +4452,17 @@ var require_resolve_block_scalar = __commonJS({
       if (!header)
         return { value: "", type: null, comment: "", range: [start, start, start] };
       const type = header.mode === ">" ? Scalar.Scalar.BLOCK_FOLDED : Scalar.Scalar.BLOCK_LITERAL;
-      const lines = scalar.source ? splitLines(scalar.source) : [];
-      let chompStart = lines.length;
-      for (let i = lines.length - 1; i >= 0; --i) {
-        const content = lines[i][1];
+      const lines2 = scalar.source ? splitLines(scalar.source) : [];
+      let chompStart = lines2.length;
+      for (let i = lines2.length - 1; i >= 0; --i) {
+        const content = lines2[i][1];
         if (content === "" || content === "\r")
           chompStart = i;
         else
           break;
       }
       if (chompStart === 0) {
-        const value2 = header.chomp === "+" && lines.length > 0 ? "\n".repeat(Math.max(1, lines.length - 1)) : "";
+        const value2 = header.chomp === "+" && lines2.length > 0 ? "\n".repeat(Math.max(1, lines2.length - 1)) : "";
         let end2 = start + header.length;
         if (scalar.source)
           end2 += scalar.source.length;
@@ -4472,7 +4472,7 @@ var require_resolve_block_scalar = __commonJS({
       let offset = scalar.offset + header.length;
       let contentStart = 0;
       for (let i = 0; i < chompStart; ++i) {
-        const [indent, content] = lines[i];
+        const [indent, content] = lines2[i];
         if (content === "" || content === "\r") {
           if (header.indent === 0 && indent.length > trimIndent)
             trimIndent = indent.length;
@@ -4492,17 +4492,17 @@ var require_resolve_block_scalar = __commonJS({
         }
         offset += indent.length + content.length + 1;
       }
-      for (let i = lines.length - 1; i >= chompStart; --i) {
-        if (lines[i][0].length > trimIndent)
+      for (let i = lines2.length - 1; i >= chompStart; --i) {
+        if (lines2[i][0].length > trimIndent)
           chompStart = i + 1;
       }
       let value = "";
       let sep3 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
-        value += lines[i][0].slice(trimIndent) + "\n";
+        value += lines2[i][0].slice(trimIndent) + "\n";
       for (let i = contentStart; i < chompStart; ++i) {
-        let [indent, content] = lines[i];
+        let [indent, content] = lines2[i];
         offset += indent.length + content.length + 1;
         const crlf = content[content.length - 1] === "\r";
         if (crlf)
@@ -4539,8 +4539,8 @@ var require_resolve_block_scalar = __commonJS({
         case "-":
           break;
         case "+":
-          for (let i = chompStart; i < lines.length; ++i)
-            value += "\n" + lines[i][0].slice(trimIndent);
+          for (let i = chompStart; i < lines2.length; ++i)
+            value += "\n" + lines2[i][0].slice(trimIndent);
           if (value[value.length - 1] !== "\n")
             value += "\n";
           break;
@@ -4615,10 +4615,10 @@ var require_resolve_block_scalar = __commonJS({
       const first = split[0];
       const m = first.match(/^( *)/);
       const line0 = m?.[1] ? [m[1], first.slice(m[1].length)] : ["", first];
-      const lines = [line0];
+      const lines2 = [line0];
       for (let i = 1; i < split.length; i += 2)
-        lines.push([split[i], split[i + 1]]);
-      return lines;
+        lines2.push([split[i], split[i + 1]]);
+      return lines2;
     }
     exports2.resolveBlockScalar = resolveBlockScalar;
   }
@@ -5574,9 +5574,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path9) => {
+    visit.itemAtPath = (cst, path12) => {
       let item = cst;
-      for (const [field, index] of path9) {
+      for (const [field, index] of path12) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -5585,23 +5585,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path9) => {
-      const parent = visit.itemAtPath(cst, path9.slice(0, -1));
-      const field = path9[path9.length - 1][0];
+    visit.parentCollection = (cst, path12) => {
+      const parent = visit.itemAtPath(cst, path12.slice(0, -1));
+      const field = path12[path12.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path9, item, visitor) {
-      let ctrl = visitor(item, path9);
+    function _visit(path12, item, visitor) {
+      let ctrl = visitor(item, path12);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path9.concat([[field, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path12.concat([[field, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -5612,10 +5612,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path9);
+            ctrl = ctrl(item, path12);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path9) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path12) : ctrl;
     }
     exports2.visit = visit;
   }
@@ -6917,14 +6917,14 @@ var require_parser = __commonJS({
             case "scalar":
             case "single-quoted-scalar":
             case "double-quoted-scalar": {
-              const fs10 = this.flowScalar(this.type);
+              const fs13 = this.flowScalar(this.type);
               if (atNextItem || it.value) {
-                map.items.push({ start, key: fs10, sep: [] });
+                map.items.push({ start, key: fs13, sep: [] });
                 this.onKeyLine = true;
               } else if (it.sep) {
-                this.stack.push(fs10);
+                this.stack.push(fs13);
               } else {
-                Object.assign(it, { key: fs10, sep: [] });
+                Object.assign(it, { key: fs13, sep: [] });
                 this.onKeyLine = true;
               }
               return;
@@ -7052,13 +7052,13 @@ var require_parser = __commonJS({
             case "scalar":
             case "single-quoted-scalar":
             case "double-quoted-scalar": {
-              const fs10 = this.flowScalar(this.type);
+              const fs13 = this.flowScalar(this.type);
               if (!it || it.value)
-                fc.items.push({ start: [], key: fs10, sep: [] });
+                fc.items.push({ start: [], key: fs13, sep: [] });
               else if (it.sep)
-                this.stack.push(fs10);
+                this.stack.push(fs13);
               else
-                Object.assign(it, { key: fs10, sep: [] });
+                Object.assign(it, { key: fs13, sep: [] });
               return;
             }
             case "flow-map-end":
@@ -7370,7 +7370,7 @@ var require_dist = __commonJS({
 var require_ignore = __commonJS({
   "node_modules/@balena/dockerignore/ignore.js"(exports2, module) {
     "use strict";
-    var path9 = __require("path");
+    var path12 = __require("path");
     var factory = (options) => new IgnoreBase(options);
     factory.default = factory;
     module.exports = factory;
@@ -7379,22 +7379,22 @@ var require_ignore = __commonJS({
     }
     var REGEX_TRAILING_SLASH = /(?<=.)\/$/;
     var REGEX_TRAILING_BACKSLASH = /(?<=.)\\$/;
-    var REGEX_TRAILING_PATH_SEP = path9.sep === "\\" ? REGEX_TRAILING_BACKSLASH : REGEX_TRAILING_SLASH;
+    var REGEX_TRAILING_PATH_SEP = path12.sep === "\\" ? REGEX_TRAILING_BACKSLASH : REGEX_TRAILING_SLASH;
     var KEY_IGNORE = typeof Symbol !== "undefined" ? /* @__PURE__ */ Symbol.for("dockerignore") : "dockerignore";
     function cleanPath(file) {
-      return path9.normalize(file).replace(REGEX_TRAILING_PATH_SEP, "");
+      return path12.normalize(file).replace(REGEX_TRAILING_PATH_SEP, "");
     }
     function toSlash(file) {
-      if (path9.sep === "/") {
+      if (path12.sep === "/") {
         return file;
       }
       return file.replace(/\\/g, "/");
     }
     function fromSlash(file) {
-      if (path9.sep === "/") {
+      if (path12.sep === "/") {
         return file;
       }
-      return file.replace(/\//g, path9.sep);
+      return file.replace(/\//g, path12.sep);
     }
     var IgnoreBase = class {
       constructor({
@@ -7443,13 +7443,13 @@ var require_ignore = __commonJS({
         return pattern && typeof pattern === "string" && pattern.indexOf("#") !== 0 && pattern.trim() !== "";
       }
       filter(paths) {
-        return make_array(paths).filter((path10) => this._filter(path10));
+        return make_array(paths).filter((path13) => this._filter(path13));
       }
       createFilter() {
-        return (path10) => this._filter(path10);
+        return (path13) => this._filter(path13);
       }
-      ignores(path10) {
-        return !this._filter(path10);
+      ignores(path13) {
+        return !this._filter(path13);
       }
       // https://github.com/moby/moby/blob/v19.03.8/builder/dockerignore/dockerignore.go#L41-L53
       // https://github.com/moby/moby/blob/v19.03.8/pkg/fileutils/fileutils.go#L29-L55
@@ -7488,36 +7488,36 @@ var require_ignore = __commonJS({
           origin,
           pattern,
           // https://github.com/moby/moby/blob/v19.03.8/pkg/fileutils/fileutils.go#L54
-          dirs: pattern.split(path9.sep),
+          dirs: pattern.split(path12.sep),
           negative
         };
       }
       // @returns `Boolean` true if the `path` is NOT ignored
-      _filter(path10) {
-        if (!path10) {
+      _filter(path13) {
+        if (!path13) {
           return false;
         }
-        if (path10 in this._cache) {
-          return this._cache[path10];
+        if (path13 in this._cache) {
+          return this._cache[path13];
         }
-        return this._cache[path10] = this._test(path10);
+        return this._cache[path13] = this._test(path13);
       }
       // @returns {Boolean} true if a file is NOT ignored
       // https://github.com/moby/moby/blob/v19.03.8/pkg/fileutils/fileutils.go#L62
       _test(file) {
         file = fromSlash(file);
-        const parentPath = cleanPath(path9.dirname(file));
-        const parentPathDirs = parentPath.split(path9.sep);
+        const parentPath = cleanPath(path12.dirname(file));
+        const parentPathDirs = parentPath.split(path12.sep);
         let matched = false;
         this._rules.forEach((rule) => {
           let match = this._match(file, rule);
           if (!match && parentPath !== ".") {
             if (rule.dirs.includes("**")) {
               for (let i = rule.dirs.filter((x) => x !== "**").length; i <= parentPathDirs.length; i++) {
-                match = match || this._match(parentPathDirs.slice(0, i).join(path9.sep), rule);
+                match = match || this._match(parentPathDirs.slice(0, i).join(path12.sep), rule);
               }
             } else if (rule.dirs.length <= parentPathDirs.length) {
-              match = this._match(parentPathDirs.slice(0, rule.dirs.length).join(path9.sep), rule);
+              match = this._match(parentPathDirs.slice(0, rule.dirs.length).join(path12.sep), rule);
             }
           }
           if (match) {
@@ -7536,13 +7536,13 @@ var require_ignore = __commonJS({
           return rule;
         }
         let regStr = "^";
-        let escapedSlash = path9.sep === "\\" ? "\\\\" : path9.sep;
+        let escapedSlash = path12.sep === "\\" ? "\\\\" : path12.sep;
         for (let i = 0; i < rule.pattern.length; i++) {
           const ch = rule.pattern[i];
           if (ch === "*") {
             if (rule.pattern[i + 1] === "*") {
               i++;
-              if (rule.pattern[i + 1] === path9.sep) {
+              if (rule.pattern[i + 1] === path12.sep) {
                 i++;
               }
               if (rule.pattern[i + 1] === void 0) {
@@ -7558,7 +7558,7 @@ var require_ignore = __commonJS({
           } else if (ch === "." || ch === "$") {
             regStr += `\\${ch}`;
           } else if (ch === "\\") {
-            if (path9.sep === "\\") {
+            if (path12.sep === "\\") {
               regStr += escapedSlash;
               continue;
             }
@@ -8722,7 +8722,7 @@ var require_streamx = __commonJS({
         }
       }
       static deferred(fn, opts) {
-        const out = new PassThrough(opts);
+        const out = new PassThrough2(opts);
         fn().then((src) => {
           if (src === null) return out.end();
           if (out.destroying) return;
@@ -8824,8 +8824,8 @@ var require_streamx = __commonJS({
             return this;
           },
           next() {
-            return new Promise(function(resolve3, reject) {
-              promiseResolve = resolve3;
+            return new Promise(function(resolve4, reject) {
+              promiseResolve = resolve4;
               promiseReject = reject;
               const data = stream.read();
               if (data !== null) ondata(data);
@@ -8858,11 +8858,11 @@ var require_streamx = __commonJS({
         }
         function destroy(err) {
           stream.destroy(err);
-          return new Promise((resolve3, reject) => {
-            if (stream._duplexState & DESTROYED) return resolve3({ value: void 0, done: true });
+          return new Promise((resolve4, reject) => {
+            if (stream._duplexState & DESTROYED) return resolve4({ value: void 0, done: true });
             stream.once("close", function() {
               if (err) reject(err);
-              else resolve3({ value: void 0, done: true });
+              else resolve4({ value: void 0, done: true });
             });
           });
         }
@@ -8906,8 +8906,8 @@ var require_streamx = __commonJS({
         const writes = pending + (ws._duplexState & WRITE_WRITING ? 1 : 0);
         if (writes === 0) return Promise.resolve(true);
         if (state.drains === null) state.drains = [];
-        return new Promise((resolve3) => {
-          state.drains.push({ writes, resolve: resolve3 });
+        return new Promise((resolve4) => {
+          state.drains.push({ writes, resolve: resolve4 });
         });
       }
       write(data) {
@@ -9002,7 +9002,7 @@ var require_streamx = __commonJS({
         this._flush(transformAfterFlush.bind(this));
       }
     };
-    var PassThrough = class extends Transform {
+    var PassThrough2 = class extends Transform {
     };
     function transformAfterFlush(err, data) {
       const cb = this._transformState.afterFinal;
@@ -9012,10 +9012,10 @@ var require_streamx = __commonJS({
       cb(null);
     }
     function pipelinePromise(...streams) {
-      return new Promise((resolve3, reject) => {
+      return new Promise((resolve4, reject) => {
         return pipeline(...streams, (err) => {
           if (err) return reject(err);
-          resolve3();
+          resolve4();
         });
       });
     }
@@ -9133,7 +9133,7 @@ var require_streamx = __commonJS({
       Duplex,
       Transform,
       // Export PassThrough for compatibility with Node.js core's stream module
-      PassThrough
+      PassThrough: PassThrough2
     };
   }
 });
@@ -9325,9 +9325,9 @@ var require_headers = __commonJS({
       }
       return 0;
     }
-    function indexOf(block, num, offset, end) {
+    function indexOf(block, num2, offset, end) {
       for (; offset < end; offset++) {
-        if (block[offset] === num) return offset;
+        if (block[offset] === num2) return offset;
       }
       return end;
     }
@@ -9342,18 +9342,18 @@ var require_headers = __commonJS({
       if (val.length > n) return SEVENS.slice(0, n) + " ";
       return ZEROS.slice(0, n - val.length) + val + " ";
     }
-    function encodeSizeBin(num, buf, off) {
+    function encodeSizeBin(num2, buf, off) {
       buf[off] = 128;
       for (let i = 11; i > 0; i--) {
-        buf[off + i] = num & 255;
-        num = Math.floor(num / 256);
+        buf[off + i] = num2 & 255;
+        num2 = Math.floor(num2 / 256);
       }
     }
-    function encodeSize(num, buf, off) {
-      if (num.toString(8).length > 11) {
-        encodeSizeBin(num, buf, off);
+    function encodeSize(num2, buf, off) {
+      if (num2.toString(8).length > 11) {
+        encodeSizeBin(num2, buf, off);
       } else {
-        b4a.write(buf, encodeOct(num, 11), off);
+        b4a.write(buf, encodeOct(num2, 11), off);
       }
     }
     function parse256(buf) {
@@ -9391,11 +9391,11 @@ var require_headers = __commonJS({
     function decodeStr(val, offset, length, encoding) {
       return b4a.toString(val.subarray(offset, indexOf(val, 0, offset, offset + length)), encoding);
     }
-    function addLength(str) {
-      const len = b4a.byteLength(str);
+    function addLength(str2) {
+      const len = b4a.byteLength(str2);
       let digits = Math.floor(Math.log(len) / Math.log(10)) + 1;
       if (len + digits >= Math.pow(10, digits)) digits++;
-      return len + digits + str;
+      return len + digits + str2;
     }
   }
 });
@@ -9685,16 +9685,16 @@ var require_extract = __commonJS({
           entryCallback = null;
           cb(err);
         }
-        function onnext(resolve3, reject) {
+        function onnext(resolve4, reject) {
           if (error) {
             return reject(error);
           }
           if (entryStream) {
-            resolve3({ value: entryStream, done: false });
+            resolve4({ value: entryStream, done: false });
             entryStream = null;
             return;
           }
-          promiseResolve = resolve3;
+          promiseResolve = resolve4;
           promiseReject = reject;
           consumeCallback(null);
           if (extract._finished && promiseResolve) {
@@ -9722,11 +9722,11 @@ var require_extract = __commonJS({
         function destroy(err) {
           extract.destroy(err);
           consumeCallback(err);
-          return new Promise((resolve3, reject) => {
-            if (extract.destroyed) return resolve3({ value: void 0, done: true });
+          return new Promise((resolve4, reject) => {
+            if (extract.destroyed) return resolve4({ value: void 0, done: true });
             extract.once("close", function() {
               if (err) reject(err);
-              else resolve3({ value: void 0, done: true });
+              else resolve4({ value: void 0, done: true });
             });
           });
         }
@@ -10010,17 +10010,17 @@ var require_tar_stream = __commonJS({
 var require_utils = __commonJS({
   "node_modules/docker-modem/lib/utils.js"(exports2, module) {
     var arr = [];
-    var each = arr.forEach;
+    var each2 = arr.forEach;
     var slice = arr.slice;
-    module.exports.extend = function(obj) {
-      each.call(slice.call(arguments, 1), function(source) {
+    module.exports.extend = function(obj2) {
+      each2.call(slice.call(arguments, 1), function(source) {
         if (source) {
           for (var prop in source) {
-            obj[prop] = source[prop];
+            obj2[prop] = source[prop];
           }
         }
       });
-      return obj;
+      return obj2;
     };
     module.exports.parseJSON = function(s) {
       try {
@@ -10338,9 +10338,9 @@ var require_reader = __commonJS({
       this._offset = o;
       if (this.length === 0)
         return retbuf ? Buffer3.alloc(0) : "";
-      var str = this._buf.slice(this._offset, this._offset + this.length);
+      var str2 = this._buf.slice(this._offset, this._offset + this.length);
       this._offset += this.length;
-      return retbuf ? str : str.toString("utf8");
+      return retbuf ? str2 : str2.toString("utf8");
     };
     Reader.prototype.readOID = function(tag) {
       if (!tag)
@@ -12584,29 +12584,29 @@ var require_nacl_fast = __commonJS({
         return smlen;
       }
       function unpackneg(r, p) {
-        var t = gf(), chk = gf(), num = gf(), den = gf(), den2 = gf(), den4 = gf(), den6 = gf();
+        var t = gf(), chk = gf(), num2 = gf(), den = gf(), den2 = gf(), den4 = gf(), den6 = gf();
         set25519(r[2], gf1);
         unpack25519(r[1], p);
-        S(num, r[1]);
-        M(den, num, D);
-        Z(num, num, r[2]);
+        S(num2, r[1]);
+        M(den, num2, D);
+        Z(num2, num2, r[2]);
         A(den, r[2], den);
         S(den2, den);
         S(den4, den2);
         M(den6, den4, den2);
-        M(t, den6, num);
+        M(t, den6, num2);
         M(t, t, den);
         pow2523(t, t);
-        M(t, t, num);
+        M(t, t, num2);
         M(t, t, den);
         M(t, t, den);
         M(r[0], t, den);
         S(chk, r[0]);
         M(chk, chk, den);
-        if (neq25519(chk, num)) M(r[0], r[0], I);
+        if (neq25519(chk, num2)) M(r[0], r[0], I);
         S(chk, r[0]);
         M(chk, chk, den);
-        if (neq25519(chk, num)) return -1;
+        if (neq25519(chk, num2)) return -1;
         if (par25519(r[0]) === p[31] >> 7) Z(r[0], gf0, r[0]);
         M(r[3], r[0], r[1]);
         return 0;
@@ -14540,7 +14540,7 @@ var require_constants2 = __commonJS({
       curve25519Supported,
       eddsaSupported
     };
-    module.exports.DISCONNECT_REASON_BY_VALUE = Array.from(Object.entries(module.exports.DISCONNECT_REASON)).reduce((obj, [key, value]) => ({ ...obj, [value]: key }), {});
+    module.exports.DISCONNECT_REASON_BY_VALUE = Array.from(Object.entries(module.exports.DISCONNECT_REASON)).reduce((obj2, [key, value]) => ({ ...obj2, [value]: key }), {});
   }
 });
 
@@ -16597,7 +16597,7 @@ var require_crypto = __commonJS({
       MAC_INFO,
       bindingAvailable: !!binding,
       init: (() => {
-        return new Promise(async (resolve3, reject) => {
+        return new Promise(async (resolve4, reject) => {
           try {
             POLY1305_WASM_MODULE = await require_poly1305()();
             POLY1305_RESULT_MALLOC = POLY1305_WASM_MODULE._malloc(16);
@@ -16609,7 +16609,7 @@ var require_crypto = __commonJS({
           } catch (ex) {
             return reject(ex);
           }
-          resolve3();
+          resolve4();
         });
       })(),
       NullCipher,
@@ -16627,7 +16627,7 @@ var require_keyParser = __commonJS({
     var {
       createDecipheriv,
       createECDH,
-      createHash: createHash4,
+      createHash: createHash5,
       createHmac,
       createSign,
       createVerify,
@@ -17141,8 +17141,8 @@ ${formatted}-----END ${type} KEY-----`;
         return keys;
       };
       const regexp = /^-----BEGIN OPENSSH PRIVATE KEY-----(?:\r\n|\n)([\s\S]+)(?:\r\n|\n)-----END OPENSSH PRIVATE KEY-----$/;
-      OpenSSH_Private.parse = (str, passphrase) => {
-        const m = regexp.exec(str);
+      OpenSSH_Private.parse = (str2, passphrase) => {
+        const m = regexp.exec(str2);
         if (m === null)
           return null;
         let ret;
@@ -17277,8 +17277,8 @@ ${formatted}-----END ${type} KEY-----`;
     OpenSSH_Old_Private.prototype = BaseKey;
     {
       const regexp = /^-----BEGIN (RSA|DSA|EC) PRIVATE KEY-----(?:\r\n|\n)((?:[^:]+:\s*[\S].*(?:\r\n|\n))*)([\s\S]+)(?:\r\n|\n)-----END (RSA|DSA|EC) PRIVATE KEY-----$/;
-      OpenSSH_Old_Private.parse = (str, passphrase) => {
-        const m = regexp.exec(str);
+      OpenSSH_Old_Private.parse = (str2, passphrase) => {
+        const m = regexp.exec(str2);
         if (m === null)
           return null;
         let privBlob = Buffer.from(m[3], "base64");
@@ -17315,11 +17315,11 @@ ${formatted}-----END ${type} KEY-----`;
                 );
               }
               const ivSlice = bufferSlice(cipherIV, 0, 8);
-              let cipherKey = createHash4("md5").update(passphrase).update(ivSlice).digest();
+              let cipherKey = createHash5("md5").update(passphrase).update(ivSlice).digest();
               while (cipherKey.length < encInfo.keyLen) {
                 cipherKey = combineBuffers(
                   cipherKey,
-                  createHash4("md5").update(cipherKey).update(passphrase).update(ivSlice).digest()
+                  createHash5("md5").update(cipherKey).update(passphrase).update(ivSlice).digest()
                 );
               }
               if (cipherKey.length > encInfo.keyLen)
@@ -17469,8 +17469,8 @@ ${formatted}-----END ${type} KEY-----`;
       const PPK_PP1 = Buffer.from([0, 0, 0, 0]);
       const PPK_PP2 = Buffer.from([0, 0, 0, 1]);
       const regexp = /^PuTTY-User-Key-File-2: (ssh-(?:rsa|dss))\r?\nEncryption: (aes256-cbc|none)\r?\nComment: ([^\r\n]*)\r?\nPublic-Lines: \d+\r?\n([\s\S]+?)\r?\nPrivate-Lines: \d+\r?\n([\s\S]+?)\r?\nPrivate-MAC: ([^\r\n]+)/;
-      PPK_Private.parse = (str, passphrase) => {
-        const m = regexp.exec(str);
+      PPK_Private.parse = (str2, passphrase) => {
+        const m = regexp.exec(str2);
         if (m === null)
           return null;
         const cipherName = m[2];
@@ -17484,8 +17484,8 @@ ${formatted}-----END ${type} KEY-----`;
         if (encrypted) {
           const encInfo = CIPHER_INFO[cipherName];
           let cipherKey = combineBuffers(
-            createHash4("sha1").update(PPK_PP1).update(passphrase).digest(),
-            createHash4("sha1").update(PPK_PP2).update(passphrase).digest()
+            createHash5("sha1").update(PPK_PP1).update(passphrase).digest(),
+            createHash5("sha1").update(PPK_PP2).update(passphrase).digest()
           );
           if (cipherKey.length > encInfo.keyLen)
             cipherKey = bufferSlice(cipherKey, 0, encInfo.keyLen);
@@ -17525,7 +17525,7 @@ ${formatted}-----END ${type} KEY-----`;
           passphrase = EMPTY_PASSPHRASE;
         const calcMAC = createHmac(
           "sha1",
-          createHash4("sha1").update("putty-private-key-file-mac-key").update(passphrase).digest()
+          createHash5("sha1").update("putty-private-key-file-mac-key").update(passphrase).digest()
         ).update(macData).digest("hex");
         if (calcMAC !== mac) {
           if (encrypted) {
@@ -17614,8 +17614,8 @@ ${formatted}-----END ${type} KEY-----`;
         regexp = /^(((?:ssh-(?:rsa|dss|ed25519))|ecdsa-sha2-nistp(?:256|384|521))(?:-cert-v0[01]@openssh.com)?) ([A-Z0-9a-z/+=]+)(?:$|\s+([\S].*)?)$/;
       else
         regexp = /^(((?:ssh-(?:rsa|dss))|ecdsa-sha2-nistp(?:256|384|521))(?:-cert-v0[01]@openssh.com)?) ([A-Z0-9a-z/+=]+)(?:$|\s+([\S].*)?)$/;
-      OpenSSH_Public.parse = (str) => {
-        const m = regexp.exec(str);
+      OpenSSH_Public.parse = (str2) => {
+        const m = regexp.exec(str2);
         if (m === null)
           return null;
         const fullType = m[1];
@@ -17643,8 +17643,8 @@ ${formatted}-----END ${type} KEY-----`;
       const RE_DATA = /^[A-Z0-9a-z/+=\r\n]+$/;
       const RE_HEADER = /^([\x21-\x39\x3B-\x7E]{1,64}): ((?:[^\\]*\\\r?\n)*[^\r\n]+)\r?\n/gm;
       const RE_HEADER_ENDS = /\\\r?\n/g;
-      RFC4716_Public.parse = (str) => {
-        let m = regexp.exec(str);
+      RFC4716_Public.parse = (str2) => {
+        let m = regexp.exec(str2);
         if (m === null)
           return null;
         const body = m[1];
@@ -17867,7 +17867,7 @@ var require_agent = __commonJS({
     "use strict";
     var { Socket } = __require("net");
     var { Duplex } = __require("stream");
-    var { resolve: resolve3 } = __require("path");
+    var { resolve: resolve4 } = __require("path");
     var { readFile } = __require("fs");
     var { execFile, spawn: spawn2 } = __require("child_process");
     var { isParsedKey, parseKey } = require_keyParser();
@@ -18003,7 +18003,7 @@ var require_agent = __commonJS({
       const RET_ERR_BINSTDIN = 13;
       const RET_ERR_BINSTDOUT = 14;
       const RET_ERR_BADLEN = 15;
-      const EXEPATH = resolve3(__dirname, "..", "util/pagent.exe");
+      const EXEPATH = resolve4(__dirname, "..", "util/pagent.exe");
       const ERROR = {
         [RET_ERR_BADARGS]: new Error("Invalid pagent.exe arguments"),
         [RET_ERR_UNAVAILABLE]: new Error("Pageant is not running"),
@@ -18108,7 +18108,7 @@ var require_agent = __commonJS({
             const inBuf = [];
             let sock;
             let credsBuf = Buffer.alloc(12);
-            const port = parseInt(m[1], 10);
+            const port2 = parseInt(m[1], 10);
             const secret = m[2].replace(/-/g, "");
             const secretBuf = Buffer.allocUnsafe(16);
             for (let i = 0, j = 0; j < 32; ++i, j += 2)
@@ -18162,18 +18162,18 @@ var require_agent = __commonJS({
               sock.on("error", onFail);
               sock.on("end", onFail);
               sock.on("close", onFail);
-              sock.connect(port);
+              sock.connect(port2);
             }
           });
         }
       };
     })();
     var WINDOWS_PIPE_REGEX = /^[/\\][/\\]\.[/\\]pipe[/\\].+/;
-    function createAgent(path9) {
-      if (process.platform === "win32" && !WINDOWS_PIPE_REGEX.test(path9)) {
-        return path9 === "pageant" ? new PageantAgent() : new CygwinAgent(path9);
+    function createAgent(path12) {
+      if (process.platform === "win32" && !WINDOWS_PIPE_REGEX.test(path12)) {
+        return path12 === "pageant" ? new PageantAgent() : new CygwinAgent(path12);
       }
-      return new OpenSSHAgent(path9);
+      return new OpenSSHAgent(path12);
     }
     var AgentProtocol = (() => {
       const SSH_AGENTC_REQUEST_IDENTITIES = 11;
@@ -18933,7 +18933,7 @@ var require_handlers_misc = __commonJS({
     var {
       parseKey
     } = require_keyParser();
-    var TERMINAL_MODE_BY_VALUE = Array.from(Object.entries(TERMINAL_MODE)).reduce((obj, [key, value]) => ({ ...obj, [key]: value }), {});
+    var TERMINAL_MODE_BY_VALUE = Array.from(Object.entries(TERMINAL_MODE)).reduce((obj2, [key, value]) => ({ ...obj2, [key]: value }), {});
     module.exports = {
       // Transport layer protocol ==================================================
       [MESSAGE.DISCONNECT]: (self2, payload) => {
@@ -19626,8 +19626,8 @@ var require_handlers_misc = __commonJS({
               let signal;
               let coreDumped;
               if (self2._compatFlags & COMPAT.OLD_EXIT) {
-                const num = bufferParser.readUInt32BE();
-                switch (num) {
+                const num2 = bufferParser.readUInt32BE();
+                switch (num2) {
                   case 1:
                     signal = "HUP";
                     break;
@@ -19650,8 +19650,8 @@ var require_handlers_misc = __commonJS({
                     signal = "TERM";
                     break;
                   default:
-                    if (num !== void 0) {
-                      signal = `UNKNOWN (${num})`;
+                    if (num2 !== void 0) {
+                      signal = `UNKNOWN (${num2})`;
                     }
                 }
                 coreDumped = false;
@@ -19847,7 +19847,7 @@ var require_kex = __commonJS({
       createDiffieHellman,
       createDiffieHellmanGroup,
       createECDH,
-      createHash: createHash4,
+      createHash: createHash5,
       createPublicKey,
       diffieHellman,
       generateKeyPairSync,
@@ -20273,7 +20273,7 @@ var require_kex = __commonJS({
               DISCONNECT_REASON.KEY_EXCHANGE_FAILED
             );
           }
-          const hash = createHash4(this.hashName);
+          const hash = createHash5(this.hashName);
           hashString(hash, isServer ? this._remoteIdentRaw : this._identRaw);
           hashString(hash, isServer ? this._identRaw : this._remoteIdentRaw);
           hashString(hash, isServer ? this._remoteKexinit : this._kexinit);
@@ -20282,13 +20282,13 @@ var require_kex = __commonJS({
           hashString(hash, serverPublicHostKey);
           if (this.type === "groupex") {
             const params = this.getDHParams();
-            const num = Buffer.allocUnsafe(4);
-            writeUInt32BE(num, this._minBits, 0);
-            hash.update(num);
-            writeUInt32BE(num, this._prefBits, 0);
-            hash.update(num);
-            writeUInt32BE(num, this._maxBits, 0);
-            hash.update(num);
+            const num2 = Buffer.allocUnsafe(4);
+            writeUInt32BE(num2, this._minBits, 0);
+            hash.update(num2);
+            writeUInt32BE(num2, this._prefBits, 0);
+            hash.update(num2);
+            writeUInt32BE(num2, this._maxBits, 0);
+            hash.update(num2);
             hashString(hash, params.prime);
             hashString(hash, params.generator);
           }
@@ -21188,8 +21188,8 @@ var require_kex = __commonJS({
         ["sc", "lang"]
       ];
       return class KexInit {
-        constructor(obj) {
-          if (typeof obj !== "object" || obj === null)
+        constructor(obj2) {
+          if (typeof obj2 !== "object" || obj2 === null)
             throw new TypeError("Argument must be an object");
           const lists = {
             kex: void 0,
@@ -21216,13 +21216,13 @@ var require_kex = __commonJS({
             let key;
             if (typeof prop === "string") {
               base = lists;
-              val = obj[prop];
+              val = obj2[prop];
               desc = key = prop;
             } else {
               const parent = prop[0];
               base = lists[parent];
               key = prop[1];
-              val = obj[parent][key];
+              val = obj2[parent][key];
               desc = `${parent}.${key}`;
             }
             const entry = { array: void 0, buffer: void 0 };
@@ -21281,9 +21281,9 @@ var require_kex = __commonJS({
     function generateKEXVal(len, hashName, secret, exchangeHash, sessionID, char) {
       let ret;
       if (len) {
-        let digest = createHash4(hashName).update(secret).update(exchangeHash).update(char).update(sessionID).digest();
+        let digest = createHash5(hashName).update(secret).update(exchangeHash).update(char).update(sessionID).digest();
         while (digest.length < len) {
-          const chunk = createHash4(hashName).update(secret).update(exchangeHash).update(digest).digest();
+          const chunk = createHash5(hashName).update(secret).update(exchangeHash).update(digest).digest();
           const extended = Buffer.allocUnsafe(digest.length + chunk.length);
           extended.set(digest, 0);
           extended.set(chunk, digest.length);
@@ -22909,7 +22909,7 @@ var require_Protocol = __commonJS({
       let end = p;
       let needNL = false;
       let lineLen = 0;
-      let lines = 0;
+      let lines2 = 0;
       for (; p < data.length; ++p) {
         const ch = data[p];
         if (ch === 13) {
@@ -22947,7 +22947,7 @@ var require_Protocol = __commonJS({
           }
           if (this._server)
             throw new Error("Greetings from clients not permitted");
-          if (++lines > MAX_LINES)
+          if (++lines2 > MAX_LINES)
             throw new Error("Max greeting lines exceeded");
           needNL = false;
           start = p + 1;
@@ -23092,11 +23092,11 @@ ${suffix}`;
       }
     })();
     exports2.ERR_OUT_OF_RANGE = class ERR_OUT_OF_RANGE extends RangeError {
-      constructor(str, range, input, replaceDefaultBoolean) {
+      constructor(str2, range, input, replaceDefaultBoolean) {
         super();
         Error.captureStackTrace(this, ERR_OUT_OF_RANGE);
         assert(range, 'Missing "range" argument');
-        let msg = replaceDefaultBoolean ? str : `The value of "${str}" is out of range.`;
+        let msg = replaceDefaultBoolean ? str2 : `The value of "${str2}" is out of range.`;
         let received;
         if (Number.isInteger(input) && Math.abs(input) > MAX_32BIT_INT) {
           received = addNumericalSeparator(String(input));
@@ -23148,8 +23148,8 @@ var require_SFTP = __commonJS({
   "node_modules/ssh2/lib/protocol/SFTP.js"(exports2, module) {
     "use strict";
     var EventEmitter = __require("events");
-    var fs10 = __require("fs");
-    var { constants: constants3 } = fs10;
+    var fs13 = __require("fs");
+    var { constants: constants3 } = fs13;
     var {
       Readable: ReadableStream,
       Writable: WritableStream
@@ -23417,17 +23417,17 @@ var require_SFTP = __commonJS({
       // ===========================================================================
       // Client-specific ===========================================================
       // ===========================================================================
-      createReadStream(path9, options) {
+      createReadStream(path12, options) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        return new ReadStream(this, path9, options);
+        return new ReadStream(this, path12, options);
       }
-      createWriteStream(path9, options) {
+      createWriteStream(path12, options) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        return new WriteStream(this, path9, options);
+        return new WriteStream(this, path12, options);
       }
-      open(path9, flags_, attrs, cb) {
+      open(path12, flags_, attrs, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         if (typeof attrs === "function") {
@@ -23446,7 +23446,7 @@ var require_SFTP = __commonJS({
           attrsFlags = attrs.flags;
           attrsLen = attrs.nb;
         }
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen + 4 + 4 + attrsLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -23454,7 +23454,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         writeUInt32BE(buf, flags, p += pathLen);
         writeUInt32BE(buf, attrsFlags, p += 4);
         if (attrsLen) {
@@ -23578,14 +23578,14 @@ var require_SFTP = __commonJS({
       fastGet(remotePath, localPath, opts, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        fastXfer(this, fs10, remotePath, localPath, opts, cb);
+        fastXfer(this, fs13, remotePath, localPath, opts, cb);
       }
       fastPut(localPath, remotePath, opts, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        fastXfer(fs10, this, localPath, remotePath, opts, cb);
+        fastXfer(fs13, this, localPath, remotePath, opts, cb);
       }
-      readFile(path9, options, callback_) {
+      readFile(path12, options, callback_) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let callback;
@@ -23658,13 +23658,13 @@ var require_SFTP = __commonJS({
             return callback && callback(er, buffer);
           });
         };
-        this.open(path9, flag, 438, (er, handle_) => {
+        this.open(path12, flag, 438, (er, handle_) => {
           if (er)
             return callback && callback(er);
           handle = handle_;
           const tryStat = (er2, st) => {
             if (er2) {
-              this.stat(path9, (er_, st_) => {
+              this.stat(path12, (er_, st_) => {
                 if (er_) {
                   return this.close(handle, () => {
                     callback && callback(er2);
@@ -23685,7 +23685,7 @@ var require_SFTP = __commonJS({
           this.fstat(handle, tryStat);
         });
       }
-      writeFile(path9, data, options, callback_) {
+      writeFile(path12, data, options, callback_) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let callback;
@@ -23704,7 +23704,7 @@ var require_SFTP = __commonJS({
         if (options.encoding && !Buffer.isEncoding(options.encoding))
           throw new Error(`Unknown encoding: ${options.encoding}`);
         const flag = options.flag || "w";
-        this.open(path9, flag, options.mode, (openErr, handle) => {
+        this.open(path12, flag, options.mode, (openErr, handle) => {
           if (openErr) {
             callback && callback(openErr);
           } else {
@@ -23713,7 +23713,7 @@ var require_SFTP = __commonJS({
             if (position === null) {
               const tryStat = (er, st) => {
                 if (er) {
-                  this.stat(path9, (er_, st_) => {
+                  this.stat(path12, (er_, st_) => {
                     if (er_) {
                       return this.close(handle, () => {
                         callback && callback(er);
@@ -23732,7 +23732,7 @@ var require_SFTP = __commonJS({
           }
         });
       }
-      appendFile(path9, data, options, callback_) {
+      appendFile(path12, data, options, callback_) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let callback;
@@ -23750,12 +23750,12 @@ var require_SFTP = __commonJS({
           throw new TypeError("Bad arguments");
         if (!options.flag)
           options = Object.assign({ flag: "a" }, options);
-        this.writeFile(path9, data, options, callback);
+        this.writeFile(path12, data, options, callback);
       }
-      exists(path9, cb) {
+      exists(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        this.stat(path9, (err) => {
+        this.stat(path12, (err) => {
           cb && cb(err ? false : true);
         });
       }
@@ -23798,7 +23798,7 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} RENAME`
         );
       }
-      mkdir(path9, attrs, cb) {
+      mkdir(path12, attrs, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let flags = 0;
@@ -23812,7 +23812,7 @@ var require_SFTP = __commonJS({
           flags = attrs.flags;
           attrsLen = attrs.nb;
         }
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen + 4 + attrsLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -23820,7 +23820,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         writeUInt32BE(buf, flags, p += pathLen);
         if (attrsLen) {
           p += 4;
@@ -23836,10 +23836,10 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} MKDIR`
         );
       }
-      rmdir(path9, cb) {
+      rmdir(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -23847,7 +23847,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         this._requests[reqid] = { cb };
         const isBuffered = sendOrBuffer(this, buf);
         this._debug && this._debug(
@@ -23937,10 +23937,10 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} FSTAT`
         );
       }
-      stat(path9, cb) {
+      stat(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -23948,17 +23948,17 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         this._requests[reqid] = { cb };
         const isBuffered = sendOrBuffer(this, buf);
         this._debug && this._debug(
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} STAT`
         );
       }
-      lstat(path9, cb) {
+      lstat(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -23966,17 +23966,17 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         this._requests[reqid] = { cb };
         const isBuffered = sendOrBuffer(this, buf);
         this._debug && this._debug(
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} LSTAT`
         );
       }
-      opendir(path9, cb) {
+      opendir(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -23984,14 +23984,14 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         this._requests[reqid] = { cb };
         const isBuffered = sendOrBuffer(this, buf);
         this._debug && this._debug(
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} OPENDIR`
         );
       }
-      setstat(path9, attrs, cb) {
+      setstat(path12, attrs, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let flags = 0;
@@ -24003,7 +24003,7 @@ var require_SFTP = __commonJS({
         } else if (typeof attrs === "function") {
           cb = attrs;
         }
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen + 4 + attrsLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -24011,7 +24011,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         writeUInt32BE(buf, flags, p += pathLen);
         if (attrsLen) {
           p += 4;
@@ -24071,8 +24071,8 @@ var require_SFTP = __commonJS({
           mtime: toUnixTimestamp(mtime)
         }, cb);
       }
-      utimes(path9, atime, mtime, cb) {
-        return this.setstat(path9, {
+      utimes(path12, atime, mtime, cb) {
+        return this.setstat(path12, {
           atime: toUnixTimestamp(atime),
           mtime: toUnixTimestamp(mtime)
         }, cb);
@@ -24083,8 +24083,8 @@ var require_SFTP = __commonJS({
           gid
         }, cb);
       }
-      chown(path9, uid, gid, cb) {
-        return this.setstat(path9, {
+      chown(path12, uid, gid, cb) {
+        return this.setstat(path12, {
           uid,
           gid
         }, cb);
@@ -24094,15 +24094,15 @@ var require_SFTP = __commonJS({
           mode
         }, cb);
       }
-      chmod(path9, mode, cb) {
-        return this.setstat(path9, {
+      chmod(path12, mode, cb) {
+        return this.setstat(path12, {
           mode
         }, cb);
       }
-      readlink(path9, cb) {
+      readlink(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -24110,7 +24110,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         this._requests[reqid] = {
           cb: (err, names) => {
             if (typeof cb !== "function")
@@ -24155,10 +24155,10 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} SYMLINK`
         );
       }
-      realpath(path9, cb) {
+      realpath(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -24166,7 +24166,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         this._requests[reqid] = {
           cb: (err, names) => {
             if (typeof cb !== "function")
@@ -24211,13 +24211,13 @@ var require_SFTP = __commonJS({
           this._debug(`SFTP: Outbound: ${which} posix-rename@openssh.com`);
         }
       }
-      ext_openssh_statvfs(path9, cb) {
+      ext_openssh_statvfs(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         const ext = this._extensions["statvfs@openssh.com"];
         if (!ext || ext !== "2")
           throw new Error("Server does not support this extended request");
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + 19 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -24227,7 +24227,7 @@ var require_SFTP = __commonJS({
         writeUInt32BE(buf, 19, p);
         buf.utf8Write("statvfs@openssh.com", p += 4, 19);
         writeUInt32BE(buf, pathLen, p += 19);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         this._requests[reqid] = { extended: "statvfs@openssh.com", cb };
         const isBuffered = sendOrBuffer(this, buf);
         if (this._debug) {
@@ -24313,7 +24313,7 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} fsync@openssh.com`
         );
       }
-      ext_openssh_lsetstat(path9, attrs, cb) {
+      ext_openssh_lsetstat(path12, attrs, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         const ext = this._extensions["lsetstat@openssh.com"];
@@ -24328,7 +24328,7 @@ var require_SFTP = __commonJS({
         } else if (typeof attrs === "function") {
           cb = attrs;
         }
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + 20 + 4 + pathLen + 4 + attrsLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -24338,7 +24338,7 @@ var require_SFTP = __commonJS({
         writeUInt32BE(buf, 20, p);
         buf.utf8Write("lsetstat@openssh.com", p += 4, 20);
         writeUInt32BE(buf, pathLen, p += 20);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         writeUInt32BE(buf, flags, p += pathLen);
         if (attrsLen) {
           p += 4;
@@ -24355,13 +24355,13 @@ var require_SFTP = __commonJS({
           this._debug(`SFTP: Outbound: ${status} lsetstat@openssh.com`);
         }
       }
-      ext_openssh_expandPath(path9, cb) {
+      ext_openssh_expandPath(path12, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         const ext = this._extensions["expand-path@openssh.com"];
         if (ext !== "1")
           throw new Error("Server does not support this extended request");
-        const pathLen = Buffer.byteLength(path9);
+        const pathLen = Buffer.byteLength(path12);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + 23 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -24371,7 +24371,7 @@ var require_SFTP = __commonJS({
         writeUInt32BE(buf, 23, p);
         buf.utf8Write("expand-path@openssh.com", p += 4, 23);
         writeUInt32BE(buf, pathLen, p += 20);
-        buf.utf8Write(path9, p += 4, pathLen);
+        buf.utf8Write(path12, p += 4, pathLen);
         this._requests[reqid] = {
           cb: (err, names) => {
             if (typeof cb !== "function")
@@ -24844,13 +24844,13 @@ var require_SFTP = __commonJS({
             if (--left === 0)
               cb(err);
           };
-          if (srcHandle && (src === fs10 || src.outgoing.state === "open"))
+          if (srcHandle && (src === fs13 || src.outgoing.state === "open"))
             ++left;
-          if (dstHandle && (dst === fs10 || dst.outgoing.state === "open"))
+          if (dstHandle && (dst === fs13 || dst.outgoing.state === "open"))
             ++left;
-          if (srcHandle && (src === fs10 || src.outgoing.state === "open"))
+          if (srcHandle && (src === fs13 || src.outgoing.state === "open"))
             src.close(srcHandle, cbfinal);
-          if (dstHandle && (dst === fs10 || dst.outgoing.state === "open"))
+          if (dstHandle && (dst === fs13 || dst.outgoing.state === "open"))
             dst.close(dstHandle, cbfinal);
         } else {
           cb(err);
@@ -24866,7 +24866,7 @@ var require_SFTP = __commonJS({
           tryStat(null, { size: fileSize });
         function tryStat(err2, attrs) {
           if (err2) {
-            if (src !== fs10) {
+            if (src !== fs13) {
               src.stat(srcPath, (err_, attrs_) => {
                 if (err_)
                   return onerror(err2);
@@ -25108,8 +25108,8 @@ var require_SFTP = __commonJS({
       "ax+": OPEN_MODE.APPEND | OPEN_MODE.CREAT | OPEN_MODE.READ | OPEN_MODE.WRITE | OPEN_MODE.EXCL,
       "xa+": OPEN_MODE.APPEND | OPEN_MODE.CREAT | OPEN_MODE.READ | OPEN_MODE.WRITE | OPEN_MODE.EXCL
     };
-    function stringToFlags(str) {
-      const flags = stringFlagMap[str];
+    function stringToFlags(str2) {
+      const flags = stringFlagMap[str2];
       return flags !== void 0 ? flags : null;
     }
     var flagsToString = (() => {
@@ -25649,12 +25649,12 @@ var require_SFTP = __commonJS({
       [REQUEST.LSTAT]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path9 === void 0)
+        if (path12 === void 0)
           return doFatalSFTPError(sftp, "Malformed LSTAT packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received LSTAT (id:${reqID})`);
-        if (!sftp.emit("LSTAT", reqID, path9)) {
+        if (!sftp.emit("LSTAT", reqID, path12)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -25673,13 +25673,13 @@ var require_SFTP = __commonJS({
       [REQUEST.SETSTAT]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         const attrs = readAttrs(sftp._biOpt);
         bufferParser.clear();
         if (attrs === void 0)
           return doFatalSFTPError(sftp, "Malformed SETSTAT packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received SETSTAT (id:${reqID})`);
-        if (!sftp.emit("SETSTAT", reqID, path9, attrs)) {
+        if (!sftp.emit("SETSTAT", reqID, path12, attrs)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -25701,12 +25701,12 @@ var require_SFTP = __commonJS({
       [REQUEST.OPENDIR]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path9 === void 0)
+        if (path12 === void 0)
           return doFatalSFTPError(sftp, "Malformed OPENDIR packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received OPENDIR (id:${reqID})`);
-        if (!sftp.emit("OPENDIR", reqID, path9)) {
+        if (!sftp.emit("OPENDIR", reqID, path12)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -25725,63 +25725,63 @@ var require_SFTP = __commonJS({
       [REQUEST.REMOVE]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path9 === void 0)
+        if (path12 === void 0)
           return doFatalSFTPError(sftp, "Malformed REMOVE packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received REMOVE (id:${reqID})`);
-        if (!sftp.emit("REMOVE", reqID, path9)) {
+        if (!sftp.emit("REMOVE", reqID, path12)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
       [REQUEST.MKDIR]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         const attrs = readAttrs(sftp._biOpt);
         bufferParser.clear();
         if (attrs === void 0)
           return doFatalSFTPError(sftp, "Malformed MKDIR packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received MKDIR (id:${reqID})`);
-        if (!sftp.emit("MKDIR", reqID, path9, attrs)) {
+        if (!sftp.emit("MKDIR", reqID, path12, attrs)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
       [REQUEST.RMDIR]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path9 === void 0)
+        if (path12 === void 0)
           return doFatalSFTPError(sftp, "Malformed RMDIR packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received RMDIR (id:${reqID})`);
-        if (!sftp.emit("RMDIR", reqID, path9)) {
+        if (!sftp.emit("RMDIR", reqID, path12)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
       [REQUEST.REALPATH]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path9 === void 0)
+        if (path12 === void 0)
           return doFatalSFTPError(sftp, "Malformed REALPATH packet");
         sftp._debug && sftp._debug(
           `SFTP: Inbound: Received REALPATH (id:${reqID})`
         );
-        if (!sftp.emit("REALPATH", reqID, path9)) {
+        if (!sftp.emit("REALPATH", reqID, path12)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
       [REQUEST.STAT]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path9 === void 0)
+        if (path12 === void 0)
           return doFatalSFTPError(sftp, "Malformed STAT packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received STAT (id:${reqID})`);
-        if (!sftp.emit("STAT", reqID, path9)) {
+        if (!sftp.emit("STAT", reqID, path12)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -25801,14 +25801,14 @@ var require_SFTP = __commonJS({
       [REQUEST.READLINK]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path9 = bufferParser.readString(true);
+        const path12 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path9 === void 0)
+        if (path12 === void 0)
           return doFatalSFTPError(sftp, "Malformed READLINK packet");
         sftp._debug && sftp._debug(
           `SFTP: Inbound: Received READLINK (id:${reqID})`
         );
-        if (!sftp.emit("READLINK", reqID, path9)) {
+        if (!sftp.emit("READLINK", reqID, path12)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -25879,7 +25879,7 @@ var require_SFTP = __commonJS({
     function roundUpToMultipleOf8(n) {
       return n + 7 & ~7;
     }
-    function ReadStream(sftp, path9, options) {
+    function ReadStream(sftp, path12, options) {
       if (options === void 0)
         options = {};
       else if (typeof options === "string")
@@ -25893,7 +25893,7 @@ var require_SFTP = __commonJS({
       options.emitClose = false;
       options.autoDestroy = false;
       ReadableStream.call(this, options);
-      this.path = path9;
+      this.path = path12;
       this.flags = options.flags === void 0 ? "r" : options.flags;
       this.mode = options.mode === void 0 ? 438 : options.mode;
       this.start = options.start;
@@ -26024,7 +26024,7 @@ var require_SFTP = __commonJS({
       },
       configurable: true
     });
-    function WriteStream(sftp, path9, options) {
+    function WriteStream(sftp, path12, options) {
       if (options === void 0)
         options = {};
       else if (typeof options === "string")
@@ -26036,7 +26036,7 @@ var require_SFTP = __commonJS({
       options.emitClose = false;
       options.autoDestroy = false;
       WritableStream.call(this, options);
-      this.path = path9;
+      this.path = path12;
       this.flags = options.flags === void 0 ? "w" : options.flags;
       this.mode = options.mode === void 0 ? 438 : options.mode;
       this.start = options.start;
@@ -26718,7 +26718,7 @@ var require_client = __commonJS({
   "node_modules/ssh2/lib/client.js"(exports2, module) {
     "use strict";
     var {
-      createHash: createHash4,
+      createHash: createHash5,
       getHashes,
       randomFillSync
     } = __require("crypto");
@@ -26940,7 +26940,7 @@ var require_client = __commonJS({
           }
           hostVerifier = (key, verify) => {
             if (hashAlgo)
-              key = createHash4(hashAlgo).update(key).digest("hex");
+              key = createHash5(hashAlgo).update(key).digest("hex");
             const ret = hashCb(key, verify);
             if (ret !== void 0)
               verify(ret);
@@ -30327,14 +30327,14 @@ var require_buffer_list = __commonJS({
       }
       return target;
     }
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _classCallCheck(instance, Constructor) {
       if (!(instance instanceof Constructor)) {
@@ -30426,7 +30426,7 @@ var require_buffer_list = __commonJS({
         }
       }, {
         key: "join",
-        value: function join7(s) {
+        value: function join9(s) {
           if (this.length === 0) return "";
           var p = this.head;
           var ret = "" + p.data;
@@ -30476,19 +30476,19 @@ var require_buffer_list = __commonJS({
           var ret = p.data;
           n -= ret.length;
           while (p = p.next) {
-            var str = p.data;
-            var nb = n > str.length ? str.length : n;
-            if (nb === str.length) ret += str;
-            else ret += str.slice(0, n);
+            var str2 = p.data;
+            var nb = n > str2.length ? str2.length : n;
+            if (nb === str2.length) ret += str2;
+            else ret += str2.slice(0, n);
             n -= nb;
             if (n === 0) {
-              if (nb === str.length) {
+              if (nb === str2.length) {
                 ++c;
                 if (p.next) this.head = p.next;
                 else this.head = this.tail = null;
               } else {
                 this.head = p;
-                p.data = str.slice(nb);
+                p.data = str2.slice(nb);
               }
               break;
             }
@@ -30673,23 +30673,23 @@ var require_errors4 = __commonJS({
         return `of ${thing} ${String(expected)}`;
       }
     }
-    function startsWith(str, search, pos) {
-      return str.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
+    function startsWith(str2, search, pos) {
+      return str2.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
     }
-    function endsWith(str, search, this_len) {
-      if (this_len === void 0 || this_len > str.length) {
-        this_len = str.length;
+    function endsWith(str2, search, this_len) {
+      if (this_len === void 0 || this_len > str2.length) {
+        this_len = str2.length;
       }
-      return str.substring(this_len - search.length, this_len) === search;
+      return str2.substring(this_len - search.length, this_len) === search;
     }
-    function includes(str, search, start) {
+    function includes(str2, search, start) {
       if (typeof start !== "number") {
         start = 0;
       }
-      if (start + search.length > str.length) {
+      if (start + search.length > str2.length) {
         return false;
       } else {
-        return str.indexOf(search, start) !== -1;
+        return str2.indexOf(search, start) !== -1;
       }
     }
     createErrorType("ERR_INVALID_OPT_VALUE", function(name, value) {
@@ -30836,8 +30836,8 @@ var require_stream_writable = __commonJS({
     function _uint8ArrayToBuffer(chunk) {
       return Buffer3.from(chunk);
     }
-    function _isUint8Array(obj) {
-      return Buffer3.isBuffer(obj) || obj instanceof OurUint8Array;
+    function _isUint8Array(obj2) {
+      return Buffer3.isBuffer(obj2) || obj2 instanceof OurUint8Array;
     }
     var destroyImpl = require_destroy();
     var _require = require_state();
@@ -31286,9 +31286,9 @@ var require_stream_writable = __commonJS({
 var require_stream_duplex = __commonJS({
   "node_modules/docker-modem/node_modules/readable-stream/lib/_stream_duplex.js"(exports2, module) {
     "use strict";
-    var objectKeys = Object.keys || function(obj) {
+    var objectKeys = Object.keys || function(obj2) {
       var keys2 = [];
-      for (var key in obj) keys2.push(key);
+      for (var key in obj2) keys2.push(key);
       return keys2;
     };
     module.exports = Duplex;
@@ -31765,14 +31765,14 @@ var require_async_iterator = __commonJS({
   "node_modules/docker-modem/node_modules/readable-stream/lib/internal/streams/async_iterator.js"(exports2, module) {
     "use strict";
     var _Object$setPrototypeO;
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _toPropertyKey(arg) {
       var key = _toPrimitive(arg, "string");
@@ -31803,14 +31803,14 @@ var require_async_iterator = __commonJS({
       };
     }
     function readAndResolve(iter) {
-      var resolve3 = iter[kLastResolve];
-      if (resolve3 !== null) {
+      var resolve4 = iter[kLastResolve];
+      if (resolve4 !== null) {
         var data = iter[kStream].read();
         if (data !== null) {
           iter[kLastPromise] = null;
           iter[kLastResolve] = null;
           iter[kLastReject] = null;
-          resolve3(createIterResult(data, false));
+          resolve4(createIterResult(data, false));
         }
       }
     }
@@ -31818,13 +31818,13 @@ var require_async_iterator = __commonJS({
       process.nextTick(readAndResolve, iter);
     }
     function wrapForNext(lastPromise, iter) {
-      return function(resolve3, reject) {
+      return function(resolve4, reject) {
         lastPromise.then(function() {
           if (iter[kEnded]) {
-            resolve3(createIterResult(void 0, true));
+            resolve4(createIterResult(void 0, true));
             return;
           }
-          iter[kHandlePromise](resolve3, reject);
+          iter[kHandlePromise](resolve4, reject);
         }, reject);
       };
     }
@@ -31844,12 +31844,12 @@ var require_async_iterator = __commonJS({
           return Promise.resolve(createIterResult(void 0, true));
         }
         if (this[kStream].destroyed) {
-          return new Promise(function(resolve3, reject) {
+          return new Promise(function(resolve4, reject) {
             process.nextTick(function() {
               if (_this[kError]) {
                 reject(_this[kError]);
               } else {
-                resolve3(createIterResult(void 0, true));
+                resolve4(createIterResult(void 0, true));
               }
             });
           });
@@ -31872,13 +31872,13 @@ var require_async_iterator = __commonJS({
       return this;
     }), _defineProperty(_Object$setPrototypeO, "return", function _return() {
       var _this2 = this;
-      return new Promise(function(resolve3, reject) {
+      return new Promise(function(resolve4, reject) {
         _this2[kStream].destroy(null, function(err) {
           if (err) {
             reject(err);
             return;
           }
-          resolve3(createIterResult(void 0, true));
+          resolve4(createIterResult(void 0, true));
         });
       });
     }), _Object$setPrototypeO), AsyncIteratorPrototype);
@@ -31900,15 +31900,15 @@ var require_async_iterator = __commonJS({
         value: stream._readableState.endEmitted,
         writable: true
       }), _defineProperty(_Object$create, kHandlePromise, {
-        value: function value(resolve3, reject) {
+        value: function value(resolve4, reject) {
           var data = iterator[kStream].read();
           if (data) {
             iterator[kLastPromise] = null;
             iterator[kLastResolve] = null;
             iterator[kLastReject] = null;
-            resolve3(createIterResult(data, false));
+            resolve4(createIterResult(data, false));
           } else {
-            iterator[kLastResolve] = resolve3;
+            iterator[kLastResolve] = resolve4;
             iterator[kLastReject] = reject;
           }
         },
@@ -31927,12 +31927,12 @@ var require_async_iterator = __commonJS({
           iterator[kError] = err;
           return;
         }
-        var resolve3 = iterator[kLastResolve];
-        if (resolve3 !== null) {
+        var resolve4 = iterator[kLastResolve];
+        if (resolve4 !== null) {
           iterator[kLastPromise] = null;
           iterator[kLastResolve] = null;
           iterator[kLastReject] = null;
-          resolve3(createIterResult(void 0, true));
+          resolve4(createIterResult(void 0, true));
         }
         iterator[kEnded] = true;
       });
@@ -31947,7 +31947,7 @@ var require_async_iterator = __commonJS({
 var require_from = __commonJS({
   "node_modules/docker-modem/node_modules/readable-stream/lib/internal/streams/from.js"(exports2, module) {
     "use strict";
-    function asyncGeneratorStep(gen, resolve3, reject, _next, _throw, key, arg) {
+    function asyncGeneratorStep(gen, resolve4, reject, _next, _throw, key, arg) {
       try {
         var info = gen[key](arg);
         var value = info.value;
@@ -31956,7 +31956,7 @@ var require_from = __commonJS({
         return;
       }
       if (info.done) {
-        resolve3(value);
+        resolve4(value);
       } else {
         Promise.resolve(value).then(_next, _throw);
       }
@@ -31964,13 +31964,13 @@ var require_from = __commonJS({
     function _asyncToGenerator(fn) {
       return function() {
         var self2 = this, args = arguments;
-        return new Promise(function(resolve3, reject) {
+        return new Promise(function(resolve4, reject) {
           var gen = fn.apply(self2, args);
           function _next(value) {
-            asyncGeneratorStep(gen, resolve3, reject, _next, _throw, "next", value);
+            asyncGeneratorStep(gen, resolve4, reject, _next, _throw, "next", value);
           }
           function _throw(err) {
-            asyncGeneratorStep(gen, resolve3, reject, _next, _throw, "throw", err);
+            asyncGeneratorStep(gen, resolve4, reject, _next, _throw, "throw", err);
           }
           _next(void 0);
         });
@@ -31997,14 +31997,14 @@ var require_from = __commonJS({
       }
       return target;
     }
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _toPropertyKey(arg) {
       var key = _toPrimitive(arg, "string");
@@ -32082,8 +32082,8 @@ var require_stream_readable = __commonJS({
     function _uint8ArrayToBuffer(chunk) {
       return Buffer3.from(chunk);
     }
-    function _isUint8Array(obj) {
-      return Buffer3.isBuffer(obj) || obj instanceof OurUint8Array;
+    function _isUint8Array(obj2) {
+      return Buffer3.isBuffer(obj2) || obj2 instanceof OurUint8Array;
     }
     var debugUtil = __require("util");
     var debug;
@@ -32902,14 +32902,14 @@ var require_stream_transform = __commonJS({
 var require_stream_passthrough = __commonJS({
   "node_modules/docker-modem/node_modules/readable-stream/lib/_stream_passthrough.js"(exports2, module) {
     "use strict";
-    module.exports = PassThrough;
+    module.exports = PassThrough2;
     var Transform = require_stream_transform();
-    require_inherits()(PassThrough, Transform);
-    function PassThrough(options) {
-      if (!(this instanceof PassThrough)) return new PassThrough(options);
+    require_inherits()(PassThrough2, Transform);
+    function PassThrough2(options) {
+      if (!(this instanceof PassThrough2)) return new PassThrough2(options);
       Transform.call(this, options);
     }
-    PassThrough.prototype._transform = function(chunk, encoding, cb) {
+    PassThrough2.prototype._transform = function(chunk, encoding, cb) {
       cb(null, chunk);
     };
   }
@@ -33091,13 +33091,13 @@ var require_ms = __commonJS({
         "val is not a non-empty string or a valid number. val=" + JSON.stringify(val)
       );
     };
-    function parse2(str) {
-      str = String(str);
-      if (str.length > 100) {
+    function parse2(str2) {
+      str2 = String(str2);
+      if (str2.length > 100) {
         return;
       }
       var match = /^(-?(?:\d+)?\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i.exec(
-        str
+        str2
       );
       if (!match) {
         return;
@@ -33751,7 +33751,7 @@ var require_node2 = __commonJS({
     }
     exports2.inspectOpts = Object.keys(process.env).filter((key) => {
       return /^debug_/i.test(key);
-    }).reduce((obj, key) => {
+    }).reduce((obj2, key) => {
       const prop = key.substring(6).toLowerCase().replace(/_([a-z])/g, (_, k) => {
         return k.toUpperCase();
       });
@@ -33765,8 +33765,8 @@ var require_node2 = __commonJS({
       } else {
         val = Number(val);
       }
-      obj[prop] = val;
-      return obj;
+      obj2[prop] = val;
+      return obj2;
     }, {});
     function useColors() {
       return "colors" in exports2.inspectOpts ? Boolean(exports2.inspectOpts.colors) : tty.isatty(process.stderr.fd);
@@ -33813,7 +33813,7 @@ var require_node2 = __commonJS({
     var { formatters } = module.exports;
     formatters.o = function(v) {
       this.inspectOpts.colors = this.useColors;
-      return util.inspect(v, this.inspectOpts).split("\n").map((str) => str.trim()).join(" ");
+      return util.inspect(v, this.inspectOpts).split("\n").map((str2) => str2.trim()).join(" ");
     };
     formatters.O = function(v) {
       this.inspectOpts.colors = this.useColors;
@@ -33836,12 +33836,12 @@ var require_src = __commonJS({
 // node_modules/split-ca/index.js
 var require_split_ca = __commonJS({
   "node_modules/split-ca/index.js"(exports2, module) {
-    var fs10 = __require("fs");
+    var fs13 = __require("fs");
     module.exports = function(filepath, split, encoding) {
       split = typeof split !== "undefined" ? split : "\n";
       encoding = typeof encoding !== "undefined" ? encoding : "utf8";
       var ca = [];
-      var chain = fs10.readFileSync(filepath, encoding);
+      var chain = fs13.readFileSync(filepath, encoding);
       if (chain.indexOf("-END CERTIFICATE-") < 0 || chain.indexOf("-BEGIN CERTIFICATE-") < 0) {
         throw Error("File does not contain 'BEGIN CERTIFICATE' or 'END CERTIFICATE'");
       }
@@ -33869,8 +33869,8 @@ var require_modem = __commonJS({
   "node_modules/docker-modem/lib/modem.js"(exports2, module) {
     var querystring = __require("querystring");
     var http = require_http();
-    var fs10 = __require("fs");
-    var path9 = __require("path");
+    var fs13 = __require("fs");
+    var path12 = __require("path");
     var url = __require("url");
     var ssh = require_ssh2();
     var HttpDuplex = require_http_duplex();
@@ -33919,9 +33919,9 @@ var require_modem = __commonJS({
         }
         opts.host = host.hostname;
         if (process.env.DOCKER_CERT_PATH) {
-          opts.ca = splitca(path9.join(process.env.DOCKER_CERT_PATH, "ca.pem"));
-          opts.cert = fs10.readFileSync(path9.join(process.env.DOCKER_CERT_PATH, "cert.pem"));
-          opts.key = fs10.readFileSync(path9.join(process.env.DOCKER_CERT_PATH, "key.pem"));
+          opts.ca = splitca(path12.join(process.env.DOCKER_CERT_PATH, "ca.pem"));
+          opts.cert = fs13.readFileSync(path12.join(process.env.DOCKER_CERT_PATH, "cert.pem"));
+          opts.key = fs13.readFileSync(path12.join(process.env.DOCKER_CERT_PATH, "key.pem"));
         }
         if (process.env.DOCKER_CLIENT_TIMEOUT) {
           opts.timeout = parseInt(process.env.DOCKER_CLIENT_TIMEOUT, 10);
@@ -33930,11 +33930,11 @@ var require_modem = __commonJS({
       return opts;
     };
     var findDefaultUnixSocket = function() {
-      return new Promise(function(resolve3) {
-        var userDockerSocket = path9.join(os3.homedir(), ".docker", "run", "docker.sock");
-        fs10.access(userDockerSocket, function(err) {
-          if (err) resolve3("/var/run/docker.sock");
-          else resolve3(userDockerSocket);
+      return new Promise(function(resolve4) {
+        var userDockerSocket = path12.join(os3.homedir(), ".docker", "run", "docker.sock");
+        fs13.access(userDockerSocket, function(err) {
+          if (err) resolve4("/var/run/docker.sock");
+          else resolve4(userDockerSocket);
         });
       });
     };
@@ -34025,7 +34025,7 @@ var require_modem = __commonJS({
       }
       if (options.file) {
         if (typeof options.file === "string") {
-          data = fs10.createReadStream(path9.resolve(options.file));
+          data = fs13.createReadStream(path12.resolve(options.file));
         } else {
           data = options.file;
         }
@@ -34302,10 +34302,10 @@ var require_modem = __commonJS({
         function processLine(line) {
           if (line[line.length - 1] == "\r") line = line.substr(0, line.length - 1);
           if (line.length > 0) {
-            var obj = JSON.parse(line);
-            output.push(obj);
+            var obj2 = JSON.parse(line);
+            output.push(obj2);
             if (onProgress) {
-              onProgress(obj);
+              onProgress(obj2);
             }
           }
         }
@@ -34343,69 +34343,69 @@ var require_modem = __commonJS({
 var require_chownr = __commonJS({
   "node_modules/chownr/chownr.js"(exports2, module) {
     "use strict";
-    var fs10 = __require("fs");
-    var path9 = __require("path");
-    var LCHOWN = fs10.lchown ? "lchown" : "chown";
-    var LCHOWNSYNC = fs10.lchownSync ? "lchownSync" : "chownSync";
-    var needEISDIRHandled = fs10.lchown && !process.version.match(/v1[1-9]+\./) && !process.version.match(/v10\.[6-9]/);
-    var lchownSync = (path10, uid, gid) => {
+    var fs13 = __require("fs");
+    var path12 = __require("path");
+    var LCHOWN = fs13.lchown ? "lchown" : "chown";
+    var LCHOWNSYNC = fs13.lchownSync ? "lchownSync" : "chownSync";
+    var needEISDIRHandled = fs13.lchown && !process.version.match(/v1[1-9]+\./) && !process.version.match(/v10\.[6-9]/);
+    var lchownSync = (path13, uid, gid) => {
       try {
-        return fs10[LCHOWNSYNC](path10, uid, gid);
+        return fs13[LCHOWNSYNC](path13, uid, gid);
       } catch (er) {
         if (er.code !== "ENOENT")
           throw er;
       }
     };
-    var chownSync = (path10, uid, gid) => {
+    var chownSync = (path13, uid, gid) => {
       try {
-        return fs10.chownSync(path10, uid, gid);
+        return fs13.chownSync(path13, uid, gid);
       } catch (er) {
         if (er.code !== "ENOENT")
           throw er;
       }
     };
-    var handleEISDIR = needEISDIRHandled ? (path10, uid, gid, cb) => (er) => {
+    var handleEISDIR = needEISDIRHandled ? (path13, uid, gid, cb) => (er) => {
       if (!er || er.code !== "EISDIR")
         cb(er);
       else
-        fs10.chown(path10, uid, gid, cb);
+        fs13.chown(path13, uid, gid, cb);
     } : (_, __, ___, cb) => cb;
-    var handleEISDirSync = needEISDIRHandled ? (path10, uid, gid) => {
+    var handleEISDirSync = needEISDIRHandled ? (path13, uid, gid) => {
       try {
-        return lchownSync(path10, uid, gid);
+        return lchownSync(path13, uid, gid);
       } catch (er) {
         if (er.code !== "EISDIR")
           throw er;
-        chownSync(path10, uid, gid);
+        chownSync(path13, uid, gid);
       }
-    } : (path10, uid, gid) => lchownSync(path10, uid, gid);
+    } : (path13, uid, gid) => lchownSync(path13, uid, gid);
     var nodeVersion = process.version;
-    var readdir = (path10, options, cb) => fs10.readdir(path10, options, cb);
-    var readdirSync = (path10, options) => fs10.readdirSync(path10, options);
+    var readdir = (path13, options, cb) => fs13.readdir(path13, options, cb);
+    var readdirSync = (path13, options) => fs13.readdirSync(path13, options);
     if (/^v4\./.test(nodeVersion))
-      readdir = (path10, options, cb) => fs10.readdir(path10, cb);
+      readdir = (path13, options, cb) => fs13.readdir(path13, cb);
     var chown = (cpath, uid, gid, cb) => {
-      fs10[LCHOWN](cpath, uid, gid, handleEISDIR(cpath, uid, gid, (er) => {
+      fs13[LCHOWN](cpath, uid, gid, handleEISDIR(cpath, uid, gid, (er) => {
         cb(er && er.code !== "ENOENT" ? er : null);
       }));
     };
     var chownrKid = (p, child, uid, gid, cb) => {
       if (typeof child === "string")
-        return fs10.lstat(path9.resolve(p, child), (er, stats) => {
+        return fs13.lstat(path12.resolve(p, child), (er, stats) => {
           if (er)
             return cb(er.code !== "ENOENT" ? er : null);
           stats.name = child;
           chownrKid(p, stats, uid, gid, cb);
         });
       if (child.isDirectory()) {
-        chownr(path9.resolve(p, child.name), uid, gid, (er) => {
+        chownr(path12.resolve(p, child.name), uid, gid, (er) => {
           if (er)
             return cb(er);
-          const cpath = path9.resolve(p, child.name);
+          const cpath = path12.resolve(p, child.name);
           chown(cpath, uid, gid, cb);
         });
       } else {
-        const cpath = path9.resolve(p, child.name);
+        const cpath = path12.resolve(p, child.name);
         chown(cpath, uid, gid, cb);
       }
     };
@@ -34435,7 +34435,7 @@ var require_chownr = __commonJS({
     var chownrKidSync = (p, child, uid, gid) => {
       if (typeof child === "string") {
         try {
-          const stats = fs10.lstatSync(path9.resolve(p, child));
+          const stats = fs13.lstatSync(path12.resolve(p, child));
           stats.name = child;
           child = stats;
         } catch (er) {
@@ -34446,8 +34446,8 @@ var require_chownr = __commonJS({
         }
       }
       if (child.isDirectory())
-        chownrSync(path9.resolve(p, child.name), uid, gid);
-      handleEISDirSync(path9.resolve(p, child.name), uid, gid);
+        chownrSync(path12.resolve(p, child.name), uid, gid);
+      handleEISDirSync(path12.resolve(p, child.name), uid, gid);
     };
     var chownrSync = (p, uid, gid) => {
       let children;
@@ -34502,14 +34502,14 @@ var require_buffer_list2 = __commonJS({
       }
       return target;
     }
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _classCallCheck(instance, Constructor) {
       if (!(instance instanceof Constructor)) {
@@ -34601,7 +34601,7 @@ var require_buffer_list2 = __commonJS({
         }
       }, {
         key: "join",
-        value: function join7(s) {
+        value: function join9(s) {
           if (this.length === 0) return "";
           var p = this.head;
           var ret = "" + p.data;
@@ -34651,19 +34651,19 @@ var require_buffer_list2 = __commonJS({
           var ret = p.data;
           n -= ret.length;
           while (p = p.next) {
-            var str = p.data;
-            var nb = n > str.length ? str.length : n;
-            if (nb === str.length) ret += str;
-            else ret += str.slice(0, n);
+            var str2 = p.data;
+            var nb = n > str2.length ? str2.length : n;
+            if (nb === str2.length) ret += str2;
+            else ret += str2.slice(0, n);
             n -= nb;
             if (n === 0) {
-              if (nb === str.length) {
+              if (nb === str2.length) {
                 ++c;
                 if (p.next) this.head = p.next;
                 else this.head = this.tail = null;
               } else {
                 this.head = p;
-                p.data = str.slice(nb);
+                p.data = str2.slice(nb);
               }
               break;
             }
@@ -34848,23 +34848,23 @@ var require_errors5 = __commonJS({
         return `of ${thing} ${String(expected)}`;
       }
     }
-    function startsWith(str, search, pos) {
-      return str.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
+    function startsWith(str2, search, pos) {
+      return str2.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
     }
-    function endsWith(str, search, this_len) {
-      if (this_len === void 0 || this_len > str.length) {
-        this_len = str.length;
+    function endsWith(str2, search, this_len) {
+      if (this_len === void 0 || this_len > str2.length) {
+        this_len = str2.length;
       }
-      return str.substring(this_len - search.length, this_len) === search;
+      return str2.substring(this_len - search.length, this_len) === search;
     }
-    function includes(str, search, start) {
+    function includes(str2, search, start) {
       if (typeof start !== "number") {
         start = 0;
       }
-      if (start + search.length > str.length) {
+      if (start + search.length > str2.length) {
         return false;
       } else {
-        return str.indexOf(search, start) !== -1;
+        return str2.indexOf(search, start) !== -1;
       }
     }
     createErrorType("ERR_INVALID_OPT_VALUE", function(name, value) {
@@ -34958,8 +34958,8 @@ var require_stream_writable2 = __commonJS({
     function _uint8ArrayToBuffer(chunk) {
       return Buffer3.from(chunk);
     }
-    function _isUint8Array(obj) {
-      return Buffer3.isBuffer(obj) || obj instanceof OurUint8Array;
+    function _isUint8Array(obj2) {
+      return Buffer3.isBuffer(obj2) || obj2 instanceof OurUint8Array;
     }
     var destroyImpl = require_destroy2();
     var _require = require_state2();
@@ -35408,9 +35408,9 @@ var require_stream_writable2 = __commonJS({
 var require_stream_duplex2 = __commonJS({
   "node_modules/bl/node_modules/readable-stream/lib/_stream_duplex.js"(exports2, module) {
     "use strict";
-    var objectKeys = Object.keys || function(obj) {
+    var objectKeys = Object.keys || function(obj2) {
       var keys2 = [];
-      for (var key in obj) keys2.push(key);
+      for (var key in obj2) keys2.push(key);
       return keys2;
     };
     module.exports = Duplex;
@@ -35591,14 +35591,14 @@ var require_async_iterator2 = __commonJS({
   "node_modules/bl/node_modules/readable-stream/lib/internal/streams/async_iterator.js"(exports2, module) {
     "use strict";
     var _Object$setPrototypeO;
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _toPropertyKey(arg) {
       var key = _toPrimitive(arg, "string");
@@ -35629,14 +35629,14 @@ var require_async_iterator2 = __commonJS({
       };
     }
     function readAndResolve(iter) {
-      var resolve3 = iter[kLastResolve];
-      if (resolve3 !== null) {
+      var resolve4 = iter[kLastResolve];
+      if (resolve4 !== null) {
         var data = iter[kStream].read();
         if (data !== null) {
           iter[kLastPromise] = null;
           iter[kLastResolve] = null;
           iter[kLastReject] = null;
-          resolve3(createIterResult(data, false));
+          resolve4(createIterResult(data, false));
         }
       }
     }
@@ -35644,13 +35644,13 @@ var require_async_iterator2 = __commonJS({
       process.nextTick(readAndResolve, iter);
     }
     function wrapForNext(lastPromise, iter) {
-      return function(resolve3, reject) {
+      return function(resolve4, reject) {
         lastPromise.then(function() {
           if (iter[kEnded]) {
-            resolve3(createIterResult(void 0, true));
+            resolve4(createIterResult(void 0, true));
             return;
           }
-          iter[kHandlePromise](resolve3, reject);
+          iter[kHandlePromise](resolve4, reject);
         }, reject);
       };
     }
@@ -35670,12 +35670,12 @@ var require_async_iterator2 = __commonJS({
           return Promise.resolve(createIterResult(void 0, true));
         }
         if (this[kStream].destroyed) {
-          return new Promise(function(resolve3, reject) {
+          return new Promise(function(resolve4, reject) {
             process.nextTick(function() {
               if (_this[kError]) {
                 reject(_this[kError]);
               } else {
-                resolve3(createIterResult(void 0, true));
+                resolve4(createIterResult(void 0, true));
               }
             });
           });
@@ -35698,13 +35698,13 @@ var require_async_iterator2 = __commonJS({
       return this;
     }), _defineProperty(_Object$setPrototypeO, "return", function _return() {
       var _this2 = this;
-      return new Promise(function(resolve3, reject) {
+      return new Promise(function(resolve4, reject) {
         _this2[kStream].destroy(null, function(err) {
           if (err) {
             reject(err);
             return;
           }
-          resolve3(createIterResult(void 0, true));
+          resolve4(createIterResult(void 0, true));
         });
       });
     }), _Object$setPrototypeO), AsyncIteratorPrototype);
@@ -35726,15 +35726,15 @@ var require_async_iterator2 = __commonJS({
         value: stream._readableState.endEmitted,
         writable: true
       }), _defineProperty(_Object$create, kHandlePromise, {
-        value: function value(resolve3, reject) {
+        value: function value(resolve4, reject) {
           var data = iterator[kStream].read();
           if (data) {
             iterator[kLastPromise] = null;
             iterator[kLastResolve] = null;
             iterator[kLastReject] = null;
-            resolve3(createIterResult(data, false));
+            resolve4(createIterResult(data, false));
           } else {
-            iterator[kLastResolve] = resolve3;
+            iterator[kLastResolve] = resolve4;
             iterator[kLastReject] = reject;
           }
         },
@@ -35753,12 +35753,12 @@ var require_async_iterator2 = __commonJS({
           iterator[kError] = err;
           return;
         }
-        var resolve3 = iterator[kLastResolve];
-        if (resolve3 !== null) {
+        var resolve4 = iterator[kLastResolve];
+        if (resolve4 !== null) {
           iterator[kLastPromise] = null;
           iterator[kLastResolve] = null;
           iterator[kLastReject] = null;
-          resolve3(createIterResult(void 0, true));
+          resolve4(createIterResult(void 0, true));
         }
         iterator[kEnded] = true;
       });
@@ -35773,7 +35773,7 @@ var require_async_iterator2 = __commonJS({
 var require_from2 = __commonJS({
   "node_modules/bl/node_modules/readable-stream/lib/internal/streams/from.js"(exports2, module) {
     "use strict";
-    function asyncGeneratorStep(gen, resolve3, reject, _next, _throw, key, arg) {
+    function asyncGeneratorStep(gen, resolve4, reject, _next, _throw, key, arg) {
       try {
         var info = gen[key](arg);
         var value = info.value;
@@ -35782,7 +35782,7 @@ var require_from2 = __commonJS({
         return;
       }
       if (info.done) {
-        resolve3(value);
+        resolve4(value);
       } else {
         Promise.resolve(value).then(_next, _throw);
       }
@@ -35790,13 +35790,13 @@ var require_from2 = __commonJS({
     function _asyncToGenerator(fn) {
       return function() {
         var self2 = this, args = arguments;
-        return new Promise(function(resolve3, reject) {
+        return new Promise(function(resolve4, reject) {
           var gen = fn.apply(self2, args);
           function _next(value) {
-            asyncGeneratorStep(gen, resolve3, reject, _next, _throw, "next", value);
+            asyncGeneratorStep(gen, resolve4, reject, _next, _throw, "next", value);
           }
           function _throw(err) {
-            asyncGeneratorStep(gen, resolve3, reject, _next, _throw, "throw", err);
+            asyncGeneratorStep(gen, resolve4, reject, _next, _throw, "throw", err);
           }
           _next(void 0);
         });
@@ -35823,14 +35823,14 @@ var require_from2 = __commonJS({
       }
       return target;
     }
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _toPropertyKey(arg) {
       var key = _toPrimitive(arg, "string");
@@ -35908,8 +35908,8 @@ var require_stream_readable2 = __commonJS({
     function _uint8ArrayToBuffer(chunk) {
       return Buffer3.from(chunk);
     }
-    function _isUint8Array(obj) {
-      return Buffer3.isBuffer(obj) || obj instanceof OurUint8Array;
+    function _isUint8Array(obj2) {
+      return Buffer3.isBuffer(obj2) || obj2 instanceof OurUint8Array;
     }
     var debugUtil = __require("util");
     var debug;
@@ -36728,14 +36728,14 @@ var require_stream_transform2 = __commonJS({
 var require_stream_passthrough2 = __commonJS({
   "node_modules/bl/node_modules/readable-stream/lib/_stream_passthrough.js"(exports2, module) {
     "use strict";
-    module.exports = PassThrough;
+    module.exports = PassThrough2;
     var Transform = require_stream_transform2();
-    require_inherits()(PassThrough, Transform);
-    function PassThrough(options) {
-      if (!(this instanceof PassThrough)) return new PassThrough(options);
+    require_inherits()(PassThrough2, Transform);
+    function PassThrough2(options) {
+      if (!(this instanceof PassThrough2)) return new PassThrough2(options);
       Transform.call(this, options);
     }
-    PassThrough.prototype._transform = function(chunk, encoding, cb) {
+    PassThrough2.prototype._transform = function(chunk, encoding, cb) {
       cb(null, chunk);
     };
   }
@@ -37297,9 +37297,9 @@ var require_headers2 = __commonJS({
       }
       return 0;
     };
-    var indexOf = function(block, num, offset, end) {
+    var indexOf = function(block, num2, offset, end) {
       for (; offset < end; offset++) {
-        if (block[offset] === num) return offset;
+        if (block[offset] === num2) return offset;
       }
       return end;
     };
@@ -37348,11 +37348,11 @@ var require_headers2 = __commonJS({
     var decodeStr = function(val, offset, length, encoding) {
       return val.slice(offset, indexOf(val, 0, offset, offset + length)).toString(encoding);
     };
-    var addLength = function(str) {
-      var len = Buffer.byteLength(str);
+    var addLength = function(str2) {
+      var len = Buffer.byteLength(str2);
       var digits = Math.floor(Math.log(len) / Math.log(10)) + 1;
       if (len + digits >= Math.pow(10, digits)) digits++;
-      return len + digits + str;
+      return len + digits + str2;
     };
     exports2.decodeLongPath = function(buf, encoding) {
       return decodeStr(buf, 0, buf.length, encoding);
@@ -37492,14 +37492,14 @@ var require_buffer_list3 = __commonJS({
       }
       return target;
     }
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _classCallCheck(instance, Constructor) {
       if (!(instance instanceof Constructor)) {
@@ -37591,7 +37591,7 @@ var require_buffer_list3 = __commonJS({
         }
       }, {
         key: "join",
-        value: function join7(s) {
+        value: function join9(s) {
           if (this.length === 0) return "";
           var p = this.head;
           var ret = "" + p.data;
@@ -37641,19 +37641,19 @@ var require_buffer_list3 = __commonJS({
           var ret = p.data;
           n -= ret.length;
           while (p = p.next) {
-            var str = p.data;
-            var nb = n > str.length ? str.length : n;
-            if (nb === str.length) ret += str;
-            else ret += str.slice(0, n);
+            var str2 = p.data;
+            var nb = n > str2.length ? str2.length : n;
+            if (nb === str2.length) ret += str2;
+            else ret += str2.slice(0, n);
             n -= nb;
             if (n === 0) {
-              if (nb === str.length) {
+              if (nb === str2.length) {
                 ++c;
                 if (p.next) this.head = p.next;
                 else this.head = this.tail = null;
               } else {
                 this.head = p;
-                p.data = str.slice(nb);
+                p.data = str2.slice(nb);
               }
               break;
             }
@@ -37838,23 +37838,23 @@ var require_errors6 = __commonJS({
         return `of ${thing} ${String(expected)}`;
       }
     }
-    function startsWith(str, search, pos) {
-      return str.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
+    function startsWith(str2, search, pos) {
+      return str2.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
     }
-    function endsWith(str, search, this_len) {
-      if (this_len === void 0 || this_len > str.length) {
-        this_len = str.length;
+    function endsWith(str2, search, this_len) {
+      if (this_len === void 0 || this_len > str2.length) {
+        this_len = str2.length;
       }
-      return str.substring(this_len - search.length, this_len) === search;
+      return str2.substring(this_len - search.length, this_len) === search;
     }
-    function includes(str, search, start) {
+    function includes(str2, search, start) {
       if (typeof start !== "number") {
         start = 0;
       }
-      if (start + search.length > str.length) {
+      if (start + search.length > str2.length) {
         return false;
       } else {
-        return str.indexOf(search, start) !== -1;
+        return str2.indexOf(search, start) !== -1;
       }
     }
     createErrorType("ERR_INVALID_OPT_VALUE", function(name, value) {
@@ -37948,8 +37948,8 @@ var require_stream_writable3 = __commonJS({
     function _uint8ArrayToBuffer(chunk) {
       return Buffer3.from(chunk);
     }
-    function _isUint8Array(obj) {
-      return Buffer3.isBuffer(obj) || obj instanceof OurUint8Array;
+    function _isUint8Array(obj2) {
+      return Buffer3.isBuffer(obj2) || obj2 instanceof OurUint8Array;
     }
     var destroyImpl = require_destroy3();
     var _require = require_state3();
@@ -38398,9 +38398,9 @@ var require_stream_writable3 = __commonJS({
 var require_stream_duplex3 = __commonJS({
   "node_modules/tar-fs/node_modules/readable-stream/lib/_stream_duplex.js"(exports2, module) {
     "use strict";
-    var objectKeys = Object.keys || function(obj) {
+    var objectKeys = Object.keys || function(obj2) {
       var keys2 = [];
-      for (var key in obj) keys2.push(key);
+      for (var key in obj2) keys2.push(key);
       return keys2;
     };
     module.exports = Duplex;
@@ -38581,14 +38581,14 @@ var require_async_iterator3 = __commonJS({
   "node_modules/tar-fs/node_modules/readable-stream/lib/internal/streams/async_iterator.js"(exports2, module) {
     "use strict";
     var _Object$setPrototypeO;
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _toPropertyKey(arg) {
       var key = _toPrimitive(arg, "string");
@@ -38619,14 +38619,14 @@ var require_async_iterator3 = __commonJS({
       };
     }
     function readAndResolve(iter) {
-      var resolve3 = iter[kLastResolve];
-      if (resolve3 !== null) {
+      var resolve4 = iter[kLastResolve];
+      if (resolve4 !== null) {
         var data = iter[kStream].read();
         if (data !== null) {
           iter[kLastPromise] = null;
           iter[kLastResolve] = null;
           iter[kLastReject] = null;
-          resolve3(createIterResult(data, false));
+          resolve4(createIterResult(data, false));
         }
       }
     }
@@ -38634,13 +38634,13 @@ var require_async_iterator3 = __commonJS({
       process.nextTick(readAndResolve, iter);
     }
     function wrapForNext(lastPromise, iter) {
-      return function(resolve3, reject) {
+      return function(resolve4, reject) {
         lastPromise.then(function() {
           if (iter[kEnded]) {
-            resolve3(createIterResult(void 0, true));
+            resolve4(createIterResult(void 0, true));
             return;
           }
-          iter[kHandlePromise](resolve3, reject);
+          iter[kHandlePromise](resolve4, reject);
         }, reject);
       };
     }
@@ -38660,12 +38660,12 @@ var require_async_iterator3 = __commonJS({
           return Promise.resolve(createIterResult(void 0, true));
         }
         if (this[kStream].destroyed) {
-          return new Promise(function(resolve3, reject) {
+          return new Promise(function(resolve4, reject) {
             process.nextTick(function() {
               if (_this[kError]) {
                 reject(_this[kError]);
               } else {
-                resolve3(createIterResult(void 0, true));
+                resolve4(createIterResult(void 0, true));
               }
             });
           });
@@ -38688,13 +38688,13 @@ var require_async_iterator3 = __commonJS({
       return this;
     }), _defineProperty(_Object$setPrototypeO, "return", function _return() {
       var _this2 = this;
-      return new Promise(function(resolve3, reject) {
+      return new Promise(function(resolve4, reject) {
         _this2[kStream].destroy(null, function(err) {
           if (err) {
             reject(err);
             return;
           }
-          resolve3(createIterResult(void 0, true));
+          resolve4(createIterResult(void 0, true));
         });
       });
     }), _Object$setPrototypeO), AsyncIteratorPrototype);
@@ -38716,15 +38716,15 @@ var require_async_iterator3 = __commonJS({
         value: stream._readableState.endEmitted,
         writable: true
       }), _defineProperty(_Object$create, kHandlePromise, {
-        value: function value(resolve3, reject) {
+        value: function value(resolve4, reject) {
           var data = iterator[kStream].read();
           if (data) {
             iterator[kLastPromise] = null;
             iterator[kLastResolve] = null;
             iterator[kLastReject] = null;
-            resolve3(createIterResult(data, false));
+            resolve4(createIterResult(data, false));
           } else {
-            iterator[kLastResolve] = resolve3;
+            iterator[kLastResolve] = resolve4;
             iterator[kLastReject] = reject;
           }
         },
@@ -38743,12 +38743,12 @@ var require_async_iterator3 = __commonJS({
           iterator[kError] = err;
           return;
         }
-        var resolve3 = iterator[kLastResolve];
-        if (resolve3 !== null) {
+        var resolve4 = iterator[kLastResolve];
+        if (resolve4 !== null) {
           iterator[kLastPromise] = null;
           iterator[kLastResolve] = null;
           iterator[kLastReject] = null;
-          resolve3(createIterResult(void 0, true));
+          resolve4(createIterResult(void 0, true));
         }
         iterator[kEnded] = true;
       });
@@ -38763,7 +38763,7 @@ var require_async_iterator3 = __commonJS({
 var require_from3 = __commonJS({
   "node_modules/tar-fs/node_modules/readable-stream/lib/internal/streams/from.js"(exports2, module) {
     "use strict";
-    function asyncGeneratorStep(gen, resolve3, reject, _next, _throw, key, arg) {
+    function asyncGeneratorStep(gen, resolve4, reject, _next, _throw, key, arg) {
       try {
         var info = gen[key](arg);
         var value = info.value;
@@ -38772,7 +38772,7 @@ var require_from3 = __commonJS({
         return;
       }
       if (info.done) {
-        resolve3(value);
+        resolve4(value);
       } else {
         Promise.resolve(value).then(_next, _throw);
       }
@@ -38780,13 +38780,13 @@ var require_from3 = __commonJS({
     function _asyncToGenerator(fn) {
       return function() {
         var self2 = this, args = arguments;
-        return new Promise(function(resolve3, reject) {
+        return new Promise(function(resolve4, reject) {
           var gen = fn.apply(self2, args);
           function _next(value) {
-            asyncGeneratorStep(gen, resolve3, reject, _next, _throw, "next", value);
+            asyncGeneratorStep(gen, resolve4, reject, _next, _throw, "next", value);
           }
           function _throw(err) {
-            asyncGeneratorStep(gen, resolve3, reject, _next, _throw, "throw", err);
+            asyncGeneratorStep(gen, resolve4, reject, _next, _throw, "throw", err);
           }
           _next(void 0);
         });
@@ -38813,14 +38813,14 @@ var require_from3 = __commonJS({
       }
       return target;
     }
-    function _defineProperty(obj, key, value) {
+    function _defineProperty(obj2, key, value) {
       key = _toPropertyKey(key);
-      if (key in obj) {
-        Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      if (key in obj2) {
+        Object.defineProperty(obj2, key, { value, enumerable: true, configurable: true, writable: true });
       } else {
-        obj[key] = value;
+        obj2[key] = value;
       }
-      return obj;
+      return obj2;
     }
     function _toPropertyKey(arg) {
       var key = _toPrimitive(arg, "string");
@@ -38898,8 +38898,8 @@ var require_stream_readable3 = __commonJS({
     function _uint8ArrayToBuffer(chunk) {
       return Buffer3.from(chunk);
     }
-    function _isUint8Array(obj) {
-      return Buffer3.isBuffer(obj) || obj instanceof OurUint8Array;
+    function _isUint8Array(obj2) {
+      return Buffer3.isBuffer(obj2) || obj2 instanceof OurUint8Array;
     }
     var debugUtil = __require("util");
     var debug;
@@ -39718,14 +39718,14 @@ var require_stream_transform3 = __commonJS({
 var require_stream_passthrough3 = __commonJS({
   "node_modules/tar-fs/node_modules/readable-stream/lib/_stream_passthrough.js"(exports2, module) {
     "use strict";
-    module.exports = PassThrough;
+    module.exports = PassThrough2;
     var Transform = require_stream_transform3();
-    require_inherits()(PassThrough, Transform);
-    function PassThrough(options) {
-      if (!(this instanceof PassThrough)) return new PassThrough(options);
+    require_inherits()(PassThrough2, Transform);
+    function PassThrough2(options) {
+      if (!(this instanceof PassThrough2)) return new PassThrough2(options);
       Transform.call(this, options);
     }
-    PassThrough.prototype._transform = function(chunk, encoding, cb) {
+    PassThrough2.prototype._transform = function(chunk, encoding, cb) {
       cb(null, chunk);
     };
   }
@@ -39845,7 +39845,7 @@ var require_extract2 = __commonJS({
     var bl = require_bl();
     var headers = require_headers2();
     var Writable2 = require_readable3().Writable;
-    var PassThrough = require_readable3().PassThrough;
+    var PassThrough2 = require_readable3().PassThrough;
     var noop = function() {
     };
     var overflow = function(size) {
@@ -39867,9 +39867,9 @@ var require_extract2 = __commonJS({
     var Source = function(self2, offset) {
       this._parent = self2;
       this.offset = offset;
-      PassThrough.call(this, { autoDestroy: false });
+      PassThrough2.call(this, { autoDestroy: false });
     };
-    util.inherits(Source, PassThrough);
+    util.inherits(Source, PassThrough2);
     Source.prototype.destroy = function(err) {
       this._parent.destroy(err);
     };
@@ -40446,9 +40446,9 @@ var require_pump = __commonJS({
   "node_modules/pump/index.js"(exports2, module) {
     var once = require_once();
     var eos = require_end_of_stream4();
-    var fs10;
+    var fs13;
     try {
-      fs10 = __require("fs");
+      fs13 = __require("fs");
     } catch (e) {
     }
     var noop = function() {
@@ -40459,8 +40459,8 @@ var require_pump = __commonJS({
     };
     var isFS = function(stream) {
       if (!ancient) return false;
-      if (!fs10) return false;
-      return (stream instanceof (fs10.ReadStream || noop) || stream instanceof (fs10.WriteStream || noop)) && isFn(stream.close);
+      if (!fs13) return false;
+      return (stream instanceof (fs13.ReadStream || noop) || stream instanceof (fs13.WriteStream || noop)) && isFn(stream.close);
     };
     var isRequest = function(stream) {
       return stream.setHeader && isFn(stream.abort);
@@ -40519,8 +40519,8 @@ var require_pump = __commonJS({
 // node_modules/mkdirp-classic/index.js
 var require_mkdirp_classic = __commonJS({
   "node_modules/mkdirp-classic/index.js"(exports2, module) {
-    var path9 = __require("path");
-    var fs10 = __require("fs");
+    var path12 = __require("path");
+    var fs13 = __require("fs");
     var _0777 = parseInt("0777", 8);
     module.exports = mkdirP.mkdirp = mkdirP.mkdirP = mkdirP;
     function mkdirP(p, opts, f, made) {
@@ -40531,14 +40531,14 @@ var require_mkdirp_classic = __commonJS({
         opts = { mode: opts };
       }
       var mode = opts.mode;
-      var xfs = opts.fs || fs10;
+      var xfs = opts.fs || fs13;
       if (mode === void 0) {
         mode = _0777 & ~process.umask();
       }
       if (!made) made = null;
       var cb = f || function() {
       };
-      p = path9.resolve(p);
+      p = path12.resolve(p);
       xfs.mkdir(p, mode, function(er) {
         if (!er) {
           made = made || p;
@@ -40546,7 +40546,7 @@ var require_mkdirp_classic = __commonJS({
         }
         switch (er.code) {
           case "ENOENT":
-            mkdirP(path9.dirname(p), opts, function(er2, made2) {
+            mkdirP(path12.dirname(p), opts, function(er2, made2) {
               if (er2) cb(er2, made2);
               else mkdirP(p, opts, cb, made2);
             });
@@ -40568,19 +40568,19 @@ var require_mkdirp_classic = __commonJS({
         opts = { mode: opts };
       }
       var mode = opts.mode;
-      var xfs = opts.fs || fs10;
+      var xfs = opts.fs || fs13;
       if (mode === void 0) {
         mode = _0777 & ~process.umask();
       }
       if (!made) made = null;
-      p = path9.resolve(p);
+      p = path12.resolve(p);
       try {
         xfs.mkdirSync(p, mode);
         made = made || p;
       } catch (err0) {
         switch (err0.code) {
           case "ENOENT":
-            made = sync(path9.dirname(p), opts, made);
+            made = sync(path12.dirname(p), opts, made);
             sync(p, opts, made);
             break;
           // In the case of any other error, just see if there's a dir
@@ -40609,8 +40609,8 @@ var require_tar_fs = __commonJS({
     var tar2 = require_tar_stream2();
     var pump = require_pump();
     var mkdirp = require_mkdirp_classic();
-    var fs10 = __require("fs");
-    var path9 = __require("path");
+    var fs13 = __require("fs");
+    var path12 = __require("path");
     var os3 = __require("os");
     var win32 = os3.platform() === "win32";
     var DOTDOT_LEADING = 1;
@@ -40623,23 +40623,23 @@ var require_tar_fs = __commonJS({
     var normalize = !win32 ? echo : function(name) {
       return name.replace(/\\/g, "/").replace(/[:?<>|]/g, "_");
     };
-    var statAll = function(fs11, stat, cwd, ignore, entries, sort) {
+    var statAll = function(fs14, stat, cwd, ignore, entries, sort) {
       var queue = entries || ["."];
       for (var i = 0; i < queue.length; i++) {
-        if (!inCwd(path9.resolve(cwd, queue[i]), cwd)) throw new Error(queue[i] + " is not a valid path");
+        if (!inCwd(path12.resolve(cwd, queue[i]), cwd)) throw new Error(queue[i] + " is not a valid path");
       }
       return function loop(callback) {
         if (!queue.length) return callback();
         var next = queue.shift();
-        var nextAbs = path9.join(cwd, next);
-        stat.call(fs11, nextAbs, function(err, stat2) {
+        var nextAbs = path12.join(cwd, next);
+        stat.call(fs14, nextAbs, function(err, stat2) {
           if (err) return callback(err);
           if (!stat2.isDirectory()) return callback(null, next, stat2);
-          fs11.readdir(nextAbs, function(err2, files) {
+          fs14.readdir(nextAbs, function(err2, files) {
             if (err2) return callback(err2);
             if (sort) files.sort();
             for (var i2 = 0; i2 < files.length; i2++) {
-              if (!ignore(path9.join(cwd, next, files[i2]))) queue.push(path9.join(next, files[i2]));
+              if (!ignore(path12.join(cwd, next, files[i2]))) queue.push(path12.join(next, files[i2]));
             }
             callback(null, next, stat2);
           });
@@ -40650,7 +40650,7 @@ var require_tar_fs = __commonJS({
       return function(header) {
         header.name = header.name.split("/").slice(level).join("/");
         var linkname = header.linkname;
-        if (linkname && (header.type === "link" || path9.isAbsolute(linkname))) {
+        if (linkname && (header.type === "link" || path12.isAbsolute(linkname))) {
           header.linkname = linkname.split("/").slice(level).join("/");
         }
         return map(header);
@@ -40659,7 +40659,7 @@ var require_tar_fs = __commonJS({
     exports2.pack = function(cwd, opts) {
       if (!cwd) cwd = ".";
       if (!opts) opts = {};
-      var xfs = opts.fs || fs10;
+      var xfs = opts.fs || fs13;
       var ignore = opts.ignore || opts.filter || noop;
       var map = opts.map || noop;
       var mapStream = opts.mapStream || echo;
@@ -40680,7 +40680,7 @@ var require_tar_fs = __commonJS({
         fmode |= parseInt(222, 8);
       }
       var onsymlink = function(filename, header) {
-        xfs.readlink(path9.join(cwd, filename), function(err, linkname) {
+        xfs.readlink(path12.join(cwd, filename), function(err, linkname) {
           if (err) return pack2.destroy(err);
           header.linkname = normalize(linkname);
           pack2.entry(header, onnextentry);
@@ -40721,7 +40721,7 @@ var require_tar_fs = __commonJS({
         }
         var entry = pack2.entry(header, onnextentry);
         if (!entry) return;
-        var rs = mapStream(xfs.createReadStream(path9.join(cwd, filename), { start: 0, end: header.size > 0 ? header.size - 1 : header.size }), header);
+        var rs = mapStream(xfs.createReadStream(path12.join(cwd, filename), { start: 0, end: header.size > 0 ? header.size - 1 : header.size }), header);
         rs.on("error", function(err2) {
           entry.destroy(err2);
         });
@@ -40746,7 +40746,7 @@ var require_tar_fs = __commonJS({
     exports2.extract = function(cwd, opts) {
       if (!cwd) cwd = ".";
       if (!opts) opts = {};
-      var xfs = opts.fs || fs10;
+      var xfs = opts.fs || fs13;
       var ignore = opts.ignore || opts.filter || noop;
       var map = opts.map || noop;
       var mapStream = opts.mapStream || echo;
@@ -40803,7 +40803,7 @@ var require_tar_fs = __commonJS({
       extract.on("entry", function(header, stream, next) {
         header = map(header) || header;
         header.name = normalize(header.name);
-        var name = path9.join(cwd, path9.join("/", header.name));
+        var name = path12.join(cwd, path12.join("/", header.name));
         if (ignore(name, header)) {
           stream.resume();
           return next();
@@ -40811,7 +40811,7 @@ var require_tar_fs = __commonJS({
         if (!validPath(header.name, DOTDOT_NONE)) {
           return next(new Error(JSON.stringify(header.name) + " is not a valid path"));
         }
-        var isRoot = path9.join(name, ".") === path9.join(cwd, ".");
+        var isRoot = path12.join(name, ".") === path12.join(cwd, ".");
         var stat = function(err) {
           if (err) return next(err);
           if (isRoot) return next();
@@ -40841,9 +40841,9 @@ var require_tar_fs = __commonJS({
         var onsymlink = function() {
           if (win32) return next();
           if (!validPath(header.linkname, DOTDOT_LEADING)) return next(new Error(name + " is not a valid symlink"));
-          var dst = path9.resolve(path9.dirname(name), header.linkname);
+          var dst = path12.resolve(path12.dirname(name), header.linkname);
           if (!inCwd(dst, cwd)) return next(new Error(name + " is not a valid symlink"));
-          validateNotSymlink(xfs, dst, path9.resolve(cwd), function(err, valid) {
+          validateNotSymlink(xfs, dst, path12.resolve(cwd), function(err, valid) {
             if (err) return next(err);
             if (!valid) return next(new Error(name + " is not a valid symlink"));
             xfs.unlink(name, function() {
@@ -40854,7 +40854,7 @@ var require_tar_fs = __commonJS({
         var onlink = function() {
           if (win32) return next();
           if (!validPath(header.linkname, DOTDOT_NONE)) return next(new Error(name + " is not a valid hardlink"));
-          var srcpath = path9.join(cwd, path9.join("/", header.linkname));
+          var srcpath = path12.join(cwd, path12.join("/", header.linkname));
           xfs.realpath(srcpath, function(err, dst) {
             if (err || !inCwd(dst, cwd)) return next(new Error(name + " is not a valid hardlink"));
             xfs.unlink(name, function() {
@@ -40886,8 +40886,8 @@ var require_tar_fs = __commonJS({
             });
           }
         };
-        var dir = isRoot ? path9.join(cwd, ".") : path9.dirname(name);
-        validate2(xfs, dir, path9.join(cwd, "."), function(err, valid) {
+        var dir = isRoot ? path12.join(cwd, ".") : path12.dirname(name);
+        validate2(xfs, dir, path12.join(cwd, "."), function(err, valid) {
           if (err) return next(err);
           if (!valid) return next(new Error(dir + " is not a valid path"));
           if (header.type === "directory") return ondirectory();
@@ -40915,20 +40915,20 @@ var require_tar_fs = __commonJS({
       if (opts.finish) extract.on("finish", opts.finish);
       return extract;
     };
-    function validate2(fs11, name, root, cb) {
+    function validate2(fs14, name, root, cb) {
       if (name === root) return cb(null, true);
-      fs11.lstat(name, function(err, st) {
+      fs14.lstat(name, function(err, st) {
         if (err && err.code !== "ENOENT") return cb(err);
-        if (err || st.isDirectory()) return validate2(fs11, path9.join(name, ".."), root, cb);
+        if (err || st.isDirectory()) return validate2(fs14, path12.join(name, ".."), root, cb);
         cb(null, false);
       });
     }
-    function validateNotSymlink(fs11, name, root, cb) {
+    function validateNotSymlink(fs14, name, root, cb) {
       if (name === root) return cb(null, true);
-      if (!name.startsWith(root + path9.sep)) return cb(null, false);
-      fs11.lstat(name, function(err, st) {
+      if (!name.startsWith(root + path12.sep)) return cb(null, false);
+      fs14.lstat(name, function(err, st) {
         if (err && err.code !== "ENOENT" && err.code !== "EPERM") return cb(err);
-        if (err || !st.isSymbolicLink()) return validateNotSymlink(fs11, path9.join(name, ".."), root, cb);
+        if (err || !st.isSymbolicLink()) return validateNotSymlink(fs14, path12.join(name, ".."), root, cb);
         cb(null, false);
       });
     }
@@ -40959,8 +40959,8 @@ var require_tar_fs = __commonJS({
       });
     }
     function inCwd(dst, cwd) {
-      cwd = path9.resolve(cwd);
-      return cwd === dst || dst.startsWith(cwd + path9.sep);
+      cwd = path12.resolve(cwd);
+      return cwd === dst || dst.startsWith(cwd + path12.sep);
     }
   }
 });
@@ -40969,22 +40969,22 @@ var require_tar_fs = __commonJS({
 var require_util = __commonJS({
   "node_modules/dockerode/lib/util.js"(exports2, module) {
     var DockerIgnore = require_ignore();
-    var fs10 = __require("fs");
-    var path9 = __require("path");
+    var fs13 = __require("fs");
+    var path12 = __require("path");
     var tar2 = require_tar_fs();
     var zlib2 = __require("zlib");
     var arr = [];
-    var each = arr.forEach;
+    var each2 = arr.forEach;
     var slice = arr.slice;
-    module.exports.extend = function(obj) {
-      each.call(slice.call(arguments, 1), function(source) {
+    module.exports.extend = function(obj2) {
+      each2.call(slice.call(arguments, 1), function(source) {
         if (source) {
           for (var prop in source) {
-            obj[prop] = source[prop];
+            obj2[prop] = source[prop];
           }
         }
       });
-      return obj;
+      return obj2;
     };
     module.exports.processArgs = function(opts, callback, defaultOpts) {
       if (!callback && typeof opts === "function") {
@@ -41022,14 +41022,14 @@ var require_util = __commonJS({
     };
     module.exports.prepareBuildContext = function(file, next) {
       if (file && file.context) {
-        fs10.readFile(path9.join(file.context, ".dockerignore"), (err, data) => {
+        fs13.readFile(path12.join(file.context, ".dockerignore"), (err, data) => {
           let ignoreFn;
           let filterFn;
           if (!err) {
             const dockerIgnore = DockerIgnore({ ignorecase: false }).add(data.toString());
             filterFn = dockerIgnore.createFilter();
-            ignoreFn = (path10) => {
-              return !filterFn(path10);
+            ignoreFn = (path13) => {
+              return !filterFn(path13);
             };
           }
           const entries = file.src.slice() || [];
@@ -41079,12 +41079,12 @@ var require_exec = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41109,12 +41109,12 @@ var require_exec = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41138,12 +41138,12 @@ var require_exec = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41208,12 +41208,12 @@ var require_container = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41238,12 +41238,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41269,12 +41269,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41298,12 +41298,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41326,12 +41326,12 @@ var require_container = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41355,12 +41355,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41386,12 +41386,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41419,12 +41419,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41448,12 +41448,12 @@ var require_container = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41480,12 +41480,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41510,12 +41510,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41541,12 +41541,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41573,12 +41573,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(new Exec(self2.modem, data.Id));
+            resolve4(new Exec(self2.modem, data.Id));
           });
         });
       } else {
@@ -41606,12 +41606,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41638,12 +41638,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41669,12 +41669,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41700,12 +41700,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41730,12 +41730,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41762,12 +41762,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, stream) {
             if (err) {
               return reject(err);
             }
-            resolve3(stream);
+            resolve4(stream);
           });
         });
       } else {
@@ -41792,12 +41792,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41824,12 +41824,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41855,12 +41855,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41886,12 +41886,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41917,12 +41917,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41949,12 +41949,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -41979,12 +41979,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42013,12 +42013,12 @@ var require_container = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42056,12 +42056,12 @@ var require_image = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(opts, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42085,12 +42085,12 @@ var require_image = __commonJS({
         authconfig: args.opts ? args.opts.authconfig : void 0
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(fopts, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42112,12 +42112,12 @@ var require_image = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(opts, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42139,12 +42139,12 @@ var require_image = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(opts, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42176,12 +42176,12 @@ var require_image = __commonJS({
       };
       delete optsf.options.authconfig;
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42208,12 +42208,12 @@ var require_image = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42238,12 +42238,12 @@ var require_image = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42281,12 +42281,12 @@ var require_volume = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42311,12 +42311,12 @@ var require_volume = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42354,12 +42354,12 @@ var require_network = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(opts, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42385,12 +42385,12 @@ var require_network = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42415,12 +42415,12 @@ var require_network = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42445,12 +42445,12 @@ var require_network = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42488,12 +42488,12 @@ var require_service = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42517,12 +42517,12 @@ var require_service = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42557,12 +42557,12 @@ var require_service = __commonJS({
         options: opts
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42588,12 +42588,12 @@ var require_service = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42632,12 +42632,12 @@ var require_plugin = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42661,12 +42661,12 @@ var require_plugin = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42692,12 +42692,12 @@ var require_plugin = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42729,12 +42729,12 @@ var require_plugin = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42757,12 +42757,12 @@ var require_plugin = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42785,12 +42785,12 @@ var require_plugin = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42814,12 +42814,12 @@ var require_plugin = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42844,12 +42844,12 @@ var require_plugin = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42879,12 +42879,12 @@ var require_plugin = __commonJS({
         options: opts
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42923,12 +42923,12 @@ var require_secret = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42954,12 +42954,12 @@ var require_secret = __commonJS({
         options: opts
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -42984,12 +42984,12 @@ var require_secret = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43028,12 +43028,12 @@ var require_config = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43058,12 +43058,12 @@ var require_config = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43089,12 +43089,12 @@ var require_config = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43135,12 +43135,12 @@ var require_task = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43167,12 +43167,12 @@ var require_task = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43210,12 +43210,12 @@ var require_node3 = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43242,12 +43242,12 @@ var require_node3 = __commonJS({
         options: opts
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43271,12 +43271,12 @@ var require_node3 = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -43846,7 +43846,7 @@ var require_call_credentials = __commonJS({
           if (isCurrentOauth2Client(googleCredentials)) {
             getHeaders = googleCredentials.getRequestHeaders(options.service_url);
           } else {
-            getHeaders = new Promise((resolve3, reject) => {
+            getHeaders = new Promise((resolve4, reject) => {
               googleCredentials.getRequestMetadata(options.service_url, (err, headers) => {
                 if (err) {
                   reject(err);
@@ -43856,7 +43856,7 @@ var require_call_credentials = __commonJS({
                   reject(new Error("Headers not set by metadata plugin"));
                   return;
                 }
-                resolve3(headers);
+                resolve4(headers);
               });
             });
           }
@@ -43912,10 +43912,10 @@ var require_call_credentials = __commonJS({
         this.metadataGenerator = metadataGenerator;
       }
       generateMetadata(options) {
-        return new Promise((resolve3, reject) => {
+        return new Promise((resolve4, reject) => {
           this.metadataGenerator(options, (err, metadata) => {
             if (metadata !== void 0) {
-              resolve3(metadata);
+              resolve4(metadata);
             } else {
               reject(err);
             }
@@ -43963,14 +43963,14 @@ var require_tls_helpers = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.CIPHER_SUITES = void 0;
     exports2.getDefaultRootsData = getDefaultRootsData;
-    var fs10 = __require("fs");
+    var fs13 = __require("fs");
     exports2.CIPHER_SUITES = process.env.GRPC_SSL_CIPHER_SUITES;
     var DEFAULT_ROOTS_FILE_PATH = process.env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH;
     var defaultRootsData = null;
     function getDefaultRootsData() {
       if (DEFAULT_ROOTS_FILE_PATH) {
         if (defaultRootsData === null) {
-          defaultRootsData = fs10.readFileSync(DEFAULT_ROOTS_FILE_PATH);
+          defaultRootsData = fs13.readFileSync(DEFAULT_ROOTS_FILE_PATH);
         }
         return defaultRootsData;
       }
@@ -43985,7 +43985,7 @@ var require_uri_parser = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.parseUri = parseUri;
-    exports2.splitHostPort = splitHostPort;
+    exports2.splitHostPort = splitHostPort2;
     exports2.combineHostPort = combineHostPort;
     exports2.uriToString = uriToString;
     exports2.extractServiceName = extractServiceName;
@@ -44003,19 +44003,19 @@ var require_uri_parser = __commonJS({
       };
     }
     var NUMBER_REGEX = /^\d+$/;
-    function splitHostPort(path9) {
-      if (path9.startsWith("[")) {
-        const hostEnd = path9.indexOf("]");
+    function splitHostPort2(path12) {
+      if (path12.startsWith("[")) {
+        const hostEnd = path12.indexOf("]");
         if (hostEnd === -1) {
           return null;
         }
-        const host = path9.substring(1, hostEnd);
+        const host = path12.substring(1, hostEnd);
         if (host.indexOf(":") === -1) {
           return null;
         }
-        if (path9.length > hostEnd + 1) {
-          if (path9[hostEnd + 1] === ":") {
-            const portString = path9.substring(hostEnd + 2);
+        if (path12.length > hostEnd + 1) {
+          if (path12[hostEnd + 1] === ":") {
+            const portString = path12.substring(hostEnd + 2);
             if (NUMBER_REGEX.test(portString)) {
               return {
                 host,
@@ -44033,7 +44033,7 @@ var require_uri_parser = __commonJS({
           };
         }
       } else {
-        const splitPath = path9.split(":");
+        const splitPath = path12.split(":");
         if (splitPath.length === 2) {
           if (NUMBER_REGEX.test(splitPath[1])) {
             return {
@@ -44045,7 +44045,7 @@ var require_uri_parser = __commonJS({
           }
         } else {
           return {
-            host: path9
+            host: path12
           };
         }
       }
@@ -44086,7 +44086,7 @@ var require_uri_parser = __commonJS({
     function computeServiceUrl(host, methodName) {
       var _a, _b;
       const serviceName = extractServiceName(methodName);
-      const hostname = (_b = (_a = splitHostPort(host)) === null || _a === void 0 ? void 0 : _a.host) !== null && _b !== void 0 ? _b : "localhost";
+      const hostname = (_b = (_a = splitHostPort2(host)) === null || _a === void 0 ? void 0 : _a.host) !== null && _b !== void 0 ? _b : "localhost";
       return `https://${hostname}/${serviceName}`;
     }
   }
@@ -44158,8 +44158,8 @@ var require_channel_credentials = __commonJS({
     var resolver_1 = require_resolver();
     var logging_1 = require_logging();
     var constants_1 = require_constants3();
-    function verifyIsBufferOrNull(obj, friendlyName) {
-      if (obj && !(obj instanceof Buffer)) {
+    function verifyIsBufferOrNull(obj2, friendlyName) {
+      if (obj2 && !(obj2 instanceof Buffer)) {
         throw new TypeError(`${friendlyName}, if provided, must be a Buffer.`);
       }
     }
@@ -44300,14 +44300,14 @@ var require_channel_credentials = __commonJS({
       }
       connect(socket) {
         const tlsConnectOptions = Object.assign({ socket }, this.connectionOptions);
-        return new Promise((resolve3, reject) => {
+        return new Promise((resolve4, reject) => {
           const tlsSocket = (0, tls_1.connect)(tlsConnectOptions, () => {
             var _a;
             if (((_a = this.connectionOptions.rejectUnauthorized) !== null && _a !== void 0 ? _a : true) && !tlsSocket.authorized) {
               reject(tlsSocket.authorizationError);
               return;
             }
-            resolve3({
+            resolve4({
               socket: tlsSocket,
               secure: true
             });
@@ -44426,8 +44426,8 @@ var require_channel_credentials = __commonJS({
         if (this.hasReceivedUpdates()) {
           return Promise.resolve(this.getLatestSecureContext());
         } else {
-          return new Promise((resolve3) => {
-            this.secureContextWatchers.push(resolve3);
+          return new Promise((resolve4) => {
+            this.secureContextWatchers.push(resolve4);
           });
         }
       }
@@ -44460,7 +44460,7 @@ var require_channel_credentials = __commonJS({
         this.callCredentials = callCredentials;
       }
       connect(socket) {
-        return new Promise((resolve3, reject) => {
+        return new Promise((resolve4, reject) => {
           const secureContext = this.parent.getLatestSecureContext();
           if (!secureContext) {
             reject(new Error("Failed to load credentials"));
@@ -44485,7 +44485,7 @@ var require_channel_credentials = __commonJS({
               reject(tlsSocket.authorizationError);
               return;
             }
-            resolve3({
+            resolve4({
               socket: tlsSocket,
               secure: true
             });
@@ -44644,51 +44644,51 @@ var require_service_config = __commonJS({
     var constants_1 = require_constants3();
     var DURATION_REGEX = /^\d+(\.\d{1,9})?s$/;
     var CLIENT_LANGUAGE_STRING = "node";
-    function validateName(obj) {
-      if ("service" in obj && obj.service !== "") {
-        if (typeof obj.service !== "string") {
-          throw new Error(`Invalid method config name: invalid service: expected type string, got ${typeof obj.service}`);
+    function validateName(obj2) {
+      if ("service" in obj2 && obj2.service !== "") {
+        if (typeof obj2.service !== "string") {
+          throw new Error(`Invalid method config name: invalid service: expected type string, got ${typeof obj2.service}`);
         }
-        if ("method" in obj && obj.method !== "") {
-          if (typeof obj.method !== "string") {
-            throw new Error(`Invalid method config name: invalid method: expected type string, got ${typeof obj.service}`);
+        if ("method" in obj2 && obj2.method !== "") {
+          if (typeof obj2.method !== "string") {
+            throw new Error(`Invalid method config name: invalid method: expected type string, got ${typeof obj2.service}`);
           }
           return {
-            service: obj.service,
-            method: obj.method
+            service: obj2.service,
+            method: obj2.method
           };
         } else {
           return {
-            service: obj.service
+            service: obj2.service
           };
         }
       } else {
-        if ("method" in obj && obj.method !== void 0) {
+        if ("method" in obj2 && obj2.method !== void 0) {
           throw new Error(`Invalid method config name: method set with empty or unset service`);
         }
         return {};
       }
     }
-    function validateRetryPolicy(obj) {
-      if (!("maxAttempts" in obj) || !Number.isInteger(obj.maxAttempts) || obj.maxAttempts < 2) {
+    function validateRetryPolicy(obj2) {
+      if (!("maxAttempts" in obj2) || !Number.isInteger(obj2.maxAttempts) || obj2.maxAttempts < 2) {
         throw new Error("Invalid method config retry policy: maxAttempts must be an integer at least 2");
       }
-      if (!("initialBackoff" in obj) || typeof obj.initialBackoff !== "string" || !DURATION_REGEX.test(obj.initialBackoff)) {
+      if (!("initialBackoff" in obj2) || typeof obj2.initialBackoff !== "string" || !DURATION_REGEX.test(obj2.initialBackoff)) {
         throw new Error("Invalid method config retry policy: initialBackoff must be a string consisting of a positive integer or decimal followed by s");
       }
-      if (!("maxBackoff" in obj) || typeof obj.maxBackoff !== "string" || !DURATION_REGEX.test(obj.maxBackoff)) {
+      if (!("maxBackoff" in obj2) || typeof obj2.maxBackoff !== "string" || !DURATION_REGEX.test(obj2.maxBackoff)) {
         throw new Error("Invalid method config retry policy: maxBackoff must be a string consisting of a positive integer or decimal followed by s");
       }
-      if (!("backoffMultiplier" in obj) || typeof obj.backoffMultiplier !== "number" || obj.backoffMultiplier <= 0) {
+      if (!("backoffMultiplier" in obj2) || typeof obj2.backoffMultiplier !== "number" || obj2.backoffMultiplier <= 0) {
         throw new Error("Invalid method config retry policy: backoffMultiplier must be a number greater than 0");
       }
-      if (!("retryableStatusCodes" in obj && Array.isArray(obj.retryableStatusCodes))) {
+      if (!("retryableStatusCodes" in obj2 && Array.isArray(obj2.retryableStatusCodes))) {
         throw new Error("Invalid method config retry policy: retryableStatusCodes is required");
       }
-      if (obj.retryableStatusCodes.length === 0) {
+      if (obj2.retryableStatusCodes.length === 0) {
         throw new Error("Invalid method config retry policy: retryableStatusCodes must be non-empty");
       }
-      for (const value of obj.retryableStatusCodes) {
+      for (const value of obj2.retryableStatusCodes) {
         if (typeof value === "number") {
           if (!Object.values(constants_1.Status).includes(value)) {
             throw new Error("Invalid method config retry policy: retryableStatusCodes value not in status code range");
@@ -44702,22 +44702,22 @@ var require_service_config = __commonJS({
         }
       }
       return {
-        maxAttempts: obj.maxAttempts,
-        initialBackoff: obj.initialBackoff,
-        maxBackoff: obj.maxBackoff,
-        backoffMultiplier: obj.backoffMultiplier,
-        retryableStatusCodes: obj.retryableStatusCodes
+        maxAttempts: obj2.maxAttempts,
+        initialBackoff: obj2.initialBackoff,
+        maxBackoff: obj2.maxBackoff,
+        backoffMultiplier: obj2.backoffMultiplier,
+        retryableStatusCodes: obj2.retryableStatusCodes
       };
     }
-    function validateHedgingPolicy(obj) {
-      if (!("maxAttempts" in obj) || !Number.isInteger(obj.maxAttempts) || obj.maxAttempts < 2) {
+    function validateHedgingPolicy(obj2) {
+      if (!("maxAttempts" in obj2) || !Number.isInteger(obj2.maxAttempts) || obj2.maxAttempts < 2) {
         throw new Error("Invalid method config hedging policy: maxAttempts must be an integer at least 2");
       }
-      if ("hedgingDelay" in obj && (typeof obj.hedgingDelay !== "string" || !DURATION_REGEX.test(obj.hedgingDelay))) {
+      if ("hedgingDelay" in obj2 && (typeof obj2.hedgingDelay !== "string" || !DURATION_REGEX.test(obj2.hedgingDelay))) {
         throw new Error("Invalid method config hedging policy: hedgingDelay must be a string consisting of a positive integer followed by s");
       }
-      if ("nonFatalStatusCodes" in obj && Array.isArray(obj.nonFatalStatusCodes)) {
-        for (const value of obj.nonFatalStatusCodes) {
+      if ("nonFatalStatusCodes" in obj2 && Array.isArray(obj2.nonFatalStatusCodes)) {
+        for (const value of obj2.nonFatalStatusCodes) {
           if (typeof value === "number") {
             if (!Object.values(constants_1.Status).includes(value)) {
               throw new Error("Invalid method config hedging policy: nonFatalStatusCodes value not in status code range");
@@ -44732,44 +44732,44 @@ var require_service_config = __commonJS({
         }
       }
       const result = {
-        maxAttempts: obj.maxAttempts
+        maxAttempts: obj2.maxAttempts
       };
-      if (obj.hedgingDelay) {
-        result.hedgingDelay = obj.hedgingDelay;
+      if (obj2.hedgingDelay) {
+        result.hedgingDelay = obj2.hedgingDelay;
       }
-      if (obj.nonFatalStatusCodes) {
-        result.nonFatalStatusCodes = obj.nonFatalStatusCodes;
+      if (obj2.nonFatalStatusCodes) {
+        result.nonFatalStatusCodes = obj2.nonFatalStatusCodes;
       }
       return result;
     }
-    function validateMethodConfig(obj) {
+    function validateMethodConfig(obj2) {
       var _a;
       const result = {
         name: []
       };
-      if (!("name" in obj) || !Array.isArray(obj.name)) {
+      if (!("name" in obj2) || !Array.isArray(obj2.name)) {
         throw new Error("Invalid method config: invalid name array");
       }
-      for (const name of obj.name) {
+      for (const name of obj2.name) {
         result.name.push(validateName(name));
       }
-      if ("waitForReady" in obj) {
-        if (typeof obj.waitForReady !== "boolean") {
+      if ("waitForReady" in obj2) {
+        if (typeof obj2.waitForReady !== "boolean") {
           throw new Error("Invalid method config: invalid waitForReady");
         }
-        result.waitForReady = obj.waitForReady;
+        result.waitForReady = obj2.waitForReady;
       }
-      if ("timeout" in obj) {
-        if (typeof obj.timeout === "object") {
-          if (!("seconds" in obj.timeout) || !(typeof obj.timeout.seconds === "number")) {
+      if ("timeout" in obj2) {
+        if (typeof obj2.timeout === "object") {
+          if (!("seconds" in obj2.timeout) || !(typeof obj2.timeout.seconds === "number")) {
             throw new Error("Invalid method config: invalid timeout.seconds");
           }
-          if (!("nanos" in obj.timeout) || !(typeof obj.timeout.nanos === "number")) {
+          if (!("nanos" in obj2.timeout) || !(typeof obj2.timeout.nanos === "number")) {
             throw new Error("Invalid method config: invalid timeout.nanos");
           }
-          result.timeout = obj.timeout;
-        } else if (typeof obj.timeout === "string" && DURATION_REGEX.test(obj.timeout)) {
-          const timeoutParts = obj.timeout.substring(0, obj.timeout.length - 1).split(".");
+          result.timeout = obj2.timeout;
+        } else if (typeof obj2.timeout === "string" && DURATION_REGEX.test(obj2.timeout)) {
+          const timeoutParts = obj2.timeout.substring(0, obj2.timeout.length - 1).split(".");
           result.timeout = {
             seconds: timeoutParts[0] | 0,
             nanos: ((_a = timeoutParts[1]) !== null && _a !== void 0 ? _a : 0) | 0
@@ -44778,46 +44778,46 @@ var require_service_config = __commonJS({
           throw new Error("Invalid method config: invalid timeout");
         }
       }
-      if ("maxRequestBytes" in obj) {
-        if (typeof obj.maxRequestBytes !== "number") {
+      if ("maxRequestBytes" in obj2) {
+        if (typeof obj2.maxRequestBytes !== "number") {
           throw new Error("Invalid method config: invalid maxRequestBytes");
         }
-        result.maxRequestBytes = obj.maxRequestBytes;
+        result.maxRequestBytes = obj2.maxRequestBytes;
       }
-      if ("maxResponseBytes" in obj) {
-        if (typeof obj.maxResponseBytes !== "number") {
+      if ("maxResponseBytes" in obj2) {
+        if (typeof obj2.maxResponseBytes !== "number") {
           throw new Error("Invalid method config: invalid maxRequestBytes");
         }
-        result.maxResponseBytes = obj.maxResponseBytes;
+        result.maxResponseBytes = obj2.maxResponseBytes;
       }
-      if ("retryPolicy" in obj) {
-        if ("hedgingPolicy" in obj) {
+      if ("retryPolicy" in obj2) {
+        if ("hedgingPolicy" in obj2) {
           throw new Error("Invalid method config: retryPolicy and hedgingPolicy cannot both be specified");
         } else {
-          result.retryPolicy = validateRetryPolicy(obj.retryPolicy);
+          result.retryPolicy = validateRetryPolicy(obj2.retryPolicy);
         }
-      } else if ("hedgingPolicy" in obj) {
-        result.hedgingPolicy = validateHedgingPolicy(obj.hedgingPolicy);
+      } else if ("hedgingPolicy" in obj2) {
+        result.hedgingPolicy = validateHedgingPolicy(obj2.hedgingPolicy);
       }
       return result;
     }
-    function validateRetryThrottling(obj) {
-      if (!("maxTokens" in obj) || typeof obj.maxTokens !== "number" || obj.maxTokens <= 0 || obj.maxTokens > 1e3) {
+    function validateRetryThrottling(obj2) {
+      if (!("maxTokens" in obj2) || typeof obj2.maxTokens !== "number" || obj2.maxTokens <= 0 || obj2.maxTokens > 1e3) {
         throw new Error("Invalid retryThrottling: maxTokens must be a number in (0, 1000]");
       }
-      if (!("tokenRatio" in obj) || typeof obj.tokenRatio !== "number" || obj.tokenRatio <= 0) {
+      if (!("tokenRatio" in obj2) || typeof obj2.tokenRatio !== "number" || obj2.tokenRatio <= 0) {
         throw new Error("Invalid retryThrottling: tokenRatio must be a number greater than 0");
       }
       return {
-        maxTokens: +obj.maxTokens.toFixed(3),
-        tokenRatio: +obj.tokenRatio.toFixed(3)
+        maxTokens: +obj2.maxTokens.toFixed(3),
+        tokenRatio: +obj2.tokenRatio.toFixed(3)
       };
     }
-    function validateLoadBalancingConfig(obj) {
-      if (!(typeof obj === "object" && obj !== null)) {
-        throw new Error(`Invalid loadBalancingConfig: unexpected type ${typeof obj}`);
+    function validateLoadBalancingConfig(obj2) {
+      if (!(typeof obj2 === "object" && obj2 !== null)) {
+        throw new Error(`Invalid loadBalancingConfig: unexpected type ${typeof obj2}`);
       }
-      const keys = Object.keys(obj);
+      const keys = Object.keys(obj2);
       if (keys.length > 1) {
         throw new Error(`Invalid loadBalancingConfig: unexpected multiple keys ${keys}`);
       }
@@ -44825,39 +44825,39 @@ var require_service_config = __commonJS({
         throw new Error("Invalid loadBalancingConfig: load balancing policy name required");
       }
       return {
-        [keys[0]]: obj[keys[0]]
+        [keys[0]]: obj2[keys[0]]
       };
     }
-    function validateServiceConfig(obj) {
+    function validateServiceConfig(obj2) {
       const result = {
         loadBalancingConfig: [],
         methodConfig: []
       };
-      if ("loadBalancingPolicy" in obj) {
-        if (typeof obj.loadBalancingPolicy === "string") {
-          result.loadBalancingPolicy = obj.loadBalancingPolicy;
+      if ("loadBalancingPolicy" in obj2) {
+        if (typeof obj2.loadBalancingPolicy === "string") {
+          result.loadBalancingPolicy = obj2.loadBalancingPolicy;
         } else {
           throw new Error("Invalid service config: invalid loadBalancingPolicy");
         }
       }
-      if ("loadBalancingConfig" in obj) {
-        if (Array.isArray(obj.loadBalancingConfig)) {
-          for (const config of obj.loadBalancingConfig) {
+      if ("loadBalancingConfig" in obj2) {
+        if (Array.isArray(obj2.loadBalancingConfig)) {
+          for (const config of obj2.loadBalancingConfig) {
             result.loadBalancingConfig.push(validateLoadBalancingConfig(config));
           }
         } else {
           throw new Error("Invalid service config: invalid loadBalancingConfig");
         }
       }
-      if ("methodConfig" in obj) {
-        if (Array.isArray(obj.methodConfig)) {
-          for (const methodConfig of obj.methodConfig) {
+      if ("methodConfig" in obj2) {
+        if (Array.isArray(obj2.methodConfig)) {
+          for (const methodConfig of obj2.methodConfig) {
             result.methodConfig.push(validateMethodConfig(methodConfig));
           }
         }
       }
-      if ("retryThrottling" in obj) {
-        result.retryThrottling = validateRetryThrottling(obj.retryThrottling);
+      if ("retryThrottling" in obj2) {
+        result.retryThrottling = validateRetryThrottling(obj2.retryThrottling);
       }
       const seenMethodNames = [];
       for (const methodConfig of result.methodConfig) {
@@ -44872,17 +44872,17 @@ var require_service_config = __commonJS({
       }
       return result;
     }
-    function validateCanaryConfig(obj) {
-      if (!("serviceConfig" in obj)) {
+    function validateCanaryConfig(obj2) {
+      if (!("serviceConfig" in obj2)) {
         throw new Error("Invalid service config choice: missing service config");
       }
       const result = {
-        serviceConfig: validateServiceConfig(obj.serviceConfig)
+        serviceConfig: validateServiceConfig(obj2.serviceConfig)
       };
-      if ("clientLanguage" in obj) {
-        if (Array.isArray(obj.clientLanguage)) {
+      if ("clientLanguage" in obj2) {
+        if (Array.isArray(obj2.clientLanguage)) {
           result.clientLanguage = [];
-          for (const lang of obj.clientLanguage) {
+          for (const lang of obj2.clientLanguage) {
             if (typeof lang === "string") {
               result.clientLanguage.push(lang);
             } else {
@@ -44893,10 +44893,10 @@ var require_service_config = __commonJS({
           throw new Error("Invalid service config choice: invalid clientLanguage");
         }
       }
-      if ("clientHostname" in obj) {
-        if (Array.isArray(obj.clientHostname)) {
+      if ("clientHostname" in obj2) {
+        if (Array.isArray(obj2.clientHostname)) {
           result.clientHostname = [];
-          for (const lang of obj.clientHostname) {
+          for (const lang of obj2.clientHostname) {
             if (typeof lang === "string") {
               result.clientHostname.push(lang);
             } else {
@@ -44907,9 +44907,9 @@ var require_service_config = __commonJS({
           throw new Error("Invalid service config choice: invalid clientHostname");
         }
       }
-      if ("percentage" in obj) {
-        if (typeof obj.percentage === "number" && 0 <= obj.percentage && obj.percentage <= 100) {
-          result.percentage = obj.percentage;
+      if ("percentage" in obj2) {
+        if (typeof obj2.percentage === "number" && 0 <= obj2.percentage && obj2.percentage <= 100) {
+          result.percentage = obj2.percentage;
         } else {
           throw new Error("Invalid service config choice: invalid percentage");
         }
@@ -44920,18 +44920,18 @@ var require_service_config = __commonJS({
         "clientHostname",
         "serviceConfig"
       ];
-      for (const field in obj) {
+      for (const field in obj2) {
         if (!allowedFields.includes(field)) {
           throw new Error(`Invalid service config choice: unexpected field ${field}`);
         }
       }
       return result;
     }
-    function validateAndSelectCanaryConfig(obj, percentage) {
-      if (!Array.isArray(obj)) {
+    function validateAndSelectCanaryConfig(obj2, percentage) {
+      if (!Array.isArray(obj2)) {
         throw new Error("Invalid service config list");
       }
-      for (const config of obj) {
+      for (const config of obj2) {
         const validatedConfig = validateCanaryConfig(config);
         if (typeof validatedConfig.percentage === "number" && percentage > validatedConfig.percentage) {
           continue;
@@ -45114,19 +45114,19 @@ var require_backoff_timeout = __commonJS({
           logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "{" + this.id + "} " + text2);
         }
       }
-      runTimer(delay2) {
+      runTimer(delay3) {
         var _a, _b;
         if (this.traceEnabled) {
-          this.trace("runTimer(delay=" + delay2 + ")");
+          this.trace("runTimer(delay=" + delay3 + ")");
         }
         this.endTime = this.startTime;
-        this.endTime.setMilliseconds(this.endTime.getMilliseconds() + delay2);
+        this.endTime.setMilliseconds(this.endTime.getMilliseconds() + delay3);
         clearTimeout(this.timerId);
         this.timerId = setTimeout(() => {
           this.trace("timer fired");
           this.running = false;
           this.callback();
-        }, delay2);
+        }, delay3);
         if (!this.hasRef) {
           (_b = (_a = this.timerId).unref) === null || _b === void 0 ? void 0 : _b.call(_a);
         }
@@ -45696,11 +45696,11 @@ var require_subchannel_address = __commonJS({
       }
     }
     var DEFAULT_PORT = 443;
-    function stringToSubchannelAddress(addressString, port) {
+    function stringToSubchannelAddress(addressString, port2) {
       if ((0, net_1.isIP)(addressString)) {
         return {
           host: addressString,
-          port: port !== null && port !== void 0 ? port : DEFAULT_PORT
+          port: port2 !== null && port2 !== void 0 ? port2 : DEFAULT_PORT
         };
       } else {
         return {
@@ -47081,14 +47081,14 @@ var require_client_interceptors = __commonJS({
       }
     };
     exports2.InterceptingCall = InterceptingCall;
-    function getCall(channel, path9, options) {
+    function getCall(channel, path12, options) {
       var _a, _b;
       const deadline = (_a = options.deadline) !== null && _a !== void 0 ? _a : Infinity;
       const host = options.host;
       const parent = (_b = options.parent) !== null && _b !== void 0 ? _b : null;
       const propagateFlags = options.propagate_flags;
       const credentials = options.credentials;
-      const call = channel.createCall(path9, deadline, host, parent, propagateFlags);
+      const call = channel.createCall(path12, deadline, host, parent, propagateFlags);
       if (credentials) {
         call.setCredentials(credentials);
       }
@@ -47658,13 +47658,13 @@ var require_make_client = __commonJS({
       ServiceClientImpl.serviceName = serviceName;
       return ServiceClientImpl;
     }
-    function partial(fn, path9, serialize, deserialize) {
+    function partial(fn, path12, serialize, deserialize) {
       return function(...args) {
-        return fn.call(this, path9, serialize, deserialize, ...args);
+        return fn.call(this, path12, serialize, deserialize, ...args);
       };
     }
-    function isProtobufTypeDefinition(obj) {
-      return "format" in obj;
+    function isProtobufTypeDefinition(obj2) {
+      return "format" in obj2;
     }
     function loadPackageDefinition(packageDef) {
       const result = {};
@@ -48079,7 +48079,7 @@ var require_aspromise = __commonJS({
       var params = new Array(arguments.length - 1), offset = 0, index = 2, pending = true;
       while (index < arguments.length)
         params[offset++] = arguments[index++];
-      return new Promise(function executor(resolve3, reject) {
+      return new Promise(function executor(resolve4, reject) {
         params[offset] = function callback(err) {
           if (pending) {
             pending = false;
@@ -48089,7 +48089,7 @@ var require_aspromise = __commonJS({
               var params2 = new Array(arguments.length - 1), offset2 = 0;
               while (offset2 < params2.length)
                 params2[offset2++] = arguments[offset2];
-              resolve3.apply(null, params2);
+              resolve4.apply(null, params2);
             }
           }
         };
@@ -49026,8 +49026,8 @@ var require_umd = __commonJS({
         Object.defineProperty(Long.prototype, "__isLong__", {
           value: true
         });
-        function isLong(obj) {
-          return (obj && obj["__isLong__"]) === true;
+        function isLong(obj2) {
+          return (obj2 && obj2["__isLong__"]) === true;
         }
         function ctz32(value) {
           var c = Math.clz32(value & -value);
@@ -49037,25 +49037,25 @@ var require_umd = __commonJS({
         var INT_CACHE = {};
         var UINT_CACHE = {};
         function fromInt(value, unsigned) {
-          var obj, cachedObj, cache;
+          var obj2, cachedObj, cache;
           if (unsigned) {
             value >>>= 0;
             if (cache = 0 <= value && value < 256) {
               cachedObj = UINT_CACHE[value];
               if (cachedObj) return cachedObj;
             }
-            obj = fromBits(value, 0, true);
-            if (cache) UINT_CACHE[value] = obj;
-            return obj;
+            obj2 = fromBits(value, 0, true);
+            if (cache) UINT_CACHE[value] = obj2;
+            return obj2;
           } else {
             value |= 0;
             if (cache = -128 <= value && value < 128) {
               cachedObj = INT_CACHE[value];
               if (cachedObj) return cachedObj;
             }
-            obj = fromBits(value, value < 0 ? -1 : 0, false);
-            if (cache) INT_CACHE[value] = obj;
-            return obj;
+            obj2 = fromBits(value, value < 0 ? -1 : 0, false);
+            if (cache) INT_CACHE[value] = obj2;
+            return obj2;
           }
         }
         Long.fromInt = fromInt;
@@ -49081,27 +49081,27 @@ var require_umd = __commonJS({
         }
         Long.fromBits = fromBits;
         var pow_dbl = Math.pow;
-        function fromString(str, unsigned, radix) {
-          if (str.length === 0) throw Error("empty string");
+        function fromString(str2, unsigned, radix) {
+          if (str2.length === 0) throw Error("empty string");
           if (typeof unsigned === "number") {
             radix = unsigned;
             unsigned = false;
           } else {
             unsigned = !!unsigned;
           }
-          if (str === "NaN" || str === "Infinity" || str === "+Infinity" || str === "-Infinity")
+          if (str2 === "NaN" || str2 === "Infinity" || str2 === "+Infinity" || str2 === "-Infinity")
             return unsigned ? UZERO : ZERO;
           radix = radix || 10;
           if (radix < 2 || 36 < radix) throw RangeError("radix");
           var p;
-          if ((p = str.indexOf("-")) > 0) throw Error("interior hyphen");
+          if ((p = str2.indexOf("-")) > 0) throw Error("interior hyphen");
           else if (p === 0) {
-            return fromString(str.substring(1), unsigned, radix).neg();
+            return fromString(str2.substring(1), unsigned, radix).neg();
           }
           var radixToPower = fromNumber(pow_dbl(radix, 8));
           var result = ZERO;
-          for (var i = 0; i < str.length; i += 8) {
-            var size = Math.min(8, str.length - i), value = parseInt(str.substring(i, i + size), radix);
+          for (var i = 0; i < str2.length; i += 8) {
+            var size = Math.min(8, str2.length - i), value = parseInt(str2.substring(i, i + size), radix);
             if (size < 8) {
               var power = fromNumber(pow_dbl(radix, size));
               result = result.mul(power).add(fromNumber(value));
@@ -49681,9 +49681,9 @@ var require_minimal = __commonJS({
      * @param {string} prop Property name
      * @returns {boolean} `true` if considered to be present, otherwise `false`
      */
-    util.isSet = function isSet(obj, prop) {
-      var value = obj[prop];
-      if (value != null && Object.hasOwnProperty.call(obj, prop))
+    util.isSet = function isSet(obj2, prop) {
+      var value = obj2[prop];
+      if (value != null && Object.hasOwnProperty.call(obj2, prop))
         return typeof value !== "object" || (Array.isArray(value) ? value.length : Object.keys(value).length) > 0;
       return false;
     };
@@ -49743,15 +49743,15 @@ var require_minimal = __commonJS({
     util.merge = merge;
     util.nestingLimit = 32;
     util.recursionLimit = 100;
-    util.makeProp = function makeProp(obj, key) {
-      Object.defineProperty(obj, key, {
+    util.makeProp = function makeProp(obj2, key) {
+      Object.defineProperty(obj2, key, {
         enumerable: true,
         configurable: true,
         writable: true
       });
     };
-    util.lcFirst = function lcFirst(str) {
-      return str.charAt(0).toLowerCase() + str.substring(1);
+    util.lcFirst = function lcFirst(str2) {
+      return str2.charAt(0).toLowerCase() + str2.substring(1);
     };
     function newError(name) {
       function CustomError(message, properties) {
@@ -50543,17 +50543,17 @@ var require_codegen = __commonJS({
 var require_fs = __commonJS({
   "node_modules/@protobufjs/fetch/util/fs.js"(exports2, module) {
     "use strict";
-    var fs10 = null;
+    var fs13 = null;
     try {
-      fs10 = __require(
+      fs13 = __require(
         /* webpackIgnore: true */
         "fs"
       );
-      if (!fs10 || !fs10.readFile || !fs10.readFileSync)
-        fs10 = null;
+      if (!fs13 || !fs13.readFile || !fs13.readFileSync)
+        fs13 = null;
     } catch (e) {
     }
-    module.exports = fs10;
+    module.exports = fs13;
   }
 });
 
@@ -50563,7 +50563,7 @@ var require_fetch = __commonJS({
     "use strict";
     module.exports = fetch2;
     var asPromise = require_aspromise();
-    var fs10 = require_fs();
+    var fs13 = require_fs();
     function fetch2(filename, options, callback) {
       if (typeof options === "function") {
         callback = options;
@@ -50572,8 +50572,8 @@ var require_fetch = __commonJS({
         options = {};
       if (!callback)
         return asPromise(fetch2, this, filename, options);
-      if (!options.xhr && fs10 && fs10.readFile)
-        return fs10.readFile(filename, function fetchReadFileCallback(err, contents) {
+      if (!options.xhr && fs13 && fs13.readFile)
+        return fs13.readFile(filename, function fetchReadFileCallback(err, contents) {
           return err && typeof XMLHttpRequest !== "undefined" ? fetch2.xhr(filename, options, callback) : err ? callback(err) : callback(null, options.binary ? contents : contents.toString("utf8"));
         });
       return fetch2.xhr(filename, options, callback);
@@ -50611,15 +50611,15 @@ var require_fetch = __commonJS({
 var require_path = __commonJS({
   "node_modules/@protobufjs/path/index.js"(exports2) {
     "use strict";
-    var path9 = exports2;
-    var isAbsolute3 = (
+    var path12 = exports2;
+    var isAbsolute4 = (
       /**
        * Tests if the specified path is absolute.
        * @param {string} path Path to test
        * @returns {boolean} `true` if path is absolute
        */
-      path9.isAbsolute = function isAbsolute4(path10) {
-        return /^(?:\/|\w+:)/.test(path10);
+      path12.isAbsolute = function isAbsolute5(path13) {
+        return /^(?:\/|\w+:)/.test(path13);
       }
     );
     var normalize = (
@@ -50628,9 +50628,9 @@ var require_path = __commonJS({
        * @param {string} path Path to normalize
        * @returns {string} Normalized path
        */
-      path9.normalize = function normalize2(path10) {
-        path10 = path10.replace(/\\/g, "/").replace(/\/{2,}/g, "/");
-        var parts = path10.split("/"), absolute = isAbsolute3(path10), prefix = "";
+      path12.normalize = function normalize2(path13) {
+        path13 = path13.replace(/\\/g, "/").replace(/\/{2,}/g, "/");
+        var parts = path13.split("/"), absolute = isAbsolute4(path13), prefix = "";
         if (absolute)
           prefix = parts.shift() + "/";
         for (var i = 0; i < parts.length; ) {
@@ -50649,10 +50649,10 @@ var require_path = __commonJS({
         return prefix + parts.join("/");
       }
     );
-    path9.resolve = function resolve3(originPath, includePath, alreadyNormalized) {
+    path12.resolve = function resolve4(originPath, includePath, alreadyNormalized) {
       if (!alreadyNormalized)
         includePath = normalize(includePath);
-      if (isAbsolute3(includePath))
+      if (isAbsolute4(includePath))
         return includePath;
       if (!alreadyNormalized)
         originPath = normalize(originPath);
@@ -50676,17 +50676,17 @@ var require_patterns = __commonJS({
 var require_fs2 = __commonJS({
   "node_modules/protobufjs/src/util/fs.js"(exports2, module) {
     "use strict";
-    var fs10 = null;
+    var fs13 = null;
     try {
-      fs10 = __require(
+      fs13 = __require(
         /* webpackIgnore: true */
         "fs"
       );
-      if (!fs10 || !fs10.readFile || !fs10.readFileSync)
-        fs10 = null;
+      if (!fs13 || !fs13.readFile || !fs13.readFileSync)
+        fs13 = null;
     } catch (e) {
     }
-    module.exports = fs10;
+    module.exports = fs13;
   }
 });
 
@@ -50710,10 +50710,10 @@ var require_namespace = __commonJS({
     function arrayToJSON(array, toJSONOptions) {
       if (!(array && array.length))
         return void 0;
-      var obj = {};
+      var obj2 = {};
       for (var i = 0; i < array.length; ++i)
-        obj[array[i].name] = array[i].toJSON(toJSONOptions);
-      return obj;
+        obj2[array[i].name] = array[i].toJSON(toJSONOptions);
+      return obj2;
     }
     Namespace.arrayToJSON = arrayToJSON;
     Namespace.isReservedId = function isReservedId(reserved, id) {
@@ -50833,18 +50833,18 @@ var require_namespace = __commonJS({
       object.onRemove(this);
       return clearCache(this);
     };
-    Namespace.prototype.define = function define2(path9, json) {
-      if (util.isString(path9))
-        path9 = path9.split(".");
-      else if (!Array.isArray(path9))
+    Namespace.prototype.define = function define2(path12, json) {
+      if (util.isString(path12))
+        path12 = path12.split(".");
+      else if (!Array.isArray(path12))
         throw TypeError("illegal path");
-      if (path9 && path9.length && path9[0] === "")
+      if (path12 && path12.length && path12[0] === "")
         throw Error("path must be relative");
-      if (path9.length > util.recursionLimit)
+      if (path12.length > util.recursionLimit)
         throw Error("max depth exceeded");
       var ptr = this;
-      while (path9.length > 0) {
-        var part = path9.shift();
+      while (path12.length > 0) {
+        var part = path12.shift();
         if (ptr.nested && ptr.nested[part]) {
           ptr = ptr.nested[part];
           if (!(ptr instanceof Namespace))
@@ -50879,26 +50879,26 @@ var require_namespace = __commonJS({
       });
       return this;
     };
-    Namespace.prototype.lookup = function lookup(path9, filterTypes, parentAlreadyChecked) {
+    Namespace.prototype.lookup = function lookup(path12, filterTypes, parentAlreadyChecked) {
       if (typeof filterTypes === "boolean") {
         parentAlreadyChecked = filterTypes;
         filterTypes = void 0;
       } else if (filterTypes && !Array.isArray(filterTypes))
         filterTypes = [filterTypes];
-      if (util.isString(path9) && path9.length) {
-        if (path9 === ".")
+      if (util.isString(path12) && path12.length) {
+        if (path12 === ".")
           return this.root;
-        path9 = path9.split(".");
-      } else if (!path9.length)
+        path12 = path12.split(".");
+      } else if (!path12.length)
         return this;
-      var flatPath = path9.join(".");
-      if (path9[0] === "")
-        return this.root.lookup(path9.slice(1), filterTypes);
+      var flatPath = path12.join(".");
+      if (path12[0] === "")
+        return this.root.lookup(path12.slice(1), filterTypes);
       var found = this.root._fullyQualifiedObjects && this.root._fullyQualifiedObjects["." + flatPath];
       if (found && (!filterTypes || filterTypes.indexOf(found.constructor) > -1)) {
         return found;
       }
-      found = this._lookupImpl(path9, flatPath);
+      found = this._lookupImpl(path12, flatPath);
       if (found && (!filterTypes || filterTypes.indexOf(found.constructor) > -1)) {
         return found;
       }
@@ -50906,7 +50906,7 @@ var require_namespace = __commonJS({
         return null;
       var current = this;
       while (current.parent) {
-        found = current.parent._lookupImpl(path9, flatPath);
+        found = current.parent._lookupImpl(path12, flatPath);
         if (found && (!filterTypes || filterTypes.indexOf(found.constructor) > -1)) {
           return found;
         }
@@ -50914,22 +50914,22 @@ var require_namespace = __commonJS({
       }
       return null;
     };
-    Namespace.prototype._lookupImpl = function lookup(path9, flatPath) {
+    Namespace.prototype._lookupImpl = function lookup(path12, flatPath) {
       if (Object.prototype.hasOwnProperty.call(this._lookupCache, flatPath)) {
         return this._lookupCache[flatPath];
       }
-      var found = this.get(path9[0]);
+      var found = this.get(path12[0]);
       var exact = null;
       if (found) {
-        if (path9.length === 1) {
+        if (path12.length === 1) {
           exact = found;
         } else if (found instanceof Namespace) {
-          path9 = path9.slice(1);
-          exact = found._lookupImpl(path9, path9.join("."));
+          path12 = path12.slice(1);
+          exact = found._lookupImpl(path12, path12.join("."));
         }
       } else {
         for (var i = 0; i < this.nestedArray.length; ++i)
-          if (this._nestedArray[i] instanceof Namespace && (found = this._nestedArray[i]._lookupImpl(path9, flatPath))) {
+          if (this._nestedArray[i] instanceof Namespace && (found = this._nestedArray[i]._lookupImpl(path12, flatPath))) {
             exact = found;
             break;
           }
@@ -50937,28 +50937,28 @@ var require_namespace = __commonJS({
       this._lookupCache[flatPath] = exact;
       return exact;
     };
-    Namespace.prototype.lookupType = function lookupType(path9) {
-      var found = this.lookup(path9, [Type]);
+    Namespace.prototype.lookupType = function lookupType(path12) {
+      var found = this.lookup(path12, [Type]);
       if (!found)
-        throw Error("no such type: " + path9);
+        throw Error("no such type: " + path12);
       return found;
     };
-    Namespace.prototype.lookupEnum = function lookupEnum(path9) {
-      var found = this.lookup(path9, [Enum]);
+    Namespace.prototype.lookupEnum = function lookupEnum(path12) {
+      var found = this.lookup(path12, [Enum]);
       if (!found)
-        throw Error("no such Enum '" + path9 + "' in " + this);
+        throw Error("no such Enum '" + path12 + "' in " + this);
       return found;
     };
-    Namespace.prototype.lookupTypeOrEnum = function lookupTypeOrEnum(path9) {
-      var found = this.lookup(path9, [Type, Enum]);
+    Namespace.prototype.lookupTypeOrEnum = function lookupTypeOrEnum(path12) {
+      var found = this.lookup(path12, [Type, Enum]);
       if (!found)
-        throw Error("no such Type or Enum '" + path9 + "' in " + this);
+        throw Error("no such Type or Enum '" + path12 + "' in " + this);
       return found;
     };
-    Namespace.prototype.lookupService = function lookupService(path9) {
-      var found = this.lookup(path9, [Service]);
+    Namespace.prototype.lookupService = function lookupService(path12) {
+      var found = this.lookup(path12, [Service]);
       if (!found)
-        throw Error("no such Service '" + path9 + "' in " + this);
+        throw Error("no such Service '" + path12 + "' in " + this);
       return found;
     };
     Namespace._configure = function(Type_, Service_, Enum_) {
@@ -51006,7 +51006,7 @@ var require_mapfield = __commonJS({
         keepComments ? this.comment : void 0
       ]);
     };
-    MapField.prototype.resolve = function resolve3() {
+    MapField.prototype.resolve = function resolve4() {
       if (this.resolved)
         return this;
       if (types.mapKey[this.keyType] === void 0)
@@ -51083,7 +51083,7 @@ var require_method = __commonJS({
         this.parsedOptions
       ]);
     };
-    Method.prototype.resolve = function resolve3() {
+    Method.prototype.resolve = function resolve4() {
       if (this.resolved)
         return this;
       this.resolvedRequestType = this.parent.lookupType(this.requestType);
@@ -51852,8 +51852,8 @@ var require_type = __commonJS({
         "oneofs",
         Namespace.arrayToJSON(this.oneofsArray, toJSONOptions),
         "fields",
-        Namespace.arrayToJSON(this.fieldsArray.filter(function(obj) {
-          return !obj.declaringField;
+        Namespace.arrayToJSON(this.fieldsArray.filter(function(obj2) {
+          return !obj2.declaringField;
         }), toJSONOptions) || {},
         "extensions",
         this.extensions && this.extensions.length ? this.extensions : void 0,
@@ -52334,12 +52334,12 @@ var require_util2 = __commonJS({
         return "[" + JSON.stringify(prop) + "]";
       return "." + prop;
     };
-    util.ucFirst = function ucFirst(str) {
-      return str.charAt(0).toUpperCase() + str.substring(1);
+    util.ucFirst = function ucFirst(str2) {
+      return str2.charAt(0).toUpperCase() + str2.substring(1);
     };
     var camelCaseRe = /_([a-z])/g;
-    util.camelCase = function camelCase(str) {
-      return str.substring(0, 1) + str.substring(1).replace(camelCaseRe, function($0, $1) {
+    util.camelCase = function camelCase(str2) {
+      return str2.substring(0, 1) + str2.substring(1).replace(camelCaseRe, function($0, $1) {
         return $1.toUpperCase();
       });
     };
@@ -52375,13 +52375,13 @@ var require_util2 = __commonJS({
       Object.defineProperty(object, "$type", { value: enm, enumerable: false });
       return enm;
     };
-    util.setProperty = function setProperty(dst, path9, value, ifNotSet) {
-      function setProp(dst2, path10, value2) {
-        var part = path10.shift();
+    util.setProperty = function setProperty(dst, path12, value, ifNotSet) {
+      function setProp(dst2, path13, value2) {
+        var part = path13.shift();
         if (util.isUnsafeProperty(part))
           return dst2;
-        if (path10.length > 0) {
-          dst2[part] = setProp(dst2[part] || {}, path10, value2);
+        if (path13.length > 0) {
+          dst2[part] = setProp(dst2[part] || {}, path13, value2);
         } else {
           var prevValue = dst2[part];
           if (prevValue && ifNotSet)
@@ -52394,12 +52394,12 @@ var require_util2 = __commonJS({
       }
       if (typeof dst !== "object")
         throw TypeError("dst must be an object");
-      if (!path9)
+      if (!path12)
         throw TypeError("path must be specified");
-      path9 = path9.split(".");
-      if (path9.length > util.recursionLimit)
+      path12 = path12.split(".");
+      if (path12.length > util.recursionLimit)
         throw Error("max depth exceeded");
-      return setProp(dst, path9, value);
+      return setProp(dst, path12, value);
     };
     Object.defineProperty(util, "decorateRoot", {
       get: function() {
@@ -52701,7 +52701,7 @@ var require_field = __commonJS({
         keepComments ? this.comment : void 0
       ]);
     };
-    Field.prototype.resolve = function resolve3() {
+    Field.prototype.resolve = function resolve4() {
       if (this.resolved)
         return this;
       if ((this.typeDefault = types.defaults[this.type]) === void 0) {
@@ -52945,12 +52945,12 @@ var require_object = __commonJS({
        */
       fullName: {
         get: function() {
-          var path9 = [this.name], ptr = this.parent;
+          var path12 = [this.name], ptr = this.parent;
           while (ptr) {
-            path9.unshift(ptr.name);
+            path12.unshift(ptr.name);
             ptr = ptr.parent;
           }
-          return path9.join(".");
+          return path12.join(".");
         }
       }
     });
@@ -52974,7 +52974,7 @@ var require_object = __commonJS({
       this.parent = null;
       this.resolved = false;
     };
-    ReflectionObject.prototype.resolve = function resolve3() {
+    ReflectionObject.prototype.resolve = function resolve4() {
       if (this.resolved)
         return this;
       if (this.root instanceof Root)
@@ -53322,8 +53322,8 @@ var require_tokenize = __commonJS({
       "n": "\n",
       "t": "	"
     };
-    function unescape(str) {
-      return str.replace(unescapeRe, function($0, $1) {
+    function unescape(str2) {
+      return str2.replace(unescapeRe, function($0, $1) {
         switch ($1) {
           case "\\":
           case "":
@@ -53375,10 +53375,10 @@ var require_tokenize = __commonJS({
             break;
           }
         } while (c === " " || c === "	");
-        var lines = source.substring(start, end).split(setCommentSplitRe);
-        for (var i = 0; i < lines.length; ++i)
-          lines[i] = lines[i].replace(alternateCommentMode ? setCommentAltRe : setCommentRe, "").trim();
-        comment.text = lines.join("\n").trim();
+        var lines2 = source.substring(start, end).split(setCommentSplitRe);
+        for (var i = 0; i < lines2.length; ++i)
+          lines2[i] = lines2[i].replace(alternateCommentMode ? setCommentAltRe : setCommentRe, "").trim();
+        comment.text = lines2.join("\n").trim();
         comments[line] = comment;
         lastCommentLine = line;
       }
@@ -53595,11 +53595,11 @@ var require_parse = __commonJS({
         return name;
       } : util.camelCase;
       function resolveFileFeatures() {
-        topLevelObjects.forEach((obj) => {
-          obj._edition = edition;
+        topLevelObjects.forEach((obj2) => {
+          obj2._edition = edition;
           Object.keys(topLevelOptions).forEach((opt) => {
-            if (obj.getOption(opt) !== void 0) return;
-            obj.setOption(opt, topLevelOptions[opt], true);
+            if (obj2.getOption(opt) !== void 0) return;
+            obj2.setOption(opt, topLevelOptions[opt], true);
           });
         });
       }
@@ -53650,10 +53650,10 @@ var require_parse = __commonJS({
         var token2, start;
         do {
           if (acceptStrings && ((token2 = peek()) === '"' || token2 === "'")) {
-            var str = readString();
-            target.push(str);
+            var str2 = readString();
+            target.push(str2);
             if (edition >= 2023) {
-              throw illegal(str, "id");
+              throw illegal(str2, "id");
             }
           } else {
             try {
@@ -53800,13 +53800,13 @@ var require_parse = __commonJS({
         }
         return false;
       }
-      function ifBlock(obj, fnIf, fnElse) {
+      function ifBlock(obj2, fnIf, fnElse) {
         var trailingLine = tn.line;
-        if (obj) {
-          if (typeof obj.comment !== "string") {
-            obj.comment = cmnt();
+        if (obj2) {
+          if (typeof obj2.comment !== "string") {
+            obj2.comment = cmnt();
           }
-          obj.filename = parse2.filename;
+          obj2.filename = parse2.filename;
         }
         if (skip("{", true)) {
           var token2;
@@ -53817,8 +53817,8 @@ var require_parse = __commonJS({
           if (fnElse)
             fnElse();
           skip(";");
-          if (obj && (typeof obj.comment !== "string" || preferTrailingComment))
-            obj.comment = cmnt(trailingLine) || obj.comment;
+          if (obj2 && (typeof obj2.comment !== "string" || preferTrailingComment))
+            obj2.comment = cmnt(trailingLine) || obj2.comment;
         }
       }
       function parseType(parent, token2, depth) {
@@ -56528,18 +56528,18 @@ var require_descriptor2 = __commonJS({
         return delimited ? 10 : 11;
       throw Error("illegal type: " + type);
     }
-    function fromDescriptorOptionsRecursive(obj, type) {
+    function fromDescriptorOptionsRecursive(obj2, type) {
       var val = {};
       for (var i = 0, field, key; i < type.fieldsArray.length; ++i) {
         if ((key = (field = type._fieldsArray[i]).name) === "uninterpretedOption") continue;
-        if (!Object.prototype.hasOwnProperty.call(obj, key)) continue;
+        if (!Object.prototype.hasOwnProperty.call(obj2, key)) continue;
         var newKey = underScore(key);
         if (field.resolvedType instanceof Type) {
-          val[newKey] = fromDescriptorOptionsRecursive(obj[key], field.resolvedType);
+          val[newKey] = fromDescriptorOptionsRecursive(obj2[key], field.resolvedType);
         } else if (field.resolvedType instanceof Enum) {
-          val[newKey] = field.resolvedType.valuesById[obj[key]];
+          val[newKey] = field.resolvedType.valuesById[obj2[key]];
         } else {
-          val[newKey] = obj[key];
+          val[newKey] = obj2[key];
         }
       }
       return val;
@@ -56549,18 +56549,18 @@ var require_descriptor2 = __commonJS({
         return void 0;
       return fromDescriptorOptionsRecursive(type.toObject(options), type);
     }
-    function toDescriptorOptionsRecursive(obj, type) {
+    function toDescriptorOptionsRecursive(obj2, type) {
       var val = {};
-      var keys = Object.keys(obj);
+      var keys = Object.keys(obj2);
       for (var i = 0; i < keys.length; ++i) {
         var key = keys[i];
         var newKey = $protobuf.util.camelCase(key);
         if (!Object.prototype.hasOwnProperty.call(type.fields, newKey)) continue;
         var field = type.fields[newKey];
         if (field.resolvedType instanceof Type) {
-          val[newKey] = toDescriptorOptionsRecursive(obj[key], field.resolvedType);
+          val[newKey] = toDescriptorOptionsRecursive(obj2[key], field.resolvedType);
         } else {
-          val[newKey] = obj[key];
+          val[newKey] = obj2[key];
         }
         if (field.repeated && !Array.isArray(val[newKey])) {
           val[newKey] = [val[newKey]];
@@ -56586,8 +56586,8 @@ var require_descriptor2 = __commonJS({
         for (; i < fromPath.length && j < k && fromPath[i] === toPath[j]; ++i, ++j) ;
       return toPath.slice(j).join(".");
     }
-    function underScore(str) {
-      return str.substring(0, 1) + str.substring(1).replace(/([A-Z])(?=[a-z]|$)/g, function($0, $1) {
+    function underScore(str2) {
+      return str2.substring(0, 1) + str2.substring(1).replace(/([A-Z])(?=[a-z]|$)/g, function($0, $1) {
         return "_" + $1.toLowerCase();
       });
     }
@@ -56987,19 +56987,19 @@ var require_util3 = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.addCommonProtos = exports2.loadProtosWithOptionsSync = exports2.loadProtosWithOptions = void 0;
-    var fs10 = __require("fs");
-    var path9 = __require("path");
+    var fs13 = __require("fs");
+    var path12 = __require("path");
     var Protobuf = require_protobufjs();
     function addIncludePathResolver(root, includePaths) {
       const originalResolvePath = root.resolvePath;
       root.resolvePath = (origin, target) => {
-        if (path9.isAbsolute(target)) {
+        if (path12.isAbsolute(target)) {
           return target;
         }
         for (const directory of includePaths) {
-          const fullPath = path9.join(directory, target);
+          const fullPath = path12.join(directory, target);
           try {
-            fs10.accessSync(fullPath, fs10.constants.R_OK);
+            fs13.accessSync(fullPath, fs13.constants.R_OK);
             return fullPath;
           } catch (err) {
             continue;
@@ -57063,8 +57063,8 @@ var require_src3 = __commonJS({
     var util_1 = require_util3();
     var Long = require_umd();
     exports2.Long = Long;
-    function isAnyExtension(obj) {
-      return "@type" in obj && typeof obj["@type"] === "string";
+    function isAnyExtension(obj2) {
+      return "@type" in obj2 && typeof obj2["@type"] === "string";
     }
     exports2.isAnyExtension = isAnyExtension;
     var IdempotencyLevel;
@@ -57088,20 +57088,20 @@ var require_src3 = __commonJS({
         return baseName + "." + name;
       }
     }
-    function isHandledReflectionObject(obj) {
-      return obj instanceof Protobuf.Service || obj instanceof Protobuf.Type || obj instanceof Protobuf.Enum;
+    function isHandledReflectionObject(obj2) {
+      return obj2 instanceof Protobuf.Service || obj2 instanceof Protobuf.Type || obj2 instanceof Protobuf.Enum;
     }
-    function isNamespaceBase(obj) {
-      return obj instanceof Protobuf.Namespace || obj instanceof Protobuf.Root;
+    function isNamespaceBase(obj2) {
+      return obj2 instanceof Protobuf.Namespace || obj2 instanceof Protobuf.Root;
     }
-    function getAllHandledReflectionObjects(obj, parentName) {
-      const objName = joinName(parentName, obj.name);
-      if (isHandledReflectionObject(obj)) {
-        return [[objName, obj]];
+    function getAllHandledReflectionObjects(obj2, parentName) {
+      const objName = joinName(parentName, obj2.name);
+      if (isHandledReflectionObject(obj2)) {
+        return [[objName, obj2]];
       } else {
-        if (isNamespaceBase(obj) && typeof obj.nested !== "undefined") {
-          return Object.keys(obj.nested).map((name) => {
-            return getAllHandledReflectionObjects(obj.nested[name], objName);
+        if (isNamespaceBase(obj2) && typeof obj2.nested !== "undefined") {
+          return Object.keys(obj2.nested).map((name) => {
+            return getAllHandledReflectionObjects(obj2.nested[name], objName);
           }).reduce((accumulator, currentValue) => accumulator.concat(currentValue), []);
         }
       }
@@ -57122,17 +57122,17 @@ var require_src3 = __commonJS({
       };
     }
     function mapMethodOptions(options) {
-      return (options || []).reduce((obj, item) => {
+      return (options || []).reduce((obj2, item) => {
         for (const [key, value] of Object.entries(item)) {
           switch (key) {
             case "uninterpreted_option":
-              obj.uninterpreted_option.push(item.uninterpreted_option);
+              obj2.uninterpreted_option.push(item.uninterpreted_option);
               break;
             default:
-              obj[key] = value;
+              obj2[key] = value;
           }
         }
-        return obj;
+        return obj2;
       }, {
         deprecated: false,
         idempotency_level: IdempotencyLevel.IDEMPOTENCY_UNKNOWN,
@@ -57182,13 +57182,13 @@ var require_src3 = __commonJS({
         fileDescriptorProtos: fileDescriptors
       };
     }
-    function createDefinition(obj, name, options, fileDescriptors) {
-      if (obj instanceof Protobuf.Service) {
-        return createServiceDefinition(obj, name, options, fileDescriptors);
-      } else if (obj instanceof Protobuf.Type) {
-        return createMessageDefinition(obj, options, fileDescriptors);
-      } else if (obj instanceof Protobuf.Enum) {
-        return createEnumDefinition(obj, fileDescriptors);
+    function createDefinition(obj2, name, options, fileDescriptors) {
+      if (obj2 instanceof Protobuf.Service) {
+        return createServiceDefinition(obj2, name, options, fileDescriptors);
+      } else if (obj2 instanceof Protobuf.Type) {
+        return createMessageDefinition(obj2, options, fileDescriptors);
+      } else if (obj2 instanceof Protobuf.Enum) {
+        return createEnumDefinition(obj2, fileDescriptors);
       } else {
         throw new Error("Type mismatch in reflection object handling");
       }
@@ -57198,8 +57198,8 @@ var require_src3 = __commonJS({
       root.resolveAll();
       const descriptorList = root.toDescriptor("proto3").file;
       const bufferList = descriptorList.map((value) => Buffer.from(descriptor.FileDescriptorProto.encode(value).finish()));
-      for (const [name, obj] of getAllHandledReflectionObjects(root, "")) {
-        def[name] = createDefinition(obj, name, options, bufferList);
+      for (const [name, obj2] of getAllHandledReflectionObjects(root, "")) {
+        def[name] = createDefinition(obj2, name, options, bufferList);
       }
       return def;
     }
@@ -57946,18 +57946,18 @@ var require_compression_filter = __commonJS({
         this.maxRecvMessageLength = maxRecvMessageLength;
       }
       compressMessage(message) {
-        return new Promise((resolve3, reject) => {
+        return new Promise((resolve4, reject) => {
           zlib2.deflate(message, (err, output) => {
             if (err) {
               reject(err);
             } else {
-              resolve3(output);
+              resolve4(output);
             }
           });
         });
       }
       decompressMessage(message) {
-        return new Promise((resolve3, reject) => {
+        return new Promise((resolve4, reject) => {
           let totalLength = 0;
           const messageParts = [];
           const decompresser = zlib2.createInflate();
@@ -57979,7 +57979,7 @@ var require_compression_filter = __commonJS({
             }
           });
           decompresser.on("end", () => {
-            resolve3(Buffer.concat(messageParts));
+            resolve4(Buffer.concat(messageParts));
           });
           decompresser.write(message);
           decompresser.end();
@@ -57992,18 +57992,18 @@ var require_compression_filter = __commonJS({
         this.maxRecvMessageLength = maxRecvMessageLength;
       }
       compressMessage(message) {
-        return new Promise((resolve3, reject) => {
+        return new Promise((resolve4, reject) => {
           zlib2.gzip(message, (err, output) => {
             if (err) {
               reject(err);
             } else {
-              resolve3(output);
+              resolve4(output);
             }
           });
         });
       }
       decompressMessage(message) {
-        return new Promise((resolve3, reject) => {
+        return new Promise((resolve4, reject) => {
           let totalLength = 0;
           const messageParts = [];
           const decompresser = zlib2.createGunzip();
@@ -58025,7 +58025,7 @@ var require_compression_filter = __commonJS({
             }
           });
           decompresser.on("end", () => {
-            resolve3(Buffer.concat(messageParts));
+            resolve4(Buffer.concat(messageParts));
           });
           decompresser.write(message);
           decompresser.end();
@@ -59241,12 +59241,12 @@ var require_http_proxy = __commonJS({
         }
       }
       const hostname = proxyUrl.hostname;
-      let port = proxyUrl.port;
-      if (port === "") {
-        port = "80";
+      let port2 = proxyUrl.port;
+      if (port2 === "") {
+        port2 = "80";
       }
       const result = {
-        address: `${hostname}:${port}`
+        address: `${hostname}:${port2}`
       };
       if (userCred) {
         result.creds = userCred;
@@ -59375,7 +59375,7 @@ var require_http_proxy = __commonJS({
       options.headers = headers;
       const proxyAddressString = (0, subchannel_address_1.subchannelAddressToString)(address);
       trace("Using proxy " + proxyAddressString + " to connect to " + options.path);
-      return new Promise((resolve3, reject) => {
+      return new Promise((resolve4, reject) => {
         const request = http.request(options);
         request.once("connect", (res, socket, head) => {
           request.removeAllListeners();
@@ -59386,7 +59386,7 @@ var require_http_proxy = __commonJS({
               socket.unshift(head);
             }
             trace("Successfully established a plaintext connection to " + options.path + " through proxy " + proxyAddressString);
-            resolve3(socket);
+            resolve4(socket);
           } else {
             (0, logging_1.log)(constants_1.LogVerbosity.ERROR, "Failed to connect to " + options.path + " through proxy " + proxyAddressString + " with status " + res.statusCode);
             reject();
@@ -59503,8 +59503,8 @@ var require_subchannel_call = __commonJS({
     var constants_2 = require_constants3();
     var TRACER_NAME = "subchannel_call";
     function getSystemErrorName(errno) {
-      for (const [name, num] of Object.entries(os3.constants.errno)) {
-        if (num === errno) {
+      for (const [name, num2] of Object.entries(os3.constants.errno)) {
+        if (num2 === errno) {
           return name;
         }
       }
@@ -59956,7 +59956,7 @@ var require_transport = __commonJS({
     var resolver_1 = require_resolver();
     var subchannel_address_1 = require_subchannel_address();
     var uri_parser_1 = require_uri_parser();
-    var net = __require("net");
+    var net2 = __require("net");
     var subchannel_call_1 = require_subchannel_call();
     var call_number_1 = require_call_number();
     var TRACER_NAME = "transport";
@@ -60374,7 +60374,7 @@ var require_transport = __commonJS({
         if (secureConnectResult.socket.closed) {
           return Promise.reject("Connection closed before starting HTTP/2 handshake");
         }
-        return new Promise((resolve3, reject) => {
+        return new Promise((resolve4, reject) => {
           var _a, _b, _c, _d, _e, _f, _g, _h;
           let remoteName = null;
           let realTarget = this.channelTarget;
@@ -60445,7 +60445,7 @@ var require_transport = __commonJS({
             session.removeAllListeners();
             secureConnectResult.socket.removeListener("close", closeHandler);
             secureConnectResult.socket.removeListener("error", errorHandler);
-            resolve3(new Http2Transport(session, address, options, remoteName));
+            resolve4(new Http2Transport(session, address, options, remoteName));
             this.session = null;
           });
           session.once("close", closeHandler);
@@ -60459,17 +60459,17 @@ var require_transport = __commonJS({
           if (proxiedSocket) {
             return proxiedSocket;
           } else {
-            return new Promise((resolve3, reject) => {
+            return new Promise((resolve4, reject) => {
               const closeCallback = () => {
                 reject(new Error("Socket closed"));
               };
               const errorCallback = (error) => {
                 reject(error);
               };
-              const socket = net.connect(address, () => {
+              const socket = net2.connect(address, () => {
                 socket.removeListener("close", closeCallback);
                 socket.removeListener("error", errorCallback);
-                resolve3(socket);
+                resolve4(socket);
               });
               socket.once("close", closeCallback);
               socket.once("error", errorCallback);
@@ -62610,9 +62610,9 @@ var require_server_call = __commonJS({
       return status;
     }
     var ServerUnaryCallImpl = class extends events_1.EventEmitter {
-      constructor(path9, call, metadata, request) {
+      constructor(path12, call, metadata, request) {
         super();
-        this.path = path9;
+        this.path = path12;
         this.call = call;
         this.metadata = metadata;
         this.request = request;
@@ -62642,9 +62642,9 @@ var require_server_call = __commonJS({
     };
     exports2.ServerUnaryCallImpl = ServerUnaryCallImpl;
     var ServerReadableStreamImpl = class extends stream_1.Readable {
-      constructor(path9, call, metadata) {
+      constructor(path12, call, metadata) {
         super({ objectMode: true });
-        this.path = path9;
+        this.path = path12;
         this.call = call;
         this.metadata = metadata;
         this.cancelled = false;
@@ -62676,9 +62676,9 @@ var require_server_call = __commonJS({
     };
     exports2.ServerReadableStreamImpl = ServerReadableStreamImpl;
     var ServerWritableStreamImpl = class extends stream_1.Writable {
-      constructor(path9, call, metadata, request) {
+      constructor(path12, call, metadata, request) {
         super({ objectMode: true });
-        this.path = path9;
+        this.path = path12;
         this.call = call;
         this.metadata = metadata;
         this.request = request;
@@ -62732,9 +62732,9 @@ var require_server_call = __commonJS({
     };
     exports2.ServerWritableStreamImpl = ServerWritableStreamImpl;
     var ServerDuplexStreamImpl = class extends stream_1.Duplex {
-      constructor(path9, call, metadata) {
+      constructor(path12, call, metadata) {
         super({ objectMode: true });
-        this.path = path9;
+        this.path = path12;
         this.call = call;
         this.metadata = metadata;
         this.pendingStatus = {
@@ -63921,7 +63921,7 @@ var require_server_interceptors = __commonJS({
           } else {
             decompresser = zlib2.createGunzip();
           }
-          return new Promise((resolve3, reject) => {
+          return new Promise((resolve4, reject) => {
             let totalLength = 0;
             const messageParts = [];
             decompresser.on("error", (error) => {
@@ -63942,7 +63942,7 @@ var require_server_interceptors = __commonJS({
               }
             });
             decompresser.on("end", () => {
-              resolve3(Buffer.concat(messageParts));
+              resolve4(Buffer.concat(messageParts));
             });
             decompresser.write(messageContents);
             decompresser.end();
@@ -64473,7 +64473,7 @@ var require_server2 = __commonJS({
             this.unregister(attrs.path);
           });
         }
-        bind(port, creds) {
+        bind(port2, creds) {
           throw new Error("Not implemented. Use bindAsync() instead");
         }
         /**
@@ -64553,10 +64553,10 @@ var require_server2 = __commonJS({
         bindOneAddress(address, boundPortObject) {
           this.trace("Attempting to bind " + (0, subchannel_address_1.subchannelAddressToString)(address));
           const http2Server = this.createHttp2Server(boundPortObject.credentials);
-          return new Promise((resolve3, reject) => {
+          return new Promise((resolve4, reject) => {
             const onError = (err) => {
               this.trace("Failed to bind " + (0, subchannel_address_1.subchannelAddressToString)(address) + " with error " + err.message);
-              resolve3({
+              resolve4({
                 port: "port" in address ? address.port : 1,
                 error: err.message
               });
@@ -64584,7 +64584,7 @@ var require_server2 = __commonJS({
               });
               boundPortObject.listeningServers.add(http2Server);
               this.trace("Successfully bound " + (0, subchannel_address_1.subchannelAddressToString)(boundSubchannelAddress));
-              resolve3({
+              resolve4({
                 port: "port" in boundSubchannelAddress ? boundSubchannelAddress.port : 1
               });
               http2Server.removeListener("error", onError);
@@ -64636,8 +64636,8 @@ var require_server2 = __commonJS({
             throw new Error(`${errorString} errors: [${bindResult.errors.join(",")}]`);
           }
         }
-        resolvePort(port) {
-          return new Promise((resolve3, reject) => {
+        resolvePort(port2) {
+          return new Promise((resolve4, reject) => {
             let seenResolution = false;
             const resolverListener = (endpointList, attributes, serviceConfig, resolutionNote) => {
               if (seenResolution) {
@@ -64650,18 +64650,18 @@ var require_server2 = __commonJS({
               }
               const addressList = [].concat(...endpointList.value.map((endpoint) => endpoint.addresses));
               if (addressList.length === 0) {
-                reject(new Error(`No addresses resolved for port ${port}`));
+                reject(new Error(`No addresses resolved for port ${port2}`));
                 return true;
               }
-              resolve3(addressList);
+              resolve4(addressList);
               return true;
             };
-            const resolver = (0, resolver_1.createResolver)(port, resolverListener, this.options);
+            const resolver = (0, resolver_1.createResolver)(port2, resolverListener, this.options);
             resolver.updateResolution();
           });
         }
-        async bindPort(port, boundPortObject) {
-          const addressList = await this.resolvePort(port);
+        async bindPort(port2, boundPortObject) {
+          const addressList = await this.resolvePort(port2);
           if (boundPortObject.cancelled) {
             this.completeUnbind(boundPortObject);
             throw new Error("bindAsync operation cancelled by unbind call");
@@ -64673,22 +64673,22 @@ var require_server2 = __commonJS({
           }
           return portNumber;
         }
-        normalizePort(port) {
-          const initialPortUri = (0, uri_parser_1.parseUri)(port);
+        normalizePort(port2) {
+          const initialPortUri = (0, uri_parser_1.parseUri)(port2);
           if (initialPortUri === null) {
-            throw new Error(`Could not parse port "${port}"`);
+            throw new Error(`Could not parse port "${port2}"`);
           }
           const portUri = (0, resolver_1.mapUriDefaultScheme)(initialPortUri);
           if (portUri === null) {
-            throw new Error(`Could not get a default scheme for port "${port}"`);
+            throw new Error(`Could not get a default scheme for port "${port2}"`);
           }
           return portUri;
         }
-        bindAsync(port, creds, callback) {
+        bindAsync(port2, creds, callback) {
           if (this.shutdown) {
             throw new Error("bindAsync called after shutdown");
           }
-          if (typeof port !== "string") {
+          if (typeof port2 !== "string") {
             throw new TypeError("port must be a string");
           }
           if (creds === null || !(creds instanceof server_credentials_1.ServerCredentials)) {
@@ -64697,15 +64697,15 @@ var require_server2 = __commonJS({
           if (typeof callback !== "function") {
             throw new TypeError("callback must be a function");
           }
-          this.trace("bindAsync port=" + port);
-          const portUri = this.normalizePort(port);
-          const deferredCallback = (error, port2) => {
-            process.nextTick(() => callback(error, port2));
+          this.trace("bindAsync port=" + port2);
+          const portUri = this.normalizePort(port2);
+          const deferredCallback = (error, port3) => {
+            process.nextTick(() => callback(error, port3));
           };
           let boundPortObject = this.boundPorts.get((0, uri_parser_1.uriToString)(portUri));
           if (boundPortObject) {
             if (!creds._equals(boundPortObject.credentials)) {
-              deferredCallback(new Error(`${port} already bound with incompatible credentials`), 0);
+              deferredCallback(new Error(`${port2} already bound with incompatible credentials`), 0);
               return;
             }
             boundPortObject.cancelled = false;
@@ -64876,9 +64876,9 @@ var require_server2 = __commonJS({
          * bound port result was 54321, it can be unbound as "localhost:54321".
          * @param port
          */
-        unbind(port) {
-          this.trace("unbind port=" + port);
-          const portUri = this.normalizePort(port);
+        unbind(port2) {
+          this.trace("unbind port=" + port2);
+          const portUri = this.normalizePort(port2);
           const splitPort = (0, uri_parser_1.splitHostPort)(portUri.path);
           if ((splitPort === null || splitPort === void 0 ? void 0 : splitPort.port) === 0) {
             throw new Error("Cannot unbind port 0");
@@ -64904,10 +64904,10 @@ var require_server2 = __commonJS({
          * @param graceTimeMs
          * @returns
          */
-        drain(port, graceTimeMs) {
+        drain(port2, graceTimeMs) {
           var _b, _c;
-          this.trace("drain port=" + port + " graceTimeMs=" + graceTimeMs);
-          const portUri = this.normalizePort(port);
+          this.trace("drain port=" + port2 + " graceTimeMs=" + graceTimeMs);
+          const portUri = this.normalizePort(port2);
           const splitPort = (0, uri_parser_1.splitHostPort)(portUri.path);
           if ((splitPort === null || splitPort === void 0 ? void 0 : splitPort.port) === 0) {
             throw new Error("Cannot drain port 0");
@@ -65035,11 +65035,11 @@ var require_server2 = __commonJS({
           }
           return true;
         }
-        _retrieveHandler(path9) {
-          serverCallTrace("Received call to method " + path9 + " at address " + this.serverAddressString);
-          const handler = this.handlers.get(path9);
+        _retrieveHandler(path12) {
+          serverCallTrace("Received call to method " + path12 + " at address " + this.serverAddressString);
+          const handler = this.handlers.get(path12);
           if (handler === void 0) {
-            serverCallTrace("No handler registered for method " + path9 + ". Sending UNIMPLEMENTED status.");
+            serverCallTrace("No handler registered for method " + path12 + ". Sending UNIMPLEMENTED status.");
             return null;
           }
           return handler;
@@ -65063,10 +65063,10 @@ var require_server2 = __commonJS({
             channelzSessionInfo === null || channelzSessionInfo === void 0 ? void 0 : channelzSessionInfo.streamTracker.addCallFailed();
             return;
           }
-          const path9 = headers[HTTP2_HEADER_PATH];
-          const handler = this._retrieveHandler(path9);
+          const path12 = headers[HTTP2_HEADER_PATH];
+          const handler = this._retrieveHandler(path12);
           if (!handler) {
-            this._respondWithError(getUnimplementedStatusResponse(path9), stream, channelzSessionInfo);
+            this._respondWithError(getUnimplementedStatusResponse(path12), stream, channelzSessionInfo);
             return;
           }
           const callEventTracker = {
@@ -65116,10 +65116,10 @@ var require_server2 = __commonJS({
           if (this._verifyContentType(stream, headers) !== true) {
             return;
           }
-          const path9 = headers[HTTP2_HEADER_PATH];
-          const handler = this._retrieveHandler(path9);
+          const path12 = headers[HTTP2_HEADER_PATH];
+          const handler = this._retrieveHandler(path12);
           if (!handler) {
-            this._respondWithError(getUnimplementedStatusResponse(path9), stream, null);
+            this._respondWithError(getUnimplementedStatusResponse(path12), stream, null);
             return;
           }
           const call = (0, server_interceptors_1.getServerInterceptingCall)([...extraInterceptors, ...this.interceptors], stream, headers, null, handler, this.options);
@@ -65468,7 +65468,7 @@ var require_server2 = __commonJS({
       }, (() => {
         const _metadata = typeof Symbol === "function" && Symbol.metadata ? /* @__PURE__ */ Object.create(null) : void 0;
         _start_decorators = [deprecate("Calling start() is no longer necessary. It can be safely omitted.")];
-        __esDecorate(_a, null, _start_decorators, { kind: "method", name: "start", static: false, private: false, access: { has: (obj) => "start" in obj, get: (obj) => obj.start }, metadata: _metadata }, null, _instanceExtraInitializers);
+        __esDecorate(_a, null, _start_decorators, { kind: "method", name: "start", static: false, private: false, access: { has: (obj2) => "start" in obj2, get: (obj2) => obj2.start }, metadata: _metadata }, null, _instanceExtraInitializers);
         if (_metadata) Object.defineProperty(_a, Symbol.metadata, { enumerable: true, configurable: true, writable: true, value: _metadata });
       })(), _a;
     })();
@@ -65780,11 +65780,11 @@ var require_load_balancer_pick_first = __commonJS({
         return this.shuffleAddressList;
       }
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      static createFromJson(obj) {
-        if ("shuffleAddressList" in obj && !(typeof obj.shuffleAddressList === "boolean")) {
+      static createFromJson(obj2) {
+        if ("shuffleAddressList" in obj2 && !(typeof obj2.shuffleAddressList === "boolean")) {
           throw new Error("pick_first config field shuffleAddressList must be a boolean if provided");
         }
-        return new _PickFirstLoadBalancingConfig(obj.shuffleAddressList === true);
+        return new _PickFirstLoadBalancingConfig(obj2.shuffleAddressList === true);
       }
     };
     exports2.PickFirstLoadBalancingConfig = PickFirstLoadBalancingConfig;
@@ -66164,7 +66164,7 @@ var require_certificate_provider = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.FileWatcherCertificateProvider = void 0;
-    var fs10 = __require("fs");
+    var fs13 = __require("fs");
     var logging = require_logging();
     var constants_1 = require_constants3();
     var util_1 = __require("util");
@@ -66172,7 +66172,7 @@ var require_certificate_provider = __commonJS({
     function trace(text2) {
       logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
     }
-    var readFilePromise = (0, util_1.promisify)(fs10.readFile);
+    var readFilePromise = (0, util_1.promisify)(fs13.readFile);
     var FileWatcherCertificateProvider = class {
       constructor(config) {
         this.config = config;
@@ -66427,13 +66427,13 @@ var require_resolver_uds = __commonJS({
         this.listener = listener;
         this.hasReturnedResult = false;
         this.endpoints = [];
-        let path9;
+        let path12;
         if (target.authority === "") {
-          path9 = "/" + target.path;
+          path12 = "/" + target.path;
         } else {
-          path9 = target.path;
+          path12 = target.path;
         }
-        this.endpoints = [{ addresses: [{ path: path9 }] }];
+        this.endpoints = [{ addresses: [{ path: path12 }] }];
       }
       updateResolution() {
         if (!this.hasReturnedResult) {
@@ -66493,12 +66493,12 @@ var require_resolver_ip = __commonJS({
           return;
         }
         const pathList = target.path.split(",");
-        for (const path9 of pathList) {
-          const hostPort = (0, uri_parser_1.splitHostPort)(path9);
+        for (const path12 of pathList) {
+          const hostPort = (0, uri_parser_1.splitHostPort)(path12);
           if (hostPort === null) {
             this.error = {
               code: constants_1.Status.UNAVAILABLE,
-              details: `Failed to parse ${target.scheme} address ${path9}`,
+              details: `Failed to parse ${target.scheme} address ${path12}`,
               metadata: new metadata_1.Metadata()
             };
             return;
@@ -66506,7 +66506,7 @@ var require_resolver_ip = __commonJS({
           if (target.scheme === IPV4_SCHEME && !(0, net_1.isIPv4)(hostPort.host) || target.scheme === IPV6_SCHEME && !(0, net_1.isIPv6)(hostPort.host)) {
             this.error = {
               code: constants_1.Status.UNAVAILABLE,
-              details: `Failed to parse ${target.scheme} address ${path9}`,
+              details: `Failed to parse ${target.scheme} address ${path12}`,
               metadata: new metadata_1.Metadata()
             };
             return;
@@ -66576,7 +66576,7 @@ var require_load_balancer_round_robin = __commonJS({
         };
       }
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      static createFromJson(obj) {
+      static createFromJson(obj2) {
         return new _RoundRobinLoadBalancingConfig();
       }
     };
@@ -66756,27 +66756,27 @@ var require_load_balancer_outlier_detection = __commonJS({
       minimum_hosts: 5,
       request_volume: 50
     };
-    function validateFieldType(obj, fieldName, expectedType, objectName) {
-      if (fieldName in obj && obj[fieldName] !== void 0 && typeof obj[fieldName] !== expectedType) {
+    function validateFieldType(obj2, fieldName, expectedType, objectName) {
+      if (fieldName in obj2 && obj2[fieldName] !== void 0 && typeof obj2[fieldName] !== expectedType) {
         const fullFieldName = objectName ? `${objectName}.${fieldName}` : fieldName;
-        throw new Error(`outlier detection config ${fullFieldName} parse error: expected ${expectedType}, got ${typeof obj[fieldName]}`);
+        throw new Error(`outlier detection config ${fullFieldName} parse error: expected ${expectedType}, got ${typeof obj2[fieldName]}`);
       }
     }
-    function validatePositiveDuration(obj, fieldName, objectName) {
+    function validatePositiveDuration(obj2, fieldName, objectName) {
       const fullFieldName = objectName ? `${objectName}.${fieldName}` : fieldName;
-      if (fieldName in obj && obj[fieldName] !== void 0) {
-        if (!(0, duration_1.isDuration)(obj[fieldName])) {
-          throw new Error(`outlier detection config ${fullFieldName} parse error: expected Duration, got ${typeof obj[fieldName]}`);
+      if (fieldName in obj2 && obj2[fieldName] !== void 0) {
+        if (!(0, duration_1.isDuration)(obj2[fieldName])) {
+          throw new Error(`outlier detection config ${fullFieldName} parse error: expected Duration, got ${typeof obj2[fieldName]}`);
         }
-        if (!(obj[fieldName].seconds >= 0 && obj[fieldName].seconds <= 315576e6 && obj[fieldName].nanos >= 0 && obj[fieldName].nanos <= 999999999)) {
+        if (!(obj2[fieldName].seconds >= 0 && obj2[fieldName].seconds <= 315576e6 && obj2[fieldName].nanos >= 0 && obj2[fieldName].nanos <= 999999999)) {
           throw new Error(`outlier detection config ${fullFieldName} parse error: values out of range for non-negative Duaration`);
         }
       }
     }
-    function validatePercentage(obj, fieldName, objectName) {
+    function validatePercentage(obj2, fieldName, objectName) {
       const fullFieldName = objectName ? `${objectName}.${fieldName}` : fieldName;
-      validateFieldType(obj, fieldName, "number", objectName);
-      if (fieldName in obj && obj[fieldName] !== void 0 && !(obj[fieldName] >= 0 && obj[fieldName] <= 100)) {
+      validateFieldType(obj2, fieldName, "number", objectName);
+      if (fieldName in obj2 && obj2[fieldName] !== void 0 && !(obj2[fieldName] >= 0 && obj2[fieldName] <= 100)) {
         throw new Error(`outlier detection config ${fullFieldName} parse error: value out of range for percentage (0-100)`);
       }
     }
@@ -66831,38 +66831,38 @@ var require_load_balancer_outlier_detection = __commonJS({
       getChildPolicy() {
         return this.childPolicy;
       }
-      static createFromJson(obj) {
+      static createFromJson(obj2) {
         var _a2;
-        validatePositiveDuration(obj, "interval");
-        validatePositiveDuration(obj, "base_ejection_time");
-        validatePositiveDuration(obj, "max_ejection_time");
-        validatePercentage(obj, "max_ejection_percent");
-        if ("success_rate_ejection" in obj && obj.success_rate_ejection !== void 0) {
-          if (typeof obj.success_rate_ejection !== "object") {
+        validatePositiveDuration(obj2, "interval");
+        validatePositiveDuration(obj2, "base_ejection_time");
+        validatePositiveDuration(obj2, "max_ejection_time");
+        validatePercentage(obj2, "max_ejection_percent");
+        if ("success_rate_ejection" in obj2 && obj2.success_rate_ejection !== void 0) {
+          if (typeof obj2.success_rate_ejection !== "object") {
             throw new Error("outlier detection config success_rate_ejection must be an object");
           }
-          validateFieldType(obj.success_rate_ejection, "stdev_factor", "number", "success_rate_ejection");
-          validatePercentage(obj.success_rate_ejection, "enforcement_percentage", "success_rate_ejection");
-          validateFieldType(obj.success_rate_ejection, "minimum_hosts", "number", "success_rate_ejection");
-          validateFieldType(obj.success_rate_ejection, "request_volume", "number", "success_rate_ejection");
+          validateFieldType(obj2.success_rate_ejection, "stdev_factor", "number", "success_rate_ejection");
+          validatePercentage(obj2.success_rate_ejection, "enforcement_percentage", "success_rate_ejection");
+          validateFieldType(obj2.success_rate_ejection, "minimum_hosts", "number", "success_rate_ejection");
+          validateFieldType(obj2.success_rate_ejection, "request_volume", "number", "success_rate_ejection");
         }
-        if ("failure_percentage_ejection" in obj && obj.failure_percentage_ejection !== void 0) {
-          if (typeof obj.failure_percentage_ejection !== "object") {
+        if ("failure_percentage_ejection" in obj2 && obj2.failure_percentage_ejection !== void 0) {
+          if (typeof obj2.failure_percentage_ejection !== "object") {
             throw new Error("outlier detection config failure_percentage_ejection must be an object");
           }
-          validatePercentage(obj.failure_percentage_ejection, "threshold", "failure_percentage_ejection");
-          validatePercentage(obj.failure_percentage_ejection, "enforcement_percentage", "failure_percentage_ejection");
-          validateFieldType(obj.failure_percentage_ejection, "minimum_hosts", "number", "failure_percentage_ejection");
-          validateFieldType(obj.failure_percentage_ejection, "request_volume", "number", "failure_percentage_ejection");
+          validatePercentage(obj2.failure_percentage_ejection, "threshold", "failure_percentage_ejection");
+          validatePercentage(obj2.failure_percentage_ejection, "enforcement_percentage", "failure_percentage_ejection");
+          validateFieldType(obj2.failure_percentage_ejection, "minimum_hosts", "number", "failure_percentage_ejection");
+          validateFieldType(obj2.failure_percentage_ejection, "request_volume", "number", "failure_percentage_ejection");
         }
-        if (!("child_policy" in obj) || !Array.isArray(obj.child_policy)) {
+        if (!("child_policy" in obj2) || !Array.isArray(obj2.child_policy)) {
           throw new Error("outlier detection config child_policy must be an array");
         }
-        const childPolicy = (0, load_balancer_1.selectLbConfigFromList)(obj.child_policy);
+        const childPolicy = (0, load_balancer_1.selectLbConfigFromList)(obj2.child_policy);
         if (!childPolicy) {
           throw new Error("outlier detection config child_policy: no valid recognized policy found");
         }
-        return new _OutlierDetectionLoadBalancingConfig(obj.interval ? (0, duration_1.durationToMs)(obj.interval) : null, obj.base_ejection_time ? (0, duration_1.durationToMs)(obj.base_ejection_time) : null, obj.max_ejection_time ? (0, duration_1.durationToMs)(obj.max_ejection_time) : null, (_a2 = obj.max_ejection_percent) !== null && _a2 !== void 0 ? _a2 : null, obj.success_rate_ejection, obj.failure_percentage_ejection, childPolicy);
+        return new _OutlierDetectionLoadBalancingConfig(obj2.interval ? (0, duration_1.durationToMs)(obj2.interval) : null, obj2.base_ejection_time ? (0, duration_1.durationToMs)(obj2.base_ejection_time) : null, obj2.max_ejection_time ? (0, duration_1.durationToMs)(obj2.max_ejection_time) : null, (_a2 = obj2.max_ejection_percent) !== null && _a2 !== void 0 ? _a2 : null, obj2.success_rate_ejection, obj2.failure_percentage_ejection, childPolicy);
       }
     };
     exports2.OutlierDetectionLoadBalancingConfig = OutlierDetectionLoadBalancingConfig;
@@ -67348,26 +67348,26 @@ var require_load_balancer_weighted_round_robin = __commonJS({
     var DEFAULT_WEIGHT_EXPIRATION_PERIOD_MS = 3 * 6e4;
     var DEFAULT_WEIGHT_UPDATE_PERIOD_MS = 1e3;
     var DEFAULT_ERROR_UTILIZATION_PENALTY = 1;
-    function validateFieldType(obj, fieldName, expectedType) {
-      if (fieldName in obj && obj[fieldName] !== void 0 && typeof obj[fieldName] !== expectedType) {
-        throw new Error(`weighted round robin config ${fieldName} parse error: expected ${expectedType}, got ${typeof obj[fieldName]}`);
+    function validateFieldType(obj2, fieldName, expectedType) {
+      if (fieldName in obj2 && obj2[fieldName] !== void 0 && typeof obj2[fieldName] !== expectedType) {
+        throw new Error(`weighted round robin config ${fieldName} parse error: expected ${expectedType}, got ${typeof obj2[fieldName]}`);
       }
     }
-    function parseDurationField(obj, fieldName) {
-      if (fieldName in obj && obj[fieldName] !== void 0 && obj[fieldName] !== null) {
+    function parseDurationField(obj2, fieldName) {
+      if (fieldName in obj2 && obj2[fieldName] !== void 0 && obj2[fieldName] !== null) {
         let durationObject;
-        if ((0, duration_1.isDuration)(obj[fieldName])) {
-          durationObject = obj[fieldName];
-        } else if ((0, duration_1.isDurationMessage)(obj[fieldName])) {
-          durationObject = (0, duration_1.durationMessageToDuration)(obj[fieldName]);
-        } else if (typeof obj[fieldName] === "string") {
-          const parsedDuration = (0, duration_1.parseDuration)(obj[fieldName]);
+        if ((0, duration_1.isDuration)(obj2[fieldName])) {
+          durationObject = obj2[fieldName];
+        } else if ((0, duration_1.isDurationMessage)(obj2[fieldName])) {
+          durationObject = (0, duration_1.durationMessageToDuration)(obj2[fieldName]);
+        } else if (typeof obj2[fieldName] === "string") {
+          const parsedDuration = (0, duration_1.parseDuration)(obj2[fieldName]);
           if (!parsedDuration) {
-            throw new Error(`weighted round robin config ${fieldName}: failed to parse duration string ${obj[fieldName]}`);
+            throw new Error(`weighted round robin config ${fieldName}: failed to parse duration string ${obj2[fieldName]}`);
           }
           durationObject = parsedDuration;
         } else {
-          throw new Error(`weighted round robin config ${fieldName}: expected duration, got ${typeof obj[fieldName]}`);
+          throw new Error(`weighted round robin config ${fieldName}: expected duration, got ${typeof obj2[fieldName]}`);
         }
         return (0, duration_1.durationToMs)(durationObject);
       }
@@ -67395,13 +67395,13 @@ var require_load_balancer_weighted_round_robin = __commonJS({
           error_utilization_penalty: this.errorUtilizationPenalty
         };
       }
-      static createFromJson(obj) {
-        validateFieldType(obj, "enable_oob_load_report", "boolean");
-        validateFieldType(obj, "error_utilization_penalty", "number");
-        if (obj.error_utilization_penalty < 0) {
+      static createFromJson(obj2) {
+        validateFieldType(obj2, "enable_oob_load_report", "boolean");
+        validateFieldType(obj2, "error_utilization_penalty", "number");
+        if (obj2.error_utilization_penalty < 0) {
           throw new Error("weighted round robin config error_utilization_penalty < 0");
         }
-        return new _WeightedRoundRobinLoadBalancingConfig(obj.enable_oob_load_report, parseDurationField(obj, "oob_load_reporting_period"), parseDurationField(obj, "blackout_period"), parseDurationField(obj, "weight_expiration_period"), parseDurationField(obj, "weight_update_period"), obj.error_utilization_penalty);
+        return new _WeightedRoundRobinLoadBalancingConfig(obj2.enable_oob_load_report, parseDurationField(obj2, "oob_load_reporting_period"), parseDurationField(obj2, "blackout_period"), parseDurationField(obj2, "weight_expiration_period"), parseDurationField(obj2, "weight_update_period"), obj2.error_utilization_penalty);
       }
       getEnableOobLoadReport() {
         return this.enableOobLoadReport;
@@ -67861,19 +67861,19 @@ var require_util4 = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.addCommonProtos = exports2.loadProtosWithOptionsSync = exports2.loadProtosWithOptions = void 0;
-    var fs10 = __require("fs");
-    var path9 = __require("path");
+    var fs13 = __require("fs");
+    var path12 = __require("path");
     var Protobuf = require_protobufjs();
     function addIncludePathResolver(root, includePaths) {
       const originalResolvePath = root.resolvePath;
       root.resolvePath = (origin, target) => {
-        if (path9.isAbsolute(target)) {
+        if (path12.isAbsolute(target)) {
           return target;
         }
         for (const directory of includePaths) {
-          const fullPath = path9.join(directory, target);
+          const fullPath = path12.join(directory, target);
           try {
-            fs10.accessSync(fullPath, fs10.constants.R_OK);
+            fs13.accessSync(fullPath, fs13.constants.R_OK);
             return fullPath;
           } catch (err) {
             continue;
@@ -67937,8 +67937,8 @@ var require_src5 = __commonJS({
     var util_1 = require_util4();
     var Long = require_umd();
     exports2.Long = Long;
-    function isAnyExtension(obj) {
-      return "@type" in obj && typeof obj["@type"] === "string";
+    function isAnyExtension(obj2) {
+      return "@type" in obj2 && typeof obj2["@type"] === "string";
     }
     exports2.isAnyExtension = isAnyExtension;
     var IdempotencyLevel;
@@ -67962,20 +67962,20 @@ var require_src5 = __commonJS({
         return baseName + "." + name;
       }
     }
-    function isHandledReflectionObject(obj) {
-      return obj instanceof Protobuf.Service || obj instanceof Protobuf.Type || obj instanceof Protobuf.Enum;
+    function isHandledReflectionObject(obj2) {
+      return obj2 instanceof Protobuf.Service || obj2 instanceof Protobuf.Type || obj2 instanceof Protobuf.Enum;
     }
-    function isNamespaceBase(obj) {
-      return obj instanceof Protobuf.Namespace || obj instanceof Protobuf.Root;
+    function isNamespaceBase(obj2) {
+      return obj2 instanceof Protobuf.Namespace || obj2 instanceof Protobuf.Root;
     }
-    function getAllHandledReflectionObjects(obj, parentName) {
-      const objName = joinName(parentName, obj.name);
-      if (isHandledReflectionObject(obj)) {
-        return [[objName, obj]];
+    function getAllHandledReflectionObjects(obj2, parentName) {
+      const objName = joinName(parentName, obj2.name);
+      if (isHandledReflectionObject(obj2)) {
+        return [[objName, obj2]];
       } else {
-        if (isNamespaceBase(obj) && typeof obj.nested !== "undefined") {
-          return Object.keys(obj.nested).map((name) => {
-            return getAllHandledReflectionObjects(obj.nested[name], objName);
+        if (isNamespaceBase(obj2) && typeof obj2.nested !== "undefined") {
+          return Object.keys(obj2.nested).map((name) => {
+            return getAllHandledReflectionObjects(obj2.nested[name], objName);
           }).reduce((accumulator, currentValue) => accumulator.concat(currentValue), []);
         }
       }
@@ -67996,17 +67996,17 @@ var require_src5 = __commonJS({
       };
     }
     function mapMethodOptions(options) {
-      return (options || []).reduce((obj, item) => {
+      return (options || []).reduce((obj2, item) => {
         for (const [key, value] of Object.entries(item)) {
           switch (key) {
             case "uninterpreted_option":
-              obj.uninterpreted_option.push(item.uninterpreted_option);
+              obj2.uninterpreted_option.push(item.uninterpreted_option);
               break;
             default:
-              obj[key] = value;
+              obj2[key] = value;
           }
         }
-        return obj;
+        return obj2;
       }, {
         deprecated: false,
         idempotency_level: IdempotencyLevel.IDEMPOTENCY_UNKNOWN,
@@ -68054,13 +68054,13 @@ var require_src5 = __commonJS({
         fileDescriptorProtos: fileDescriptors
       };
     }
-    function createDefinition(obj, name, options, fileDescriptors) {
-      if (obj instanceof Protobuf.Service) {
-        return createServiceDefinition(obj, name, options, fileDescriptors);
-      } else if (obj instanceof Protobuf.Type) {
-        return createMessageDefinition(obj, fileDescriptors);
-      } else if (obj instanceof Protobuf.Enum) {
-        return createEnumDefinition(obj, fileDescriptors);
+    function createDefinition(obj2, name, options, fileDescriptors) {
+      if (obj2 instanceof Protobuf.Service) {
+        return createServiceDefinition(obj2, name, options, fileDescriptors);
+      } else if (obj2 instanceof Protobuf.Type) {
+        return createMessageDefinition(obj2, fileDescriptors);
+      } else if (obj2 instanceof Protobuf.Enum) {
+        return createEnumDefinition(obj2, fileDescriptors);
       } else {
         throw new Error("Type mismatch in reflection object handling");
       }
@@ -68070,8 +68070,8 @@ var require_src5 = __commonJS({
       root.resolveAll();
       const descriptorList = root.toDescriptor("proto3").file;
       const bufferList = descriptorList.map((value) => Buffer.from(descriptor.FileDescriptorProto.encode(value).finish()));
-      for (const [name, obj] of getAllHandledReflectionObjects(root, "")) {
-        def[name] = createDefinition(obj, name, options, bufferList);
+      for (const [name, obj2] of getAllHandledReflectionObjects(root, "")) {
+        def[name] = createDefinition(obj2, name, options, bufferList);
       }
       return def;
     }
@@ -68118,7 +68118,7 @@ var require_session = __commonJS({
   "node_modules/dockerode/lib/session.js"(exports2, module) {
     var grpc = require_src4();
     var protoLoader = require_src5();
-    var path9 = __require("path");
+    var path12 = __require("path");
     var crypto = __require("crypto");
     function withSession(docker, auth, handler) {
       const sessionId = crypto.randomUUID();
@@ -68145,7 +68145,7 @@ var require_session = __commonJS({
         const injector = server.createConnectionInjector(creds);
         injector.injectConnection(socket);
         const pkg = protoLoader.loadSync(
-          path9.resolve(__dirname, "proto", "auth.proto")
+          path12.resolve(__dirname, "proto", "auth.proto")
         );
         const service = grpc.loadPackageDefinition(pkg);
         server.addService(service.moby.filesync.v1.Auth.service, {
@@ -68184,7 +68184,7 @@ var require_session2 = __commonJS({
 var require_buildkit = __commonJS({
   "node_modules/dockerode/lib/buildkit.js"(exports2, module) {
     var protobuf = require_protobufjs();
-    var path9 = __require("path");
+    var path12 = __require("path");
     var BUILDKIT_TRACE_ID = "moby.buildkit.trace";
     var BUILDKIT_IMAGE_ID = "moby.image.id";
     var PROTO_TYPE = "moby.buildkit.v1.StatusResponse";
@@ -68194,7 +68194,7 @@ var require_buildkit = __commonJS({
     function loadProto() {
       if (StatusResponse) return StatusResponse;
       var root = protobuf.loadSync(
-        path9.resolve(__dirname, "proto", "buildkit_status.proto")
+        path12.resolve(__dirname, "proto", "buildkit_status.proto")
       );
       StatusResponse = root.lookupType(PROTO_TYPE);
       return StatusResponse;
@@ -68219,17 +68219,17 @@ var require_buildkit = __commonJS({
       });
     }
     function formatBuildKitStatus(status) {
-      var lines = [];
+      var lines2 = [];
       if (status.vertexes && status.vertexes.length > 0) {
         status.vertexes.forEach(function(vertex) {
           if (vertex.name && vertex.started && !vertex.completed) {
-            lines.push("[" + vertex.digest.substring(0, 12) + "] " + vertex.name);
+            lines2.push("[" + vertex.digest.substring(0, 12) + "] " + vertex.name);
           }
           if (vertex.error) {
-            lines.push("ERROR: " + vertex.error);
+            lines2.push("ERROR: " + vertex.error);
           }
           if (vertex.completed && vertex.cached) {
-            lines.push("CACHED: " + vertex.name);
+            lines2.push("CACHED: " + vertex.name);
           }
         });
       }
@@ -68237,7 +68237,7 @@ var require_buildkit = __commonJS({
         status.logs.forEach(function(log) {
           var msg = Buffer.from(log.msg).toString(ENCODING_UTF8);
           if (msg.trim()) {
-            lines.push(msg.trimEnd());
+            lines2.push(msg.trimEnd());
           }
         });
       }
@@ -68245,17 +68245,17 @@ var require_buildkit = __commonJS({
         status.statuses.forEach(function(s) {
           if (s.name && s.total > 0) {
             var percent = Math.floor(s.current / s.total * 100);
-            lines.push(s.name + ": " + percent + "% (" + s.current + "/" + s.total + ")");
+            lines2.push(s.name + ": " + percent + "% (" + s.current + "/" + s.total + ")");
           }
         });
       }
       if (status.warnings && status.warnings.length > 0) {
         status.warnings.forEach(function(warning) {
           var msg = Buffer.from(warning.short).toString(ENCODING_UTF8);
-          lines.push("WARNING: " + msg);
+          lines2.push("WARNING: " + msg);
         });
       }
-      return lines;
+      return lines2;
     }
     function parseBuildKitLine(line) {
       try {
@@ -68300,9 +68300,9 @@ var require_buildkit = __commonJS({
       stream.on("close", onStreamEnd);
       function onStreamEvent(data) {
         buffer += data.toString();
-        var lines = buffer.split("\n");
-        buffer = lines.pop();
-        lines.forEach(function(line) {
+        var lines2 = buffer.split("\n");
+        buffer = lines2.pop();
+        lines2.forEach(function(line) {
           if (!line.trim()) return;
           processLine(line);
         });
@@ -68411,12 +68411,12 @@ var require_docker = __commonJS({
       };
       delete opts.authconfig;
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(self2.getContainer(data.Id));
+            resolve4(self2.getContainer(data.Id));
           });
         });
       } else {
@@ -68449,12 +68449,12 @@ var require_docker = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68482,12 +68482,12 @@ var require_docker = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68518,12 +68518,12 @@ var require_docker = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68546,12 +68546,12 @@ var require_docker = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68616,12 +68616,12 @@ var require_docker = __commonJS({
         }
       }
       if (callback === void 0) {
-        return new self2.modem.Promise(function(resolve3, reject) {
+        return new self2.modem.Promise(function(resolve4, reject) {
           dialWithSession(function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68680,12 +68680,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68709,12 +68709,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68739,12 +68739,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68767,12 +68767,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68798,12 +68798,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68826,12 +68826,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68858,12 +68858,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(self2.getSecret(data.ID));
+            resolve4(self2.getSecret(data.ID));
           });
         });
       } else {
@@ -68891,12 +68891,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(self2.getConfig(data.ID));
+            resolve4(self2.getConfig(data.ID));
           });
         });
       } else {
@@ -68920,12 +68920,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68948,12 +68948,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -68978,12 +68978,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(self2.getPlugin(args.opts.name));
+            resolve4(self2.getPlugin(args.opts.name));
           });
         });
       } else {
@@ -69007,12 +69007,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69035,12 +69035,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69062,12 +69062,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69090,12 +69090,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69118,12 +69118,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69146,12 +69146,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69177,12 +69177,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(self2.getVolume(data.Name));
+            resolve4(self2.getVolume(data.Name));
           });
         });
       } else {
@@ -69214,12 +69214,12 @@ var require_docker = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(self2.getService(data.ID || data.Id));
+            resolve4(self2.getService(data.ID || data.Id));
           });
         });
       } else {
@@ -69244,12 +69244,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69275,12 +69275,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(self2.getNetwork(data.Id));
+            resolve4(self2.getNetwork(data.Id));
           });
         });
       } else {
@@ -69305,12 +69305,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69333,12 +69333,12 @@ var require_docker = __commonJS({
         }
       };
       if (callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69360,12 +69360,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(opts, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69387,12 +69387,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(opts, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69414,12 +69414,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69441,12 +69441,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69470,12 +69470,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69602,7 +69602,7 @@ var require_docker = __commonJS({
       };
       extend(optsc, createOptions);
       var containero;
-      return new this.modem.Promise(function(resolve3, reject) {
+      return new this.modem.Promise(function(resolve4, reject) {
         self2.createContainer(optsc).then(function(container) {
           containero = container;
           return container.attach({
@@ -69635,7 +69635,7 @@ var require_docker = __commonJS({
         }).then(function(data) {
           return containero.wait();
         }).then(function(data) {
-          resolve3([data, containero]);
+          resolve4([data, containero]);
         }).catch(function(err) {
           reject(err);
         });
@@ -69656,12 +69656,12 @@ var require_docker = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69685,12 +69685,12 @@ var require_docker = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69713,12 +69713,12 @@ var require_docker = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69742,12 +69742,12 @@ var require_docker = __commonJS({
         options: args.opts
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69770,12 +69770,12 @@ var require_docker = __commonJS({
         }
       };
       if (args.callback === void 0) {
-        return new this.modem.Promise(function(resolve3, reject) {
+        return new this.modem.Promise(function(resolve4, reject) {
           self2.modem.dial(optsf, function(err, data) {
             if (err) {
               return reject(err);
             }
-            resolve3(data);
+            resolve4(data);
           });
         });
       } else {
@@ -69799,7 +69799,7 @@ var require_docker = __commonJS({
 });
 
 // src/cli.ts
-import * as fs9 from "node:fs";
+import * as fs12 from "node:fs";
 import { parseArgs } from "node:util";
 
 // src/errors.ts
@@ -69839,9 +69839,9 @@ function exitCodeFor(error) {
 }
 
 // src/inputs.ts
-import * as fs from "node:fs";
+import * as fs2 from "node:fs";
 import * as os from "node:os";
-import * as path2 from "node:path";
+import * as path3 from "node:path";
 
 // src/policy.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -69897,7 +69897,7 @@ function git(args, options = {}) {
   const extra = {};
   if (options.gitDir !== void 0) extra.GIT_DIR = options.gitDir;
   if (options.indexFile !== void 0) extra.GIT_INDEX_FILE = options.indexFile;
-  return new Promise((resolve3, reject) => {
+  return new Promise((resolve4, reject) => {
     const child = spawn("git", [...SAFE_CONFIG, ...args], {
       cwd: options.cwd ?? "/",
       env: safeGitEnv(extra),
@@ -69927,7 +69927,7 @@ function git(args, options = {}) {
       (error) => reject(new InfrastructureError(`cannot run git: ${error.message}`, { cause: error }))
     );
     child.on("close", (code) => {
-      if (code === 0 || truncated) resolve3({ stdout: Buffer.concat(chunks), truncated });
+      if (code === 0 || truncated) resolve4({ stdout: Buffer.concat(chunks), truncated });
       else reject(new GitError(args, code, stderr.trim()));
     });
     child.stdin.on("error", () => void 0);
@@ -70239,6 +70239,321 @@ async function policyForRun(options) {
   });
 }
 
+// src/egress/inputs.ts
+import * as fs from "node:fs";
+import * as path2 from "node:path";
+
+// src/egress/policy.ts
+import * as net from "node:net";
+var DEFAULT_PORTS = [443, 80];
+var LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+function normalizeHost(raw) {
+  let h = raw.trim().toLowerCase();
+  if (h.endsWith(".")) h = h.slice(0, -1);
+  if (h === "" || h.length > 253) return void 0;
+  if (!h.split(".").every((l) => LABEL.test(l))) return void 0;
+  return h;
+}
+function isIpLiteral(raw) {
+  const h = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
+  if (net.isIP(h) !== 0) return true;
+  const labels = h.split(".");
+  return labels.length <= 4 && labels.every((l) => /^(0x[0-9a-f]*|[0-9]+)$/i.test(l));
+}
+function port(raw, what) {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 65535) throw new Error(`${what}: "${raw}" is not a port`);
+  return n;
+}
+function parseHostRule(raw) {
+  const t = raw.trim();
+  const m = /^(\*\.)?([^:*\s]+)(?::(\d+))?$/.exec(t);
+  if (!m) {
+    throw new Error(
+      `"${raw}" is not a host; use an exact name (api.example.com), a wildcard (*.example.com), optionally :port`
+    );
+  }
+  const host = normalizeHost(m[2]);
+  if (host === void 0 || isIpLiteral(m[2])) {
+    throw new Error(`"${raw}" is not a DNS name (IP addresses are never allowed; use host-map)`);
+  }
+  if (m[1] !== void 0 && !host.includes(".")) {
+    throw new Error(`"${raw}": a wildcard needs at least two labels after "*." (*.example.com)`);
+  }
+  return {
+    host,
+    wildcard: m[1] !== void 0,
+    ports: m[3] !== void 0 ? [port(m[3], raw)] : [...DEFAULT_PORTS]
+  };
+}
+function parseHostMapping(raw) {
+  const t = raw.trim();
+  const eq = t.indexOf("=");
+  const host = eq > 0 ? normalizeHost(t.slice(0, eq)) : void 0;
+  if (host === void 0 || isIpLiteral(t.slice(0, eq))) {
+    throw new Error(`"${raw}" is not NAME=ADDRESS[:PORT] (e.g. api.test=172.18.0.5:8443)`);
+  }
+  const target = t.slice(eq + 1);
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(target);
+  const v4 = /^([0-9.]+)(?::(\d+))?$/.exec(target);
+  const m = v6 ?? v4;
+  if (!m || net.isIP(m[1]) === 0) {
+    throw new Error(`"${raw}": "${target}" is not an IP address, optionally with :port`);
+  }
+  return { host, address: m[1], ...m[2] !== void 0 ? { port: port(m[2], raw) } : {} };
+}
+var HEADER_NAME = /^[A-Za-z0-9-]+$/;
+function headerForm(raw) {
+  const t = raw.trim().toLowerCase();
+  if (t === "bearer" || t === "authorization") return { kind: "bearer" };
+  if (t === "x-api-key") return { kind: "x-api-key" };
+  if (t === "x-goog-api-key") return { kind: "x-goog-api-key" };
+  const m = /^header:(.+)$/.exec(raw.trim());
+  if (m && HEADER_NAME.test(m[1])) return { kind: "header", name: m[1].toLowerCase() };
+  throw new Error(
+    `"${raw}" is not a header form; use bearer, x-api-key, x-goog-api-key or header:Header-Name`
+  );
+}
+var ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+function parseCredential(raw) {
+  const parts = raw.split("|").map((s) => s.trim());
+  const eq = parts[0].indexOf("=");
+  const name = eq > 0 ? parts[0].slice(0, eq) : "";
+  const url = parts[0].slice(eq + 1);
+  if (!/^[A-Z][A-Z0-9_]{0,31}$/.test(name) || parts.length < 3 || parts.length > 5) {
+    throw new Error(
+      `"${raw}" is not NAME=https://upstream|SECRET_ENV|HEADER[|BASE_URL_ENV[|KEY_ENV]] (NAME in capitals, e.g. ANTHROPIC=https://api.anthropic.com|ANTHROPIC_KEY|x-api-key)`
+    );
+  }
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`${name}: "${url}" is not a URL`);
+  }
+  if (parsed.protocol !== "https:" || parsed.username !== "" || parsed.password !== "") {
+    throw new Error(`${name}: "${url}" must be an https:// URL without user info`);
+  }
+  if (parsed.search !== "" || parsed.hash !== "") {
+    throw new Error(`${name}: "${url}" must not have a query or fragment`);
+  }
+  const host = normalizeHost(parsed.hostname);
+  if (host === void 0 || isIpLiteral(parsed.hostname)) {
+    throw new Error(`${name}: the upstream must be a DNS name (use host-map to pin its address)`);
+  }
+  const envs = [parts[1], parts[3], parts[4]].filter((e) => e !== void 0);
+  for (const e of envs) {
+    if (!ENV_NAME.test(e)) throw new Error(`${name}: "${e}" is not a variable name`);
+  }
+  return {
+    name,
+    upstream: `https://${host}${parsed.port !== "" ? `:${parsed.port}` : ""}${parsed.pathname.replace(/\/+$/, "")}`,
+    secretEnv: parts[1],
+    header: headerForm(parts[2]),
+    baseUrlEnv: parts[3] || `${name}_BASE_URL`,
+    keyEnv: parts[4] || `${name}_API_KEY`
+  };
+}
+var BLOCKED_V4 = [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.88.99.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4]
+];
+var BLOCKED_V6 = [
+  ["::", 128],
+  ["::1", 128],
+  ["100::", 64],
+  ["2001:db8::", 32],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["fec0::", 10],
+  ["ff00::", 8]
+];
+var blocked = new net.BlockList();
+for (const [a, p] of BLOCKED_V4) blocked.addSubnet(a, p, "ipv4");
+for (const [a, p] of BLOCKED_V6) blocked.addSubnet(a, p, "ipv6");
+function splitHostPort(authority, defaultPort) {
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(authority);
+  const m = v6 ?? /^([^:[\]]+)(?::(\d+))?$/.exec(authority);
+  if (!m) return void 0;
+  const p = m[2] !== void 0 ? Number(m[2]) : defaultPort;
+  if (p === void 0 || !Number.isInteger(p) || p < 1 || p > 65535) return void 0;
+  return { host: v6 ? `[${m[1]}]` : m[1], port: p };
+}
+
+// src/egress/inputs.ts
+var EGRESS_INPUT = {
+  allowHosts: "allow-hosts",
+  hostMap: "host-map",
+  credentials: "credentials",
+  upstreamCa: "upstream-ca",
+  proxyImage: "proxy-image",
+  proxyNetwork: "proxy-network"
+};
+var RESERVED_ENV = /^(HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|HOME|TMPDIR|AIRLOCK.*)$/;
+var PINNED_OR_ID = /^([a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}|sha256:[a-f0-9]{64})$/;
+function lines(raw, splitCommas) {
+  if (raw === void 0) return [];
+  return raw.split(splitCommas ? /[\n,]/ : /\n/).map((s) => s.trim()).filter((s) => s !== "" && !s.startsWith("#"));
+}
+function each(name, items, parse2) {
+  return items.map((item) => {
+    try {
+      return parse2(item);
+    } catch (error) {
+      throw new ConfigurationError(name, errorMessage(error));
+    }
+  });
+}
+function readEgressInputs(read, network, runtime, workspace, environment, passedEnv) {
+  if (network === "none") {
+    for (const name of Object.values(EGRESS_INPUT)) {
+      if (read(name) !== void 0) {
+        throw new ConfigurationError(
+          name,
+          "only applies with `network: allowlist`; remove it or set network"
+        );
+      }
+    }
+    return void 0;
+  }
+  if (runtime === "runsc") {
+    throw new ConfigurationError(
+      "runtime/network",
+      "gVisor (runsc) is set up with --network=none (its network stack cannot be confined to the run's internal network), so `network: allowlist` cannot keep its guarantees under it; use `runtime: runc` with allowlist, or `network: none` with runsc"
+    );
+  }
+  const allow = each(
+    EGRESS_INPUT.allowHosts,
+    lines(read(EGRESS_INPUT.allowHosts), true),
+    parseHostRule
+  );
+  const hostMap = each(
+    EGRESS_INPUT.hostMap,
+    lines(read(EGRESS_INPUT.hostMap), true),
+    parseHostMapping
+  );
+  const routes = each(
+    EGRESS_INPUT.credentials,
+    lines(read(EGRESS_INPUT.credentials), false),
+    parseCredential
+  );
+  const seen = /* @__PURE__ */ new Set();
+  for (const m of hostMap) {
+    if (seen.has(m.host))
+      throw new ConfigurationError(EGRESS_INPUT.hostMap, `"${m.host}" is mapped twice`);
+    seen.add(m.host);
+  }
+  const names = /* @__PURE__ */ new Set();
+  const envNames2 = new Set(passedEnv);
+  const credentials = routes.map((r) => {
+    if (names.has(r.name))
+      throw new ConfigurationError(EGRESS_INPUT.credentials, `${r.name} is defined twice`);
+    names.add(r.name);
+    for (const v of [r.baseUrlEnv, r.keyEnv]) {
+      if (RESERVED_ENV.test(v) || envNames2.has(v)) {
+        throw new ConfigurationError(
+          EGRESS_INPUT.credentials,
+          `${r.name}: the sandbox variable ${v} is already set by airlock or by env; choose another`
+        );
+      }
+      envNames2.add(v);
+    }
+    const secret = environment[r.secretEnv];
+    if (secret === void 0 || secret === "") {
+      throw new ConfigurationError(
+        EGRESS_INPUT.credentials,
+        `${r.name}: ${r.secretEnv} is not set in the environment; set it (e.g. from a repository secret) or remove the entry`
+      );
+    }
+    if (passedEnv.includes(r.secretEnv)) {
+      throw new ConfigurationError(
+        EGRESS_INPUT.credentials,
+        `${r.name}: ${r.secretEnv} is also listed in env, which would put the secret inside the sandbox; remove it from env`
+      );
+    }
+    return { ...r, secret };
+  });
+  if (allow.length === 0 && credentials.length === 0) {
+    throw new ConfigurationError(
+      EGRESS_INPUT.allowHosts,
+      "`network: allowlist` needs at least one allow-hosts entry or one credentials upstream"
+    );
+  }
+  const upstreamHosts = credentials.map((c) => new URL(c.upstream).hostname);
+  for (const m of hostMap) {
+    const used = upstreamHosts.includes(m.host) || allow.some((r) => r.wildcard ? m.host.endsWith(`.${r.host}`) : r.host === m.host);
+    if (!used) {
+      throw new ConfigurationError(
+        EGRESS_INPUT.hostMap,
+        `"${m.host}" is neither in allow-hosts nor a credentials upstream; add it there or remove the mapping`
+      );
+    }
+  }
+  const proxyImage = read(EGRESS_INPUT.proxyImage);
+  if (proxyImage === void 0 || !PINNED_OR_ID.test(proxyImage)) {
+    throw new ConfigurationError(
+      EGRESS_INPUT.proxyImage,
+      `${proxyImage === void 0 ? "is required with `network: allowlist`" : `"${proxyImage}" is not pinned`}: an image with node 18 or later, as name@sha256:<digest> or a local image ID sha256:<id> (never the agent's image)`
+    );
+  }
+  const proxyNetwork = read(EGRESS_INPUT.proxyNetwork);
+  if (proxyNetwork !== void 0 && !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(proxyNetwork)) {
+    throw new ConfigurationError(
+      EGRESS_INPUT.proxyNetwork,
+      `"${proxyNetwork}" is not a network name`
+    );
+  }
+  const upstreamCa = readCa(read(EGRESS_INPUT.upstreamCa), workspace);
+  return {
+    allow,
+    hostMap,
+    credentials,
+    ...upstreamCa !== void 0 ? { upstreamCa } : {},
+    proxyImage,
+    ...proxyNetwork !== void 0 ? { proxyNetwork } : {}
+  };
+}
+var PEM = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+function readCa(raw, workspace) {
+  if (raw === void 0) return void 0;
+  let text2 = raw;
+  if (!raw.includes("-----BEGIN")) {
+    const abs = path2.resolve(workspace, raw.trim());
+    const rel = path2.relative(workspace, abs);
+    if (rel.startsWith("..") || path2.isAbsolute(rel)) {
+      throw new ConfigurationError(EGRESS_INPUT.upstreamCa, `"${raw}" is outside the workspace`);
+    }
+    try {
+      text2 = fs.readFileSync(abs, "utf8");
+    } catch {
+      throw new ConfigurationError(
+        EGRESS_INPUT.upstreamCa,
+        `"${raw}" cannot be read (looked for ${abs})`
+      );
+    }
+  }
+  if (!PEM.test(text2)) {
+    throw new ConfigurationError(
+      EGRESS_INPUT.upstreamCa,
+      "must be a PEM certificate (-----BEGIN CERTIFICATE-----) or the path of one"
+    );
+  }
+  return text2;
+}
+
 // src/inputs.ts
 var INPUT = {
   path: "path",
@@ -70255,6 +70570,11 @@ var INPUT = {
   model: "model",
   network: "network",
   allowHosts: "allow-hosts",
+  hostMap: "host-map",
+  credentials: "credentials",
+  upstreamCa: "upstream-ca",
+  proxyImage: "proxy-image",
+  proxyNetwork: "proxy-network",
   runtime: "runtime",
   timeoutMinutes: "timeout-minutes",
   graceSeconds: "grace-seconds",
@@ -70295,7 +70615,7 @@ var DEFAULTS = {
 function getInputs(given, ctx) {
   const policy = ctx.policy ?? NO_POLICY;
   const read = withPolicy(given, policy.policy);
-  const workspace = path2.resolve(ctx.workspace);
+  const workspace = path3.resolve(ctx.workspace);
   const repoPath = insidePath(INPUT.path, read(INPUT.path) ?? ".", workspace);
   const dockerfileRaw = read(INPUT.dockerfile);
   const image = read(INPUT.image);
@@ -70333,18 +70653,6 @@ function getInputs(given, ctx) {
     "allowlist"
   ]);
   const allowHosts = list(read(INPUT.allowHosts));
-  if (network === "none" && allowHosts.length > 0) {
-    throw new ConfigurationError(
-      INPUT.allowHosts,
-      "only applies with `network: allowlist`; remove it or set network"
-    );
-  }
-  if (network === "allowlist") {
-    throw new ConfigurationError(
-      INPUT.network,
-      "`allowlist` needs the egress proxy, which this version does not ship; use `none`"
-    );
-  }
   if (bool(INPUT.compareBase, read(INPUT.compareBase), false) && read(INPUT.testCommand) === void 0) {
     throw new ConfigurationError(
       INPUT.compareBase,
@@ -70358,6 +70666,15 @@ function getInputs(given, ctx) {
       `"${runtime}" is not a runtime name (e.g. runc, runsc)`
     );
   }
+  const env = envNames(read(INPUT.env), ctx.environment);
+  const egress = readEgressInputs(
+    read,
+    network,
+    runtime,
+    workspace,
+    ctx.environment,
+    env.map((e) => e.name)
+  );
   const cpus2 = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus));
   if (cpus2 > ctx.hostCpus) {
     throw new ConfigurationError(
@@ -70368,10 +70685,10 @@ function getInputs(given, ctx) {
   return {
     path: repoPath,
     ref: ref(read(INPUT.ref) ?? DEFAULTS.ref),
-    outputDir: path2.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir),
+    outputDir: path3.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir),
     dockerfile,
     image,
-    buildContext: buildContext ?? (dockerfile === void 0 ? void 0 : path2.dirname(dockerfile)),
+    buildContext: buildContext ?? (dockerfile === void 0 ? void 0 : path3.dirname(dockerfile)),
     buildArgs: keyValues(INPUT.buildArgs, read(INPUT.buildArgs)),
     allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
     agentCommand,
@@ -70380,6 +70697,7 @@ function getInputs(given, ctx) {
     model: read(INPUT.model),
     network,
     allowHosts,
+    ...egress !== void 0 ? { egress } : {},
     runtime,
     timeoutMinutes: positiveNumber(
       INPUT.timeoutMinutes,
@@ -70396,7 +70714,7 @@ function getInputs(given, ctx) {
       read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
     ),
     user: user(read(INPUT.user), ctx.hostUid),
-    env: envNames(read(INPUT.env), ctx.environment),
+    env,
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),
     compareBase: bool(INPUT.compareBase, read(INPUT.compareBase), false),
     maxLogBytes: positiveInteger(
@@ -70492,9 +70810,9 @@ function ref(raw) {
   return raw;
 }
 function insidePath(name, raw, workspace) {
-  const abs = path2.resolve(workspace, raw);
-  const rel = path2.relative(workspace, abs);
-  if (rel.startsWith("..") || path2.isAbsolute(rel)) {
+  const abs = path3.resolve(workspace, raw);
+  const rel = path3.relative(workspace, abs);
+  if (rel.startsWith("..") || path3.isAbsolute(rel)) {
     throw new ConfigurationError(
       name,
       `"${raw}" is outside the workspace ${workspace}; use a path inside it`
@@ -70502,13 +70820,13 @@ function insidePath(name, raw, workspace) {
   }
   let real;
   try {
-    real = fs.realpathSync(abs);
+    real = fs2.realpathSync(abs);
   } catch {
     throw new ConfigurationError(name, `"${raw}" does not exist (looked for ${abs})`);
   }
-  const realWs = fs.realpathSync(workspace);
-  const realRel = path2.relative(realWs, real);
-  if (realRel.startsWith("..") || path2.isAbsolute(realRel)) {
+  const realWs = fs2.realpathSync(workspace);
+  const realRel = path3.relative(realWs, real);
+  if (realRel.startsWith("..") || path3.isAbsolute(realRel)) {
     throw new ConfigurationError(
       name,
       `"${raw}" resolves (through a symlink) outside the workspace; use a path inside it`
@@ -70518,18 +70836,18 @@ function insidePath(name, raw, workspace) {
 }
 function existingFile(name, raw, workspace) {
   const p = insidePath(name, raw, workspace);
-  if (!fs.statSync(p).isFile()) throw new ConfigurationError(name, `"${raw}" is not a file`);
+  if (!fs2.statSync(p).isFile()) throw new ConfigurationError(name, `"${raw}" is not a file`);
   return p;
 }
 function existingDir(name, raw, workspace) {
   const p = insidePath(name, raw, workspace);
-  if (!fs.statSync(p).isDirectory())
+  if (!fs2.statSync(p).isDirectory())
     throw new ConfigurationError(name, `"${raw}" is not a directory`);
   return p;
 }
 function relativeInside(name, raw) {
-  const norm = path2.posix.normalize(raw.replace(/\\/g, "/"));
-  if (path2.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../") || norm === ".") {
+  const norm = path3.posix.normalize(raw.replace(/\\/g, "/"));
+  if (path3.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../") || norm === ".") {
     throw new ConfigurationError(
       name,
       `"${raw}" must be a path relative to the repository root, inside it`
@@ -70556,19 +70874,19 @@ function task(raw, workspace) {
   if (raw === void 0) return { text: "", source: "text" };
   const single = !raw.includes("\n") && raw.length < 4096;
   if (single) {
-    const candidate = path2.resolve(workspace, raw.trim());
-    const rel = path2.relative(workspace, candidate);
-    if (!rel.startsWith("..") && !path2.isAbsolute(rel) && rel !== "") {
+    const candidate = path3.resolve(workspace, raw.trim());
+    const rel = path3.relative(workspace, candidate);
+    if (!rel.startsWith("..") && !path3.isAbsolute(rel) && rel !== "") {
       let st;
       try {
-        st = fs.lstatSync(candidate);
+        st = fs2.lstatSync(candidate);
       } catch {
         st = void 0;
       }
       if (st?.isFile()) {
         if (st.size > 1024 * 1024)
           throw new ConfigurationError(INPUT.task, `file "${raw}" is larger than 1 MiB`);
-        return { text: fs.readFileSync(candidate, "utf8"), source: "file", file: rel };
+        return { text: fs2.readFileSync(candidate, "utf8"), source: "file", file: rel };
       }
     }
   }
@@ -70644,14 +70962,14 @@ function defaultArtifactName(env, fallback) {
 }
 
 // src/pipeline.ts
-import * as fs8 from "node:fs";
+import * as fs11 from "node:fs";
 import * as os2 from "node:os";
-import * as path8 from "node:path";
+import * as path11 from "node:path";
 
 // src/evidence/snapshot.ts
 import { createHash } from "node:crypto";
-import * as fs2 from "node:fs";
-import * as path3 from "node:path";
+import * as fs3 from "node:fs";
+import * as path4 from "node:path";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 var deflate2 = promisify(zlib.deflate);
@@ -70674,16 +70992,16 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) 
   let bytes = 0;
   let truncated = false;
   const written = /* @__PURE__ */ new Set();
-  const objects = path3.join(gitDir, "objects");
+  const objects = path4.join(gitDir, "objects");
   const writeBlob = async (data) => {
     const header = Buffer.from(`blob ${data.length}\0`);
     const oid = createHash("sha1").update(header).update(data).digest("hex");
     if (!written.has(oid)) {
       written.add(oid);
-      const file = path3.join(objects, oid.slice(0, 2), oid.slice(2));
-      if (!fs2.existsSync(file)) {
-        await fs2.promises.mkdir(path3.dirname(file), { recursive: true });
-        await fs2.promises.writeFile(
+      const file = path4.join(objects, oid.slice(0, 2), oid.slice(2));
+      if (!fs3.existsSync(file)) {
+        await fs3.promises.mkdir(path4.dirname(file), { recursive: true });
+        await fs3.promises.writeFile(
           file,
           await deflate2(Buffer.concat([header, data]), { level: 1 })
         );
@@ -70693,11 +71011,11 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) 
   };
   const walk = async (rel) => {
     const abs = rel === void 0 ? Buffer.from(dir) : Buffer.concat([Buffer.from(dir + "/"), rel]);
-    const names = (await fs2.promises.readdir(abs, { encoding: "buffer" })).sort(Buffer.compare);
+    const names = (await fs3.promises.readdir(abs, { encoding: "buffer" })).sort(Buffer.compare);
     for (const name of names) {
       const childRel = rel === void 0 ? name : Buffer.concat([rel, Buffer.from("/"), name]);
       const childAbs = Buffer.concat([abs, Buffer.from("/"), name]);
-      const st = await fs2.promises.lstat(childAbs);
+      const st = await fs3.promises.lstat(childAbs);
       if (name.toString("latin1") === ".git") {
         skipped.push({ path: displayPath(childRel), reason: "git-dir" });
         continue;
@@ -70720,7 +71038,7 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) 
       let data;
       if (st.isSymbolicLink()) {
         mode = "120000";
-        data = await fs2.promises.readlink(childAbs, { encoding: "buffer" });
+        data = await fs3.promises.readlink(childAbs, { encoding: "buffer" });
       } else {
         mode = st.mode & 64 ? "100755" : "100644";
         data = await readRegularFile(childAbs);
@@ -70732,7 +71050,7 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) 
     }
   };
   await walk(void 0);
-  const indexFile = path3.join(gitDir, `airlock-index-${process.pid}-${Date.now()}`);
+  const indexFile = path4.join(gitDir, `airlock-index-${process.pid}-${Date.now()}`);
   try {
     await git(["update-index", "-z", "--index-info"], {
       gitDir,
@@ -70742,13 +71060,13 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) 
     const tree = (await git(["write-tree"], { gitDir, indexFile })).stdout.toString("utf8").trim();
     return { tree, files, bytes, skipped, truncated };
   } finally {
-    await fs2.promises.rm(indexFile, { force: true });
+    await fs3.promises.rm(indexFile, { force: true });
   }
 }
 async function readRegularFile(p) {
-  const fh = await fs2.promises.open(
+  const fh = await fs3.promises.open(
     p,
-    fs2.constants.O_RDONLY | fs2.constants.O_NOFOLLOW | fs2.constants.O_NONBLOCK
+    fs3.constants.O_RDONLY | fs3.constants.O_NOFOLLOW | fs3.constants.O_NONBLOCK
   );
   try {
     const st = await fh.stat();
@@ -70836,7 +71154,7 @@ function parseRawNumstat(out) {
 }
 
 // src/evidence/logs.ts
-import * as fs3 from "node:fs";
+import * as fs4 from "node:fs";
 import { Writable } from "node:stream";
 var CappedLog = class extends Writable {
   constructor(file, cap2, echo) {
@@ -70844,7 +71162,7 @@ var CappedLog = class extends Writable {
     this.file = file;
     this.cap = cap2;
     this.echo = echo;
-    this.fd = fs3.openSync(file, "w", 420);
+    this.fd = fs4.openSync(file, "w", 420);
   }
   file;
   cap;
@@ -70862,20 +71180,20 @@ var CappedLog = class extends Writable {
     if (room <= 0) return done();
     const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
     this.bytesKept += kept.length;
-    fs3.write(this.fd, kept, (error) => {
+    fs4.write(this.fd, kept, (error) => {
       if (!error) this.echoText(kept.toString("utf8"));
       done(error);
     });
   }
   echoText(text2) {
     if (!this.echo) return;
-    const lines = (this.partial + text2).split("\n");
-    this.partial = lines.pop() ?? "";
+    const lines2 = (this.partial + text2).split("\n");
+    this.partial = lines2.pop() ?? "";
     if (this.partial.length > 4096) {
-      lines.push(this.partial);
+      lines2.push(this.partial);
       this.partial = "";
     }
-    for (const line of lines) this.echo(line);
+    for (const line of lines2) this.echo(line);
   }
   /** On end: flushes the last partial line, writes the truncation marker, closes the file. */
   _final(done) {
@@ -70886,10 +71204,10 @@ var CappedLog = class extends Writable {
         const marker2 = `
 [airlock] log truncated: kept the first ${this.bytesKept} of ${this.bytesTotal} bytes (max-log-bytes)
 `;
-        fs3.writeSync(this.fd, marker2);
+        fs4.writeSync(this.fd, marker2);
         this.echo?.(marker2.trim());
       }
-      fs3.closeSync(this.fd);
+      fs4.closeSync(this.fd);
       done();
     } catch (error) {
       done(error);
@@ -70898,8 +71216,8 @@ var CappedLog = class extends Writable {
   /** Ends the log and waits until it is on disk. */
   async finish() {
     if (this.writableFinished) return;
-    await new Promise((resolve3, reject) => {
-      this.once("finish", resolve3);
+    await new Promise((resolve4, reject) => {
+      this.once("finish", resolve4);
       this.once("error", reject);
       this.end();
     });
@@ -71288,11 +71606,11 @@ function validateTagName(tagname) {
   return isName(tagname);
 }
 function getLineNumberForPosition(xmlData, index) {
-  const lines = xmlData.substring(0, index).split(/\r?\n/);
+  const lines2 = xmlData.substring(0, index).split(/\r?\n/);
   return {
-    line: lines.length,
+    line: lines2.length,
     // column number is last line's length + 1, because column numbering starts at 1:
-    col: lines[lines.length - 1].length + 1
+    col: lines2[lines2.length - 1].length + 1
   };
 }
 function getPositionFromMatch(match) {
@@ -71595,29 +71913,29 @@ var EntityDecoder = class {
    * @param {string} str
    * @returns {string}
    */
-  decode(str) {
-    if (typeof str !== "string" || str.length === 0) return str;
-    if (str.indexOf("&") === -1) return str;
-    const original = str;
+  decode(str2) {
+    if (typeof str2 !== "string" || str2.length === 0) return str2;
+    if (str2.indexOf("&") === -1) return str2;
+    const original = str2;
     const chunks = [];
-    const len = str.length;
+    const len = str2.length;
     let last = 0;
     let i = 0;
     const limitExpansions = this._maxTotalExpansions > 0;
     const limitLength = this._maxExpandedLength > 0;
     const checkLimits = limitExpansions || limitLength;
     while (i < len) {
-      if (str.charCodeAt(i) !== 38) {
+      if (str2.charCodeAt(i) !== 38) {
         i++;
         continue;
       }
       let j = i + 1;
-      while (j < len && str.charCodeAt(j) !== 59 && j - i <= 32) j++;
-      if (j >= len || str.charCodeAt(j) !== 59) {
+      while (j < len && str2.charCodeAt(j) !== 59 && j - i <= 32) j++;
+      if (j >= len || str2.charCodeAt(j) !== 59) {
         i++;
         continue;
       }
-      const token = str.slice(i + 1, j);
+      const token = str2.slice(i + 1, j);
       if (token.length === 0) {
         i++;
         continue;
@@ -71649,7 +71967,7 @@ var EntityDecoder = class {
         i++;
         continue;
       }
-      if (i > last) chunks.push(str.slice(last, i));
+      if (i > last) chunks.push(str2.slice(last, i));
       chunks.push(replacement);
       last = j + 1;
       i = last;
@@ -71675,8 +71993,8 @@ var EntityDecoder = class {
         }
       }
     }
-    if (last < len) chunks.push(str.slice(last));
-    const result = chunks.length === 0 ? str : chunks.join("");
+    if (last < len) chunks.push(str2.slice(last));
+    const result = chunks.length === 0 ? str2 : chunks.join("");
     return this._postCheck(result, original);
   }
   // -------------------------------------------------------------------------
@@ -71995,7 +72313,7 @@ var getRegexes = (xmlVersion = "1.0", asciiOnly = false) => {
   if (asciiOnly) return regexesAscii;
   return xmlVersion === "1.1" ? regexes11 : regexes10;
 };
-var qName = (str, { xmlVersion = "1.0", asciiOnly = false } = {}) => getRegexes(xmlVersion, asciiOnly).qName.test(str);
+var qName = (str2, { xmlVersion = "1.0", asciiOnly = false } = {}) => getRegexes(xmlVersion, asciiOnly).qName.test(str2);
 
 // node_modules/fast-xml-parser/src/xmlparser/DocTypeReader.js
 var DocTypeReader = class {
@@ -72443,13 +72761,13 @@ var CHAR_0 = 48;
 var CHAR_9 = 57;
 var CHAR_MINUS = 45;
 var MINUS_SET = /* @__PURE__ */ new Set([8722, 65293, 65123]);
-function anynum(str) {
-  if (typeof str !== "string") return str;
-  const len = str.length;
-  if (len === 0) return str;
+function anynum(str2) {
+  if (typeof str2 !== "string") return str2;
+  const len = str2.length;
+  if (len === 0) return str2;
   let firstHit = -1;
   for (let i = 0; i < len; i++) {
-    const cc = str.charCodeAt(i);
+    const cc = str2.charCodeAt(i);
     if (cc >= CHAR_0 && cc <= CHAR_9 || cc === CHAR_MINUS) continue;
     if (cc < TABLE_OFFSET) {
       if (MINUS_SET.has(cc)) {
@@ -72460,7 +72778,7 @@ function anynum(str) {
     }
     if (cc >= 55296 && cc <= 56319) {
       if (i + 1 < len) {
-        const low = str.charCodeAt(i + 1);
+        const low = str2.charCodeAt(i + 1);
         if (low >= 56320 && low <= 57343) {
           const cp = 65536 + (cc - 55296 << 10) + (low - 56320);
           if (HIGH_MAP.has(cp)) {
@@ -72476,22 +72794,22 @@ function anynum(str) {
       break;
     }
   }
-  if (firstHit === -1) return str;
+  if (firstHit === -1) return str2;
   const chars = [];
-  if (firstHit > 0) chars.push(str.slice(0, firstHit));
+  if (firstHit > 0) chars.push(str2.slice(0, firstHit));
   for (let i = firstHit; i < len; i++) {
-    const cc = str.charCodeAt(i);
+    const cc = str2.charCodeAt(i);
     if (cc >= CHAR_0 && cc <= CHAR_9 || cc === CHAR_MINUS) {
-      chars.push(str[i]);
+      chars.push(str2[i]);
       continue;
     }
     if (cc < TABLE_OFFSET) {
-      chars.push(MINUS_SET.has(cc) ? "-" : str[i]);
+      chars.push(MINUS_SET.has(cc) ? "-" : str2[i]);
       continue;
     }
     if (cc >= 55296 && cc <= 56319) {
       if (i + 1 < len) {
-        const low = str.charCodeAt(i + 1);
+        const low = str2.charCodeAt(i + 1);
         if (low >= 56320 && low <= 57343) {
           const cp = 65536 + (cc - 55296 << 10) + (low - 56320);
           const d2 = HIGH_MAP.get(cp);
@@ -72502,7 +72820,7 @@ function anynum(str) {
           }
         }
       }
-      chars.push(str[i]);
+      chars.push(str2[i]);
       continue;
     }
     if (MINUS_SET.has(cc)) {
@@ -72510,7 +72828,7 @@ function anynum(str) {
       continue;
     }
     const d = TABLE[cc - TABLE_OFFSET];
-    chars.push(d !== NOT_DIGIT ? String.fromCharCode(d + 48) : str[i]);
+    chars.push(d !== NOT_DIGIT ? String.fromCharCode(d + 48) : str2[i]);
   }
   return chars.join("");
 }
@@ -72533,12 +72851,12 @@ var consider = {
   // "null", "infinity" (Infinity type), "string" ("Infinity" (the string literal))
   unicode: false
 };
-function toNumber(str, options = {}) {
+function toNumber(str2, options = {}) {
   options = Object.assign({}, consider, options);
-  if (!str || typeof str !== "string") return str;
-  let trimmedStr = str.trim();
-  if (trimmedStr.length === 0) return str;
-  else if (options.skipLike !== void 0 && options.skipLike.test(trimmedStr)) return str;
+  if (!str2 || typeof str2 !== "string") return str2;
+  let trimmedStr = str2.trim();
+  if (trimmedStr.length === 0) return str2;
+  else if (options.skipLike !== void 0 && options.skipLike.test(trimmedStr)) return str2;
   else if (trimmedStr === "0") return 0;
   if (options.unicode) {
     trimmedStr = anynum_default(trimmedStr);
@@ -72551,11 +72869,11 @@ function toNumber(str, options = {}) {
   } else if (options.octal && octRegex.test(trimmedStr)) {
     return parse_int(trimmedStr, 8);
   } else if (!isFinite(trimmedStr)) {
-    const num = Number(trimmedStr);
-    if (Number.isNaN(num)) return str;
-    return handleInfinity(str, num, options);
+    const num2 = Number(trimmedStr);
+    if (Number.isNaN(num2)) return str2;
+    return handleInfinity(str2, num2, options);
   } else if (trimmedStr.includes("e") || trimmedStr.includes("E")) {
-    return resolveEnotation(str, trimmedStr, options);
+    return resolveEnotation(str2, trimmedStr, options);
   } else {
     const match = numRegex.exec(trimmedStr);
     if (match) {
@@ -72567,35 +72885,35 @@ function toNumber(str, options = {}) {
         trimmedStr[leadingZeros.length + 1] === "."
       ) : trimmedStr[leadingZeros.length] === ".";
       if (!options.leadingZeros && (leadingZeros.length > 1 || leadingZeros.length === 1 && !decimalAdjacentToLeadingZeros)) {
-        return str;
+        return str2;
       } else {
-        const num = Number(trimmedStr);
-        const parsedStr = String(num);
-        if (num === 0) return num;
+        const num2 = Number(trimmedStr);
+        const parsedStr = String(num2);
+        if (num2 === 0) return num2;
         if (parsedStr.search(/[eE]/) !== -1) {
-          if (options.eNotation) return num;
-          else return str;
+          if (options.eNotation) return num2;
+          else return str2;
         } else if (trimmedStr.indexOf(".") !== -1) {
-          if (parsedStr === "0") return num;
-          else if (parsedStr === numTrimmedByZeros) return num;
-          else if (parsedStr === `${sign}${numTrimmedByZeros}`) return num;
-          else return str;
+          if (parsedStr === "0") return num2;
+          else if (parsedStr === numTrimmedByZeros) return num2;
+          else if (parsedStr === `${sign}${numTrimmedByZeros}`) return num2;
+          else return str2;
         }
         let n = leadingZeros ? numTrimmedByZeros : trimmedStr;
         if (leadingZeros) {
-          return n === parsedStr || sign + n === parsedStr ? num : str;
+          return n === parsedStr || sign + n === parsedStr ? num2 : str2;
         } else {
-          return n === parsedStr || n === sign + parsedStr ? num : str;
+          return n === parsedStr || n === sign + parsedStr ? num2 : str2;
         }
       }
     } else {
-      return str;
+      return str2;
     }
   }
 }
 var eNotationRegx = /^([-+])?(0*)(\d*(\.\d*)?[eE][-\+]?\d+)$/;
-function resolveEnotation(str, trimmedStr, options) {
-  if (!options.eNotation) return str;
+function resolveEnotation(str2, trimmedStr, options) {
+  if (!options.eNotation) return str2;
   const notation = trimmedStr.match(eNotationRegx);
   if (notation) {
     let sign = notation[1] || "";
@@ -72605,18 +72923,18 @@ function resolveEnotation(str, trimmedStr, options) {
       // 0E.
       trimmedStr[leadingZeros.length + 1] === eChar
     ) : trimmedStr[leadingZeros.length] === eChar;
-    if (leadingZeros.length > 1 && eAdjacentToLeadingZeros) return str;
+    if (leadingZeros.length > 1 && eAdjacentToLeadingZeros) return str2;
     else if (leadingZeros.length === 1 && (notation[3].startsWith(`.${eChar}`) || notation[3][0] === eChar)) {
       return Number(trimmedStr);
     } else if (leadingZeros.length > 0) {
       if (options.leadingZeros && !eAdjacentToLeadingZeros) {
         return Number(trimmedStr);
-      } else return str;
+      } else return str2;
     } else {
       return Number(trimmedStr);
     }
   } else {
-    return str;
+    return str2;
   }
 }
 function trimZeros(numStr) {
@@ -72632,26 +72950,26 @@ function trimZeros(numStr) {
   return numStr;
 }
 function parse_int(numStr, base) {
-  const str = numStr.trim();
-  if (base === 2 || base === 8) numStr = str.substring(2);
+  const str2 = numStr.trim();
+  if (base === 2 || base === 8) numStr = str2.substring(2);
   if (parseInt) return parseInt(numStr, base);
   else if (Number.parseInt) return Number.parseInt(numStr, base);
   else if (window && window.parseInt) return window.parseInt(numStr, base);
   else throw new Error("parseInt, Number.parseInt, window.parseInt are not supported");
 }
-function handleInfinity(str, num, options) {
-  const isPositive = num === Infinity;
+function handleInfinity(str2, num2, options) {
+  const isPositive = num2 === Infinity;
   switch (options.infinity.toLowerCase()) {
     case "null":
       return null;
     case "infinity":
-      return num;
+      return num2;
     // Return Infinity or -Infinity
     case "string":
       return isPositive ? "Infinity" : "-Infinity";
     case "original":
     default:
-      return str;
+      return str2;
   }
 }
 
@@ -73027,16 +73345,16 @@ var MatcherView = class {
    * @returns {string|undefined}
    */
   getCurrentTag() {
-    const path9 = this._matcher.path;
-    return path9.length > 0 ? path9[path9.length - 1].tag : void 0;
+    const path12 = this._matcher.path;
+    return path12.length > 0 ? path12[path12.length - 1].tag : void 0;
   }
   /**
    * Get current namespace.
    * @returns {string|undefined}
    */
   getCurrentNamespace() {
-    const path9 = this._matcher.path;
-    return path9.length > 0 ? path9[path9.length - 1].namespace : void 0;
+    const path12 = this._matcher.path;
+    return path12.length > 0 ? path12[path12.length - 1].namespace : void 0;
   }
   /**
    * Get current node's attribute value.
@@ -73044,9 +73362,9 @@ var MatcherView = class {
    * @returns {*}
    */
   getAttrValue(attrName) {
-    const path9 = this._matcher.path;
-    if (path9.length === 0) return void 0;
-    return path9[path9.length - 1].values?.[attrName];
+    const path12 = this._matcher.path;
+    if (path12.length === 0) return void 0;
+    return path12[path12.length - 1].values?.[attrName];
   }
   /**
    * Check if current node has an attribute.
@@ -73054,9 +73372,9 @@ var MatcherView = class {
    * @returns {boolean}
    */
   hasAttr(attrName) {
-    const path9 = this._matcher.path;
-    if (path9.length === 0) return false;
-    const current = path9[path9.length - 1];
+    const path12 = this._matcher.path;
+    if (path12.length === 0) return false;
+    const current = path12[path12.length - 1];
     return current.values !== void 0 && attrName in current.values;
   }
   /**
@@ -73082,18 +73400,18 @@ var MatcherView = class {
    * @returns {number}
    */
   getPosition() {
-    const path9 = this._matcher.path;
-    if (path9.length === 0) return -1;
-    return path9[path9.length - 1].position ?? 0;
+    const path12 = this._matcher.path;
+    if (path12.length === 0) return -1;
+    return path12[path12.length - 1].position ?? 0;
   }
   /**
    * Get current node's repeat counter (occurrence count of this tag name).
    * @returns {number}
    */
   getCounter() {
-    const path9 = this._matcher.path;
-    if (path9.length === 0) return -1;
-    return path9[path9.length - 1].counter ?? 0;
+    const path12 = this._matcher.path;
+    if (path12.length === 0) return -1;
+    return path12[path12.length - 1].counter ?? 0;
   }
   /**
    * Get current node's sibling index (alias for getPosition).
@@ -74779,12 +75097,12 @@ function tagExpWithClosingIndex(xmlData, i, closingChar = ">") {
     }
   }
 }
-function findClosingIndex(xmlData, str, i, errMsg) {
-  const closingIndex = xmlData.indexOf(str, i);
+function findClosingIndex(xmlData, str2, i, errMsg) {
+  const closingIndex = xmlData.indexOf(str2, i);
   if (closingIndex === -1) {
     throw new Error(errMsg);
   } else {
-    return closingIndex + str.length - 1;
+    return closingIndex + str2.length - 1;
   }
 }
 function findClosingChar(xmlData, char, i, errMsg) {
@@ -74989,14 +75307,14 @@ function compress(arr, options, matcher, readonlyMatcher) {
   } else if (text2 !== void 0) compressedObj[options.textNodeName] = text2;
   return compressedObj;
 }
-function propName(obj) {
-  const keys = Object.keys(obj);
+function propName(obj2) {
+  const keys = Object.keys(obj2);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
     if (key !== ":@") return key;
   }
 }
-function assignAttributes(obj, attrMap, readonlyMatcher, options) {
+function assignAttributes(obj2, attrMap, readonlyMatcher, options) {
   if (attrMap) {
     const keys = Object.keys(attrMap);
     const len = keys.length;
@@ -75005,20 +75323,20 @@ function assignAttributes(obj, attrMap, readonlyMatcher, options) {
       const rawAttrName = atrrName.startsWith(options.attributeNamePrefix) ? atrrName.substring(options.attributeNamePrefix.length) : atrrName;
       const jPathOrMatcher = options.jPath ? readonlyMatcher.toString() + "." + rawAttrName : readonlyMatcher;
       if (options.isArray(atrrName, jPathOrMatcher, true, true)) {
-        obj[atrrName] = [attrMap[atrrName]];
+        obj2[atrrName] = [attrMap[atrrName]];
       } else {
-        obj[atrrName] = attrMap[atrrName];
+        obj2[atrrName] = attrMap[atrrName];
       }
     }
   }
 }
-function isLeafTag(obj, options) {
+function isLeafTag(obj2, options) {
   const { textNodeName } = options;
-  const propCount = Object.keys(obj).length;
+  const propCount = Object.keys(obj2).length;
   if (propCount === 0) {
     return true;
   }
-  if (propCount === 1 && (obj[textNodeName] || typeof obj[textNodeName] === "boolean" || obj[textNodeName] === 0)) {
+  if (propCount === 1 && (obj2[textNodeName] || typeof obj2[textNodeName] === "boolean" || obj2[textNodeName] === 0)) {
     return true;
   }
   return false;
@@ -75089,20 +75407,20 @@ var XMLParser = class {
 };
 
 // src/evidence/safe-read.ts
-import * as fs4 from "node:fs";
-import * as path4 from "node:path";
+import * as fs5 from "node:fs";
+import * as path5 from "node:path";
 async function readInside(root, rel, maxBytes) {
-  const norm = path4.posix.normalize(rel);
-  if (path4.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../")) {
+  const norm = path5.posix.normalize(rel);
+  if (path5.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../")) {
     return { ok: false, reason: "outside", detail: `${rel} is not inside the workspace` };
   }
   let current = root;
   const parts = norm.split("/");
   for (let i = 0; i < parts.length; i++) {
-    current = path4.join(current, parts[i]);
+    current = path5.join(current, parts[i]);
     let st;
     try {
-      st = await fs4.promises.lstat(current);
+      st = await fs5.promises.lstat(current);
     } catch {
       return { ok: false, reason: "missing", detail: `${rel} does not exist` };
     }
@@ -75113,9 +75431,9 @@ async function readInside(root, rel, maxBytes) {
   }
   let fh;
   try {
-    fh = await fs4.promises.open(
+    fh = await fs5.promises.open(
       current,
-      fs4.constants.O_RDONLY | fs4.constants.O_NOFOLLOW | fs4.constants.O_NONBLOCK
+      fs5.constants.O_RDONLY | fs5.constants.O_NOFOLLOW | fs5.constants.O_NONBLOCK
     );
     const st = await fh.stat();
     if (!st.isFile())
@@ -75263,7 +75581,48 @@ function compareTests(base, head) {
 }
 
 // src/plan.ts
+import { createHash as createHash3 } from "node:crypto";
+
+// src/egress/plan.ts
 import { createHash as createHash2 } from "node:crypto";
+
+// src/egress/env.ts
+var PROXY_HOST = "airlock-proxy";
+var PROXY_PORT = 3128;
+var PLACEHOLDER_KEY = "airlock-placeholder-key";
+function agentEgressEnv(credentials) {
+  const proxy = `http://${PROXY_HOST}:${PROXY_PORT}`;
+  const env = [
+    `HTTP_PROXY=${proxy}`,
+    `HTTPS_PROXY=${proxy}`,
+    `http_proxy=${proxy}`,
+    `https_proxy=${proxy}`,
+    `NO_PROXY=${PROXY_HOST}`,
+    `no_proxy=${PROXY_HOST}`
+  ];
+  for (const c of credentials) {
+    env.push(`${c.baseUrlEnv}=${proxy}/${c.name}`, `${c.keyEnv}=${PLACEHOLDER_KEY}`);
+  }
+  return env;
+}
+
+// src/egress/plan.ts
+function planEgress(inputs) {
+  const credentials = inputs.credentials.map(
+    ({ secret: _secret, ...route }) => route
+  );
+  return {
+    allowHosts: inputs.allow,
+    hostMap: inputs.hostMap,
+    credentials,
+    upstreamCaSha256: inputs.upstreamCa !== void 0 ? createHash2("sha256").update(inputs.upstreamCa).digest("hex") : null,
+    proxyImage: inputs.proxyImage,
+    proxyNetwork: inputs.proxyNetwork ?? null,
+    agentEnv: agentEgressEnv(credentials)
+  };
+}
+
+// src/plan.ts
 var SANDBOX_PATHS = {
   workspace: "/workspace",
   task: "/airlock/task.md",
@@ -75339,6 +75698,7 @@ function planRun(inputs) {
       pidsLimit: inputs.pidsLimit,
       tmpfs: { ...TMPFS_BYTES }
     },
+    ...inputs.egress !== void 0 ? { egress: planEgress(inputs.egress) } : {},
     env: inputs.env.map((e) => e.name),
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },
@@ -75348,7 +75708,7 @@ function planRun(inputs) {
   };
 }
 function sha256(data) {
-  return createHash2("sha256").update(data).digest("hex");
+  return createHash3("sha256").update(data).digest("hex");
 }
 
 // src/report/report.ts
@@ -75368,8 +75728,8 @@ function emptyPhase(command) {
 }
 
 // src/report/output.ts
-import * as fs5 from "node:fs";
-import * as path5 from "node:path";
+import * as fs6 from "node:fs";
+import * as path6 from "node:path";
 
 // src/report/escape.ts
 var CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
@@ -75395,6 +75755,33 @@ ${fence}`;
 function cap(text2, max, note) {
   if (text2.length <= max) return text2;
   return text2.slice(0, Math.max(0, max - note.length - 1)) + "\n" + note;
+}
+
+// src/egress/comment.ts
+function renderEgress(report) {
+  const e = report.egress;
+  const parts = [];
+  const names = e.deniedHosts.filter((h) => !isIpLiteral(splitHostPort(h)?.host ?? h));
+  if (e.deniedHosts.length > 0) {
+    parts.push(
+      `**Denied egress** (${e.denied} attempt(s)): ${e.deniedHosts.map((h) => `\`${h}\``).join(", ")}` + (names.length > 0 ? `
+
+If the agent needs them, allow them in the workflow:
+
+` + codeBlock(
+        `allow-hosts: |
+${[...new Set(names.map((h) => h.replace(/:(443|80)$/, "")))].map((h) => `  ${h}`).join("\n")}`,
+        "yaml"
+      ) : "")
+    );
+  }
+  const t = e.transcript;
+  if (t) {
+    parts.push(
+      `**Model:** ${t.models.length > 0 ? t.models.map((m) => `\`${m.replace(/[^A-Za-z0-9._:/-]/g, "") || "?"}\``).join(", ") : "unknown"} \xB7 ${t.requests} request(s) \xB7 ${t.tokens.input} input / ${t.tokens.output} output tokens (transcript.jsonl in the artifact)`
+    );
+  }
+  return parts.join("\n\n");
 }
 
 // src/report/comment.ts
@@ -75484,6 +75871,8 @@ ${codeBlock(shown, "diff")}
 
 </details>`
   );
+  const egressDetails = renderEgress(report);
+  if (egressDetails !== "") parts.push(egressDetails);
   parts.push(
     `**Egress:** ${report.egress.allowed} allowed, ${report.egress.denied} denied \xB7 **Cost:** ${(report.cost.wallMs / 1e3).toFixed(1)} s wall` + (report.cost.cpuSeconds !== null ? `, ${report.cost.cpuSeconds.toFixed(1)} CPU s` : "") + (report.cost.peakMemoryBytes !== null ? `, ${Math.round(report.cost.peakMemoryBytes / 1048576)} MiB peak` : "")
   );
@@ -75500,39 +75889,39 @@ ${marker(report)}
 
 // src/report/output.ts
 async function writeOutputs(out, report) {
-  await fs5.promises.mkdir(out, { recursive: true });
-  await fs5.promises.writeFile(path5.join(out, "report.json"), JSON.stringify(report, null, 2) + "\n");
-  await fs5.promises.writeFile(
-    path5.join(out, "tests.json"),
+  await fs6.promises.mkdir(out, { recursive: true });
+  await fs6.promises.writeFile(path6.join(out, "report.json"), JSON.stringify(report, null, 2) + "\n");
+  await fs6.promises.writeFile(
+    path6.join(out, "tests.json"),
     JSON.stringify(
       { summary: report.tests.summary, cases: report.tests.cases, sources: report.tests.sources },
       null,
       2
     ) + "\n"
   );
-  const patchPath = path5.join(out, "diff.patch");
-  const patch = fs5.existsSync(patchPath) ? await fs5.promises.readFile(patchPath, "utf8") : "";
-  await fs5.promises.writeFile(path5.join(out, "comment.md"), renderComment(report, patch));
+  const patchPath = path6.join(out, "diff.patch");
+  const patch = fs6.existsSync(patchPath) ? await fs6.promises.readFile(patchPath, "utf8") : "";
+  await fs6.promises.writeFile(path6.join(out, "comment.md"), renderComment(report, patch));
 }
 
 // src/sandbox/image.ts
 var import_dockerignore = __toESM(require_ignore(), 1);
 var tar = __toESM(require_tar_stream(), 1);
-import { createHash as createHash3 } from "node:crypto";
-import * as fs6 from "node:fs";
-import * as path6 from "node:path";
+import { createHash as createHash4 } from "node:crypto";
+import * as fs7 from "node:fs";
+import * as path7 from "node:path";
 
 // src/sandbox/dockerfile.ts
 var DIGEST = /@(sha256:[a-f0-9]{64})$/;
 var IMAGE_ID = /^(sha256:[a-f0-9]{64})$/;
 function instructions(text2) {
   const out = [];
-  const lines = text2.split(/\r?\n/);
+  const lines2 = text2.split(/\r?\n/);
   let current = "";
   let startLine = 0;
   let escape = "\\";
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
+  for (let i = 0; i < lines2.length; i++) {
+    const line = lines2[i];
     const directive = /^#\s*escape\s*=\s*(\S)\s*$/i.exec(line);
     if (directive && out.length === 0 && current === "") {
       escape = directive[1];
@@ -75640,7 +76029,7 @@ async function resolvePinned(docker, ref2, log) {
   return { ref: ref2, id: inspect.Id, baseDigests: [digest], cached: true, warnings: [] };
 }
 async function buildImage(docker, plan, log) {
-  const dockerfileText = await fs6.promises.readFile(plan.dockerfile);
+  const dockerfileText = await fs7.promises.readFile(plan.dockerfile);
   const dockerfileSha256 = sha256(dockerfileText);
   const bases = baseImages(dockerfileText.toString("utf8"), plan.buildArgs);
   const warnings = [];
@@ -75681,7 +76070,7 @@ async function buildImage(docker, plan, log) {
   }
   log.info(`building the agent image from ${plan.dockerfile}`);
   const context = packContext(entries, inContext ? void 0 : dockerfileText);
-  const dockerfileName = inContext ? toPosix(path6.relative(plan.context, plan.dockerfile)) : DOCKERFILE_IN_CONTEXT;
+  const dockerfileName = inContext ? toPosix(path7.relative(plan.context, plan.dockerfile)) : DOCKERFILE_IN_CONTEXT;
   let id;
   try {
     const stream = await docker.buildImage(
@@ -75710,16 +76099,16 @@ async function buildImage(docker, plan, log) {
   return { ref: plan.dockerfile, id, baseDigests, dockerfileSha256, cached: false, warnings };
 }
 function isInside(dir, file) {
-  const rel = path6.relative(dir, file);
-  return !rel.startsWith("..") && !path6.isAbsolute(rel);
+  const rel = path7.relative(dir, file);
+  return !rel.startsWith("..") && !path7.isAbsolute(rel);
 }
 function toPosix(p) {
-  return p.split(path6.sep).join("/");
+  return p.split(path7.sep).join("/");
 }
 async function contextEntries(root) {
   let patterns = [];
   try {
-    patterns = (await fs6.promises.readFile(path6.join(root, ".dockerignore"), "utf8")).split(/\r?\n/);
+    patterns = (await fs7.promises.readFile(path7.join(root, ".dockerignore"), "utf8")).split(/\r?\n/);
   } catch {
     patterns = [];
   }
@@ -75727,11 +76116,11 @@ async function contextEntries(root) {
   const hasExceptions = patterns.some((p) => p.trim().startsWith("!"));
   const out = [];
   const walk = async (dir) => {
-    const names = (await fs6.promises.readdir(dir)).sort();
+    const names = (await fs7.promises.readdir(dir)).sort();
     for (const name of names) {
-      const abs = path6.join(dir, name);
-      const rel = toPosix(path6.relative(root, abs));
-      const stat = await fs6.promises.lstat(abs);
+      const abs = path7.join(dir, name);
+      const rel = toPosix(path7.relative(root, abs));
+      const stat = await fs7.promises.lstat(abs);
       const ignored = ig.ignores(rel);
       if (stat.isDirectory()) {
         if (ignored && !hasExceptions) continue;
@@ -75746,7 +76135,7 @@ async function contextEntries(root) {
   return out;
 }
 async function buildKey(dockerfile, buildArgs, baseIds, entries) {
-  const h = createHash3("sha256");
+  const h = createHash4("sha256");
   h.update("airlock-build-key-v1\0");
   h.update(dockerfile);
   h.update("\0args\0");
@@ -75754,8 +76143,8 @@ async function buildKey(dockerfile, buildArgs, baseIds, entries) {
   h.update("\0bases\0" + baseIds.join("\0"));
   for (const e of entries) {
     h.update(`\0${e.rel}\0${e.stat.mode}\0`);
-    if (e.stat.isFile()) h.update(await fs6.promises.readFile(e.abs));
-    else if (e.stat.isSymbolicLink()) h.update(await fs6.promises.readlink(e.abs));
+    if (e.stat.isFile()) h.update(await fs7.promises.readFile(e.abs));
+    else if (e.stat.isSymbolicLink()) h.update(await fs7.promises.readlink(e.abs));
   }
   return h.digest("hex");
 }
@@ -75774,9 +76163,9 @@ function packContext(entries, externalDockerfile) {
         if (e.stat.isDirectory()) {
           pack2.entry({ ...header, type: "directory" });
         } else if (e.stat.isSymbolicLink()) {
-          pack2.entry({ ...header, type: "symlink", linkname: await fs6.promises.readlink(e.abs) });
+          pack2.entry({ ...header, type: "symlink", linkname: await fs7.promises.readlink(e.abs) });
         } else {
-          pack2.entry(header, await fs6.promises.readFile(e.abs));
+          pack2.entry(header, await fs7.promises.readFile(e.abs));
         }
       }
       if (externalDockerfile) {
@@ -75793,7 +76182,7 @@ function packContext(entries, externalDockerfile) {
   return pack2;
 }
 function followProgress(docker, stream, log) {
-  return new Promise((resolve3, reject) => {
+  return new Promise((resolve4, reject) => {
     let id;
     let failure;
     docker.modem.followProgress(
@@ -75801,7 +76190,7 @@ function followProgress(docker, stream, log) {
       (err) => {
         if (err) reject(err);
         else if (failure !== void 0) reject(new Error(failure));
-        else resolve3(id);
+        else resolve4(id);
       },
       (event) => {
         if (event.error) failure = event.errorDetail?.message ?? event.error;
@@ -75813,9 +76202,486 @@ function followProgress(docker, stream, log) {
   });
 }
 
+// src/egress/evidence.ts
+import * as fs8 from "node:fs";
+import * as path8 from "node:path";
+
+// src/egress/transcript.ts
+function parseSse(text2) {
+  const out = [];
+  for (const block of text2.replace(/\r\n?/g, "\n").split(/\n\n+/)) {
+    let event = null;
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":") || line === "") continue;
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+      if (field === "event") event = value;
+      else if (field === "data") data.push(value);
+    }
+    if (data.length > 0 || event !== null) out.push({ event, data: data.join("\n") });
+  }
+  return out;
+}
+var obj = (v) => typeof v === "object" && v !== null && !Array.isArray(v) ? v : void 0;
+var num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
+var str = (v) => typeof v === "string" ? v.slice(0, 200) : null;
+function parseJson(s) {
+  try {
+    return obj(JSON.parse(s));
+  } catch {
+    return void 0;
+  }
+}
+function usage(u) {
+  if (!u) return { input: 0, output: 0 };
+  const input = num(u.input_tokens) + num(u.prompt_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens);
+  return { input, output: num(u.output_tokens) + num(u.completion_tokens) };
+}
+function parseExchange(record) {
+  const ex = {
+    model: null,
+    inputTokens: 0,
+    outputTokens: 0,
+    text: "",
+    toolCalls: [],
+    streamed: false
+  };
+  const request = parseJson(record.request.body.text);
+  ex.model = str(request?.model);
+  const contentType = record.response.headers["content-type"] ?? "";
+  const body = record.response.body.text;
+  if (contentType.includes("text/event-stream") || /^(event|data):/m.test(body.slice(0, 200))) {
+    ex.streamed = true;
+    readStream(parseSse(body), ex);
+  } else {
+    readMessage(parseJson(body), ex);
+  }
+  return ex;
+}
+function readMessage(m, ex) {
+  if (!m) return;
+  ex.model = str(m.model) ?? ex.model;
+  const u = usage(obj(m.usage));
+  ex.inputTokens += u.input;
+  ex.outputTokens += u.output;
+  if (Array.isArray(m.content)) {
+    for (const b of m.content.map(obj)) {
+      if (b?.type === "text" && typeof b.text === "string") ex.text += b.text;
+      if (b?.type === "tool_use")
+        ex.toolCalls.push({ name: str(b.name) ?? "?", input: JSON.stringify(b.input ?? null) });
+    }
+  }
+  if (Array.isArray(m.choices)) {
+    for (const c of m.choices.map(obj)) {
+      const msg = obj(c?.message);
+      if (typeof msg?.content === "string") ex.text += msg.content;
+      if (Array.isArray(msg?.tool_calls)) {
+        for (const t of msg.tool_calls.map(obj)) {
+          const f = obj(t?.function);
+          ex.toolCalls.push({ name: str(f?.name) ?? "?", input: String(f?.arguments ?? "") });
+        }
+      }
+    }
+  }
+  if (Array.isArray(m.output)) {
+    for (const o of m.output.map(obj)) {
+      if (o?.type === "function_call")
+        ex.toolCalls.push({ name: str(o.name) ?? "?", input: String(o.arguments ?? "") });
+      if (o?.type === "custom_tool_call")
+        ex.toolCalls.push({ name: str(o.name) ?? "?", input: String(o.input ?? "") });
+      if (Array.isArray(o?.content)) {
+        for (const c of o.content.map(obj)) {
+          if (c?.type === "output_text" && typeof c.text === "string") ex.text += c.text;
+        }
+      }
+    }
+  }
+}
+function readStream(events, ex) {
+  const blocks = /* @__PURE__ */ new Map();
+  const openaiTools = /* @__PURE__ */ new Map();
+  let responsesDone = false;
+  const responseItems = [];
+  for (const e of events) {
+    if (e.data === "[DONE]") continue;
+    const d = parseJson(e.data);
+    if (!d) continue;
+    const type = str(d.type) ?? e.event;
+    switch (type) {
+      // Anthropic messages stream.
+      case "message_start": {
+        const m = obj(d.message);
+        ex.model = str(m?.model) ?? ex.model;
+        const u = usage(obj(m?.usage));
+        ex.inputTokens += u.input;
+        ex.outputTokens += u.output;
+        break;
+      }
+      case "content_block_start": {
+        const b = obj(d.content_block);
+        if (b?.type === "tool_use")
+          blocks.set(num(d.index), { name: str(b.name) ?? "?", input: "" });
+        if (b?.type === "text" && typeof b.text === "string") ex.text += b.text;
+        break;
+      }
+      case "content_block_delta": {
+        const delta = obj(d.delta);
+        if (delta?.type === "text_delta" && typeof delta.text === "string") ex.text += delta.text;
+        if (delta?.type === "input_json_delta" && typeof delta.partial_json === "string") {
+          const b = blocks.get(num(d.index));
+          if (b) b.input += delta.partial_json;
+        }
+        break;
+      }
+      case "message_delta": {
+        const u = obj(d.usage);
+        if (u && typeof u.output_tokens === "number") ex.outputTokens = num(u.output_tokens);
+        if (u && typeof u.input_tokens === "number" && ex.inputTokens === 0)
+          ex.inputTokens = num(u.input_tokens);
+        break;
+      }
+      // OpenAI responses stream.
+      case "response.output_text.delta":
+        if (!responsesDone && typeof d.delta === "string") ex.text += d.delta;
+        break;
+      case "response.output_item.done": {
+        const item = obj(d.item);
+        if (item) responseItems.push(item);
+        break;
+      }
+      case "response.completed": {
+        const r = obj(d.response);
+        ex.model = str(r?.model) ?? ex.model;
+        const u = usage(obj(r?.usage));
+        ex.inputTokens = u.input;
+        ex.outputTokens = u.output;
+        responsesDone = true;
+        const output = Array.isArray(r?.output) && r.output.length > 0 ? r.output.map(obj) : responseItems;
+        const streamedText = ex.text;
+        ex.text = "";
+        readMessage({ output: output.filter((o) => o !== void 0) }, ex);
+        if (streamedText !== "") ex.text = streamedText;
+        break;
+      }
+      default: {
+        if (Array.isArray(d.choices) || d.object === "chat.completion.chunk") {
+          ex.model = str(d.model) ?? ex.model;
+          for (const c of (Array.isArray(d.choices) ? d.choices : []).map(obj)) {
+            const delta = obj(c?.delta);
+            if (typeof delta?.content === "string") ex.text += delta.content;
+            if (Array.isArray(delta?.tool_calls)) {
+              for (const t of delta.tool_calls.map(obj)) {
+                const i = num(t?.index);
+                const f = obj(t?.function);
+                const cur = openaiTools.get(i) ?? { name: "?", input: "" };
+                if (typeof f?.name === "string") cur.name = f.name.slice(0, 200);
+                if (typeof f?.arguments === "string") cur.input += f.arguments;
+                openaiTools.set(i, cur);
+              }
+            }
+          }
+          const u = obj(d.usage);
+          if (u) {
+            const p = usage(u);
+            ex.inputTokens = p.input;
+            ex.outputTokens = p.output;
+          }
+        }
+      }
+    }
+  }
+  ex.toolCalls.push(...blocks.values(), ...openaiTools.values());
+}
+var MAX_HASHES = 200;
+function summarizeTranscript(records) {
+  const models = /* @__PURE__ */ new Set();
+  let input = 0;
+  let output = 0;
+  for (const r of records) {
+    const ex = parseExchange(r);
+    if (ex.model !== null) models.add(ex.model);
+    input += ex.inputTokens;
+    output += ex.outputTokens;
+  }
+  return {
+    requests: records.length,
+    models: [...models].sort(),
+    tokens: { input, output },
+    requestSha256s: records.slice(0, MAX_HASHES).map((r) => r.request.body.sha256)
+  };
+}
+
+// src/egress/evidence.ts
+var EGRESS_FILES = { egress: "egress.jsonl", transcript: "transcript.jsonl" };
+var MAX_DENIED_HOSTS = 50;
+function summarizeEgress(events, transcript, overflow = { allowed: 0, denied: 0 }) {
+  const allowed = events.filter((e) => e.allowed).length + overflow.allowed;
+  const denied = /* @__PURE__ */ new Set();
+  for (const e of events) {
+    if (!e.allowed && e.reason !== "bad-request" && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(e.host))
+      denied.add(e.port > 0 ? `${e.host}:${e.port}` : e.host);
+  }
+  return {
+    allowed,
+    denied: events.length + overflow.allowed + overflow.denied - allowed,
+    deniedHosts: [...denied].sort().slice(0, MAX_DENIED_HOSTS),
+    transcript: transcript.length > 0 ? summarizeTranscript(transcript) : null
+  };
+}
+function masker(secrets) {
+  const values = secrets.filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+  return (text2) => {
+    let out = text2;
+    for (const s of values) out = out.split(s).join("***");
+    return out;
+  };
+}
+async function writeEgressEvidence(outDir, events, transcript, secrets) {
+  const mask = masker(secrets);
+  const lines2 = (items) => items.map((i) => mask(JSON.stringify(i)) + "\n").join("");
+  await fs8.promises.writeFile(path8.join(outDir, EGRESS_FILES.egress), lines2(events));
+  if (transcript.length > 0) {
+    const withReplies = transcript.map((r) => {
+      const ex = parseExchange(r);
+      return {
+        ...r,
+        parsed: {
+          model: ex.model,
+          inputTokens: ex.inputTokens,
+          outputTokens: ex.outputTokens,
+          streamed: ex.streamed,
+          text: ex.text.slice(0, 256 * 1024),
+          toolCalls: ex.toolCalls.slice(0, 200)
+        }
+      };
+    });
+    await fs8.promises.writeFile(path8.join(outDir, EGRESS_FILES.transcript), lines2(withReplies));
+  }
+}
+
+// src/egress/sidecar.ts
+import * as fs9 from "node:fs";
+import * as path9 from "node:path";
+import { PassThrough } from "node:stream";
+import { fileURLToPath } from "node:url";
+var PROXY_SCRIPT_TARGET = "/airlock/proxy.js";
+var READY_TIMEOUT_MS = 3e4;
+var MAX_EVENTS = 5e4;
+var MAX_TRANSCRIPT_TEXT = 64 * 1024 * 1024;
+var STOP_GRACE_MS = 5e3;
+function defaultProxyScript() {
+  return path9.join(path9.dirname(fileURLToPath(import.meta.url)), "proxy.cjs");
+}
+async function startEgress(docker, opts) {
+  if (!fs9.existsSync(opts.proxyScript)) {
+    throw new InfrastructureError(
+      `the egress proxy bundle ${opts.proxyScript} is missing; build it with npm run build`
+    );
+  }
+  const labels = { ...opts.labels, [LABELS.phase]: "egress" };
+  const created = [];
+  let container;
+  const removeAll = async () => {
+    await container?.remove({ force: true, v: true }).catch(() => void 0);
+    for (const n of created.reverse()) await n.remove().catch(() => void 0);
+  };
+  try {
+    const internalName = `airlock-${opts.runId}-internal`;
+    created.push(
+      await docker.createNetwork({
+        Name: internalName,
+        Driver: "bridge",
+        Internal: true,
+        CheckDuplicate: true,
+        // No address for the bridge on the host: an internal bridge with an address lets every
+        // container on it reach the host's listeners (and through them, the rest of the host).
+        Options: {
+          "com.docker.network.bridge.inhibit_ipv4": "true",
+          "com.docker.network.bridge.enable_icc": "true"
+        },
+        Labels: labels
+      })
+    );
+    let upstreamName = opts.upstreamNetwork;
+    if (upstreamName === void 0) {
+      upstreamName = `airlock-${opts.runId}-upstream`;
+      created.push(
+        await docker.createNetwork({
+          Name: upstreamName,
+          Driver: "bridge",
+          CheckDuplicate: true,
+          Labels: labels
+        })
+      );
+    }
+    container = await docker.createContainer({
+      name: `airlock-${opts.runId}-proxy`,
+      Image: opts.proxyImage,
+      Entrypoint: [],
+      Cmd: ["node", PROXY_SCRIPT_TARGET],
+      User: "65534:65534",
+      WorkingDir: "/",
+      Env: ["NODE_ENV=production"],
+      Labels: labels,
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      OpenStdin: true,
+      StdinOnce: true,
+      Tty: false,
+      HostConfig: {
+        NetworkMode: upstreamName,
+        Privileged: false,
+        ReadonlyRootfs: true,
+        CapDrop: ["ALL"],
+        CapAdd: [],
+        SecurityOpt: ["no-new-privileges:true"],
+        Init: true,
+        Memory: 256 * 1024 * 1024,
+        MemorySwap: 256 * 1024 * 1024,
+        NanoCpus: 1e9,
+        PidsLimit: 64,
+        IpcMode: "private",
+        Tmpfs: { "/tmp": "rw,noexec,nosuid,nodev,size=16m" },
+        Mounts: [
+          { Type: "bind", Source: opts.proxyScript, Target: PROXY_SCRIPT_TARGET, ReadOnly: true }
+        ],
+        Sysctls: { "net.ipv4.ip_forward": "0" },
+        LogConfig: { Type: "none", Config: {} },
+        RestartPolicy: { Name: "no" },
+        AutoRemove: false
+      }
+    });
+    await docker.getNetwork(internalName).connect({ Container: container.id, EndpointConfig: { Aliases: [PROXY_HOST] } });
+    const stream = await container.attach({
+      stream: true,
+      stdin: true,
+      stdout: true,
+      stderr: true,
+      hijack: true
+    });
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    docker.modem.demuxStream(stream, stdout, stderr);
+    const streamEnded = new Promise((resolve4) => {
+      stream.on("end", resolve4);
+      stream.on("close", resolve4);
+      stream.on("error", () => resolve4());
+    });
+    const capture = {
+      events: [],
+      transcript: [],
+      overflow: { allowed: 0, denied: 0 },
+      stderr: ""
+    };
+    let transcriptText = 0;
+    stderr.on("data", (c) => {
+      if (capture.stderr.length < 64 * 1024) capture.stderr += c.toString("utf8");
+    });
+    let readyResolve = () => void 0;
+    const ready = new Promise((resolve4) => readyResolve = resolve4);
+    let buffer = "";
+    stdout.on("data", (c) => {
+      buffer += c.toString("utf8");
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        let event;
+        try {
+          event = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (event.type === "ready") readyResolve({ port: event.port ?? 0 });
+        else if (event.type === "egress") {
+          const e = event;
+          if (capture.events.length < MAX_EVENTS) capture.events.push(e);
+          else if (e.allowed) capture.overflow.allowed++;
+          else capture.overflow.denied++;
+        } else if (event.type === "transcript") {
+          const r = event;
+          transcriptText += r.request.body.text.length + r.response.body.text.length;
+          if (transcriptText > MAX_TRANSCRIPT_TEXT) {
+            r.request.body = { ...r.request.body, text: "", truncated: true };
+            r.response.body = { ...r.response.body, text: "", truncated: true };
+          }
+          capture.transcript.push(r);
+        }
+      }
+    });
+    const exited = container.wait({ condition: "next-exit" });
+    await container.start();
+    const info = await container.inspect();
+    const address = info.State.Running ? info.NetworkSettings.Networks[internalName]?.IPAddress : void 0;
+    let outcome = "exited";
+    if (address) {
+      const config = {
+        listen: { host: address, port: PROXY_PORT },
+        allow: opts.allow,
+        hostMap: opts.hostMap,
+        credentials: opts.credentials,
+        ...opts.extraCa !== void 0 ? { extraCa: opts.extraCa } : {},
+        selfNames: [PROXY_HOST],
+        maxRecordBytes: opts.maxRecordBytes ?? 1024 * 1024
+      };
+      stream.end(JSON.stringify(config));
+      let timer;
+      outcome = await Promise.race([
+        ready.then(() => "ready"),
+        exited.then(() => "exited"),
+        new Promise(
+          (resolve4) => timer = setTimeout(() => resolve4("timeout"), READY_TIMEOUT_MS)
+        )
+      ]);
+      clearTimeout(timer);
+    }
+    if (outcome !== "ready") {
+      await Promise.race([streamEnded, delay(1e3)]);
+      const state = (await container.inspect().catch(() => void 0))?.State;
+      if (state && !state.Running)
+        capture.stderr += ` (exit code ${state.ExitCode}${state.Error ? `, ${state.Error}` : ""})`;
+      throw new InfrastructureError(
+        `the egress proxy did not start (${outcome}) in image ${opts.proxyImage}: ${capture.stderr.trim().slice(0, 2e3) || "no output"}; proxy-image must have node 18 or later on its PATH`
+      );
+    }
+    const proxyContainer = container;
+    return {
+      network: internalName,
+      env: agentEgressEnv(opts.credentials),
+      async stop() {
+        await proxyContainer.kill({ signal: "SIGTERM" }).catch(() => void 0);
+        const gone = await Promise.race([
+          exited.then(() => true),
+          delay(STOP_GRACE_MS).then(() => false)
+        ]);
+        if (!gone) await proxyContainer.kill({ signal: "SIGKILL" }).catch(() => void 0);
+        await Promise.race([streamEnded, delay(STOP_GRACE_MS)]);
+        await removeAll();
+        return capture;
+      }
+    };
+  } catch (error) {
+    await removeAll();
+    if (error instanceof InfrastructureError) throw error;
+    throw new InfrastructureError(`could not start the egress proxy: ${errorMessage(error)}`, {
+      cause: error
+    });
+  }
+}
+function delay(ms) {
+  return new Promise((resolve4) => setTimeout(resolve4, ms).unref());
+}
+
 // src/sandbox/spec.ts
 function containerSpec(plan, phase, res) {
   const s = plan.sandbox;
+  const egress = phase.network === "allowlist" ? res.egress : void 0;
+  if (phase.network === "allowlist" && egress === void 0) {
+    throw new Error(`phase ${phase.name}: allowlist network without a running egress proxy`);
+  }
   const [uid, gid = uid] = s.user.split(":");
   const tmpfs = {};
   for (const [target, size] of Object.entries(s.tmpfs)) {
@@ -75834,10 +76700,11 @@ function containerSpec(plan, phase, res) {
       "AIRLOCK=1",
       `AIRLOCK_PHASE=${phase.name}`,
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
-      ...res.env.map((e) => `${e.name}=${e.value}`)
+      ...res.env.map((e) => `${e.name}=${e.value}`),
+      ...egress?.env ?? []
     ],
     Labels: { ...plan.labels, [LABELS.phase]: phase.name },
-    NetworkDisabled: phase.network === "none",
+    NetworkDisabled: egress === void 0,
     AttachStdin: false,
     AttachStdout: true,
     AttachStderr: true,
@@ -75845,8 +76712,9 @@ function containerSpec(plan, phase, res) {
     OpenStdin: false,
     HostConfig: {
       Runtime: s.runtime,
-      // `allowlist` is refused at the edge until the egress proxy exists: every phase is network-less.
-      NetworkMode: "none",
+      // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
+      NetworkMode: egress?.network ?? "none",
+      ...egress ? { Sysctls: { "net.ipv6.conf.all.disable_ipv6": "1" } } : {},
       Privileged: false,
       ReadonlyRootfs: true,
       CapDrop: ["ALL"],
@@ -75882,8 +76750,8 @@ function containerSpec(plan, phase, res) {
 }
 
 // src/workspace/workspace.ts
-import * as fs7 from "node:fs";
-import * as path7 from "node:path";
+import * as fs10 from "node:fs";
+import * as path10 from "node:path";
 async function resolveCommit(repoPath, ref2) {
   try {
     const out = await git(["rev-parse", "--verify", "--end-of-options", `${ref2}^{commit}`], {
@@ -75909,19 +76777,19 @@ async function objectsDir(repoPath) {
       `${repoPath} is not a git repository; point path at a checkout`
     );
   });
-  return path7.join(out.stdout.toString("utf8").trim(), "objects");
+  return path10.join(out.stdout.toString("utf8").trim(), "objects");
 }
 async function prepareWorkspace(repoPath, ref2, root) {
   const commit = await resolveCommit(repoPath, ref2);
-  const gitDir = path7.join(root, "git");
-  const dir = path7.join(root, "workspace");
+  const gitDir = path10.join(root, "git");
+  const dir = path10.join(root, "workspace");
   await git(["init", "--bare", "--quiet", gitDir]);
-  await fs7.promises.writeFile(
-    path7.join(gitDir, "objects", "info", "alternates"),
+  await fs10.promises.writeFile(
+    path10.join(gitDir, "objects", "info", "alternates"),
     await objectsDir(repoPath) + "\n"
   );
   const tree = (await git(["rev-parse", `${commit}^{tree}`], { gitDir })).stdout.toString("utf8").trim();
-  await fs7.promises.mkdir(dir, { recursive: true });
+  await fs10.promises.mkdir(dir, { recursive: true });
   await materializeTree(gitDir, tree, dir);
   return { dir, gitDir, commit, tree };
 }
@@ -75943,12 +76811,12 @@ async function materializeTree(gitDir, tree, dest) {
   const entries = parseLsTree(listing.stdout);
   const blobs = entries.filter((e) => e.type === "blob");
   const destBuf = Buffer.from(dest);
-  const join7 = (p) => Buffer.concat([destBuf, Buffer.from("/"), p]);
+  const join9 = (p) => Buffer.concat([destBuf, Buffer.from("/"), p]);
   for (const e of entries) {
     const parent = e.path.lastIndexOf(47);
     if (parent > 0)
-      await fs7.promises.mkdir(bufPath(join7(e.path.subarray(0, parent))), { recursive: true });
-    if (e.type === "commit") await fs7.promises.mkdir(bufPath(join7(e.path)), { recursive: true });
+      await fs10.promises.mkdir(bufPath(join9(e.path.subarray(0, parent))), { recursive: true });
+    if (e.type === "commit") await fs10.promises.mkdir(bufPath(join9(e.path)), { recursive: true });
   }
   if (blobs.length === 0) return;
   const contents = await git(["cat-file", "--batch"], {
@@ -75963,11 +76831,11 @@ async function materializeTree(gitDir, tree, dest) {
     const size = Number(header[2]);
     const data = out.subarray(nl + 1, nl + 1 + size);
     offset = nl + 1 + size + 1;
-    const target = bufPath(join7(b.path));
+    const target = bufPath(join9(b.path));
     if (b.mode === "120000") {
-      await fs7.promises.symlink(data, target);
+      await fs10.promises.symlink(data, target);
     } else {
-      await fs7.promises.writeFile(target, data, { mode: b.mode === "100755" ? 493 : 420 });
+      await fs10.promises.writeFile(target, data, { mode: b.mode === "100755" ? 493 : 420 });
     }
   }
 }
@@ -75976,10 +76844,10 @@ function bufPath(p) {
 }
 async function chownTree(dir, uid, gid) {
   const walk = async (p) => {
-    await fs7.promises.lchown(bufPath(p), uid, gid);
-    const st = await fs7.promises.lstat(bufPath(p));
+    await fs10.promises.lchown(bufPath(p), uid, gid);
+    const st = await fs10.promises.lstat(bufPath(p));
     if (!st.isDirectory()) return;
-    for (const name of await fs7.promises.readdir(bufPath(p), { encoding: "buffer" })) {
+    for (const name of await fs10.promises.readdir(bufPath(p), { encoding: "buffer" })) {
       await walk(Buffer.concat([p, Buffer.from("/"), name]));
     }
   };
@@ -75995,19 +76863,20 @@ var OUTPUT_FILES = {
   testsLog: "logs/tests.log",
   baselineLog: "logs/baseline.log",
   tests: "tests.json",
-  comment: "comment.md"
+  comment: "comment.md",
+  ...EGRESS_FILES
 };
 async function runPipeline(plan, secrets, deps) {
   const { log, sandbox } = deps;
   const started = Date.now();
   const out = plan.outputDir;
   await prepareOutputDir(out);
-  await fs8.promises.writeFile(path8.join(out, OUTPUT_FILES.task), secrets.task);
-  const tmp = await fs8.promises.mkdtemp(
-    path8.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os2.tmpdir(), `airlock-${plan.runId}-`)
+  await fs11.promises.writeFile(path11.join(out, OUTPUT_FILES.task), secrets.task);
+  const tmp = await fs11.promises.mkdtemp(
+    path11.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os2.tmpdir(), `airlock-${plan.runId}-`)
   );
-  const taskFile = path8.join(tmp, "task.md");
-  await fs8.promises.writeFile(taskFile, secrets.task, { mode: 292 });
+  const taskFile = path11.join(tmp, "task.md");
+  await fs11.promises.writeFile(taskFile, secrets.task, { mode: 292 });
   const report = initialReport(plan, started);
   let error;
   let workspace;
@@ -76038,8 +76907,8 @@ async function runPipeline(plan, secrets, deps) {
     checkCancelled();
     const baselinePhase = plan.phases.find((p) => p.name === "baseline");
     if (baselinePhase) {
-      const baseDir = path8.join(tmp, "baseline");
-      await fs8.promises.mkdir(baseDir);
+      const baseDir = path11.join(tmp, "baseline");
+      await fs11.promises.mkdir(baseDir);
       await materializeTree(workspace.gitDir, workspace.tree, baseDir);
       if (process.getuid?.() === 0) await chownTree(baseDir, ...containerIds(plan));
       const baseline = await runPhase(
@@ -76062,16 +76931,23 @@ async function runPipeline(plan, secrets, deps) {
       checkCancelled();
     }
     const agentPhase = plan.phases.find((p) => p.name === "agent");
-    const agent = await runPhase(
-      plan,
-      agentPhase,
-      image,
-      workspace.dir,
-      taskFile,
-      secrets,
-      deps,
-      OUTPUT_FILES.agentLog
-    );
+    const egress = await startEgressFor(plan, secrets, deps);
+    let agent;
+    try {
+      agent = await runPhase(
+        plan,
+        agentPhase,
+        image,
+        workspace.dir,
+        taskFile,
+        secrets,
+        deps,
+        OUTPUT_FILES.agentLog,
+        egress
+      );
+    } finally {
+      if (egress) await stopEgress(egress, report, secrets, plan.outputDir, deps);
+    }
     Object.assign(report.agent, agent.report);
     if (agent.result.applied) {
       report.sandbox.applied = agent.result.applied;
@@ -76080,7 +76956,7 @@ async function runPipeline(plan, secrets, deps) {
     await log.group("diff", async () => {
       const snap = await snapshotWorkspace(workspace.dir, workspace.gitDir);
       const diff = await diffTrees(workspace.gitDir, workspace.tree, snap.tree);
-      await fs8.promises.writeFile(path8.join(out, OUTPUT_FILES.diff), diff.patch);
+      await fs11.promises.writeFile(path11.join(out, OUTPUT_FILES.diff), diff.patch);
       report.diff = {
         sha256: sha256(diff.patch),
         bytes: diff.patch.length,
@@ -76180,18 +77056,18 @@ async function runPipeline(plan, secrets, deps) {
       (e) => log.error(`could not write the report: ${errorMessage(e)}`)
     );
     await sandbox.cleanup(plan.runId).catch((e) => log.warn(`cleanup: ${errorMessage(e)}`));
-    await fs8.promises.rm(tmp, { recursive: true, force: true }).catch(() => void 0);
+    await fs11.promises.rm(tmp, { recursive: true, force: true }).catch(() => void 0);
   }
   return {
     report,
-    reportPath: path8.join(out, OUTPUT_FILES.report),
+    reportPath: path11.join(out, OUTPUT_FILES.report),
     diffSha256: report.diff.sha256,
     ...error !== void 0 ? { error } : {}
   };
 }
-async function runPhase(plan, phase, image, workspaceDir, taskFile, secrets, deps, logName) {
+async function runPhase(plan, phase, image, workspaceDir, taskFile, secrets, deps, logName, egress) {
   return deps.log.group(phase.name, async () => {
-    const logFile = path8.join(plan.outputDir, logName);
+    const logFile = path11.join(plan.outputDir, logName);
     const capped = new CappedLog(
       logFile,
       plan.capture.maxLogBytes,
@@ -76201,7 +77077,8 @@ async function runPhase(plan, phase, image, workspaceDir, taskFile, secrets, dep
       imageId: image.id,
       workspaceDir,
       taskFile,
-      env: secrets.env
+      env: secrets.env,
+      ...egress ? { egress: { network: egress.network, env: egress.env } } : {}
     });
     const result = await deps.sandbox.runPhase(spec, {
       timeoutMs: phase.timeoutMs,
@@ -76229,10 +77106,47 @@ async function runPhase(plan, phase, image, workspaceDir, taskFile, secrets, dep
     return { result, report };
   });
 }
+async function startEgressFor(plan, secrets, deps) {
+  const e = plan.egress;
+  if (!e) return void 0;
+  if (!secrets.egress) throw new Error("allowlist plan without its egress settings");
+  const settings = secrets.egress;
+  return deps.log.group("egress", async () => {
+    const session = await startEgress(deps.docker, {
+      runId: plan.runId,
+      labels: plan.labels,
+      proxyImage: e.proxyImage,
+      proxyScript: deps.proxyScript ?? defaultProxyScript(),
+      allow: e.allowHosts,
+      hostMap: e.hostMap,
+      credentials: settings.credentials,
+      ...settings.upstreamCa !== void 0 ? { extraCa: settings.upstreamCa } : {},
+      ...e.proxyNetwork !== null ? { upstreamNetwork: e.proxyNetwork } : {}
+    });
+    deps.log.info(
+      `egress proxy up: ${e.allowHosts.length} allowed host rule(s), ${e.credentials.length} credential route(s)`
+    );
+    return session;
+  });
+}
+async function stopEgress(session, report, secrets, out, deps) {
+  const capture = await session.stop();
+  const secretValues = (secrets.egress?.credentials ?? []).map((c) => c.secret);
+  await writeEgressEvidence(out, capture.events, capture.transcript, secretValues);
+  report.egress = summarizeEgress(capture.events, capture.transcript, capture.overflow);
+  const t = report.egress.transcript;
+  if (t) {
+    report.cost.tokens = t.tokens;
+    if (report.agent.model === null && t.models.length > 0) report.agent.model = t.models.join(", ");
+  }
+  deps.log.info(
+    `egress: ${report.egress.allowed} allowed, ${report.egress.denied} denied` + (report.egress.deniedHosts.length > 0 ? ` (denied: ${report.egress.deniedHosts.join(", ")})` : "")
+  );
+}
 async function prepareOutputDir(out) {
-  await fs8.promises.mkdir(path8.join(out, "logs"), { recursive: true });
+  await fs11.promises.mkdir(path11.join(out, "logs"), { recursive: true });
   for (const f of Object.values(OUTPUT_FILES))
-    await fs8.promises.rm(path8.join(out, f), { force: true });
+    await fs11.promises.rm(path11.join(out, f), { force: true });
 }
 function containerIds(plan) {
   const [uid, gid] = plan.sandbox.user.split(":").map(Number);
@@ -76308,7 +77222,7 @@ function initialReport(plan, started) {
     },
     policy: { violations: [], source: plan.policy },
     cost: { wallMs: 0, cpuSeconds: null, peakMemoryBytes: null, tokens: null },
-    egress: { allowed: 0, denied: 0 },
+    egress: { allowed: 0, denied: 0, deniedHosts: [], transcript: null },
     env: plan.env
   };
 }
@@ -76369,10 +77283,10 @@ var DockerSandbox = class {
         stdout: true,
         stderr: true
       });
-      const ended = new Promise((resolve3) => {
-        stream.on("end", resolve3);
-        stream.on("close", resolve3);
-        stream.on("error", () => resolve3());
+      const ended = new Promise((resolve4) => {
+        stream.on("end", resolve4);
+        stream.on("close", resolve4);
+        stream.on("error", () => resolve4());
       });
       this.docker.modem.demuxStream(stream, options.stdout, options.stderr);
       const exited = container.wait({ condition: "next-exit" });
@@ -76384,7 +77298,7 @@ var DockerSandbox = class {
         result.cancelled = outcome === "cancelled";
         await stopGracefully(container, exited, options.graceMs);
       }
-      await Promise.race([ended, delay(STREAM_DRAIN_MS)]);
+      await Promise.race([ended, delay2(STREAM_DRAIN_MS)]);
       const info = await container.inspect();
       result.exitCode = info.State.ExitCode;
       result.oomKilled = info.State.OOMKilled;
@@ -76421,10 +77335,10 @@ var DockerSandbox = class {
 async function waitWithDeadline(exited, options) {
   let timer;
   let onAbort;
-  const deadline = new Promise((resolve3) => {
-    timer = setTimeout(() => resolve3("timeout"), options.timeoutMs);
+  const deadline = new Promise((resolve4) => {
+    timer = setTimeout(() => resolve4("timeout"), options.timeoutMs);
     if (options.signal) {
-      onAbort = () => resolve3("cancelled");
+      onAbort = () => resolve4("cancelled");
       if (options.signal.aborted) onAbort();
       else options.signal.addEventListener("abort", onAbort, { once: true });
     }
@@ -76438,14 +77352,14 @@ async function waitWithDeadline(exited, options) {
 }
 async function stopGracefully(container, exited, graceMs) {
   await container.kill({ signal: "SIGTERM" }).catch(() => void 0);
-  const gone = await Promise.race([exited.then(() => true), delay(graceMs).then(() => false)]);
+  const gone = await Promise.race([exited.then(() => true), delay2(graceMs).then(() => false)]);
   if (!gone) {
     await container.kill({ signal: "SIGKILL" }).catch(() => void 0);
-    await Promise.race([exited, delay(1e4)]);
+    await Promise.race([exited, delay2(1e4)]);
   }
 }
-function delay(ms) {
-  return new Promise((resolve3) => setTimeout(resolve3, ms).unref());
+function delay2(ms) {
+  return new Promise((resolve4) => setTimeout(resolve4, ms).unref());
 }
 var StatsSampler = class {
   cpuSeconds;
@@ -76512,6 +77426,8 @@ function appliedSettings(info) {
 // src/cli.ts
 var LIST_INPUTS = /* @__PURE__ */ new Set([
   INPUT.allowHosts,
+  INPUT.hostMap,
+  INPUT.credentials,
   INPUT.env,
   INPUT.testReports,
   INPUT.buildArgs
@@ -76541,7 +77457,16 @@ Flags (the action's inputs, same names):
   --compare-base           run the tests on the unchanged tree too and classify each test
   --task TEXT|FILE         the task, given to the agent at /airlock/task.md
   --model NAME             the model the agent uses (recorded in the report)
-  --network none           network of the agent container (only none in this version)
+  --network none|allowlist network of the agent container (default none; allowlist: only
+                           through the egress proxy, see docs/egress.md)
+  --allow-hosts HOST       host the agent may reach in allowlist mode (repeatable; *.example.com,
+                           host:port; ports 443 and 80 unless given)
+  --host-map NAME=IP[:P]   pin a name to an address, like curl --resolve (repeatable)
+  --credentials SPEC       NAME=https://upstream|SECRET_ENV|HEADER[|BASE_URL_ENV[|KEY_ENV]]
+                           (repeatable): the proxy adds the secret; the agent never holds it
+  --upstream-ca PEM|FILE   extra CA the proxy trusts for credentials upstreams
+  --proxy-image IMAGE      image (node 18+) of the egress proxy: name@sha256:D or sha256:ID
+  --proxy-network NAME     existing network for the proxy's upstream side (default: a new one)
   --runtime NAME           OCI runtime: runc (default), runsc (gVisor), or one configured in dockerd
   --timeout-minutes N      per phase (default 30); then SIGTERM, grace-seconds, SIGKILL
   --grace-seconds N        between SIGTERM and SIGKILL (default 10)
@@ -76653,7 +77578,7 @@ async function main(argv) {
     read,
     workspace: ctx.workspace,
     env: {},
-    readFile: (p) => fs9.readFileSync(p, "utf8")
+    readFile: (p) => fs12.readFileSync(p, "utf8")
   });
   const inputs = getInputs(read, { ...ctx, policy });
   const plan = planRun(inputs);
@@ -76678,7 +77603,11 @@ async function main(argv) {
     const docker = connectDocker();
     const result = await runPipeline(
       plan,
-      { task: inputs.task.text, env: inputs.env },
+      {
+        task: inputs.task.text,
+        env: inputs.env,
+        ...inputs.egress ? { egress: inputs.egress } : {}
+      },
       { sandbox: new DockerSandbox(docker), docker, log, signal: controller.signal }
     );
     const r = result.report;

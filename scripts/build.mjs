@@ -21,3 +21,17 @@ await esbuild.build({
   banner: { js: '#!/usr/bin/env node\n' + common.banner.js }
 })
 await chmod(join(outdir, 'cli.js'), 0o755)
+// The egress proxy (dist/proxy.cjs) runs in its own container (proxy-image, node 18 or later): one file, no
+// dependencies, mounted read-only.
+await esbuild.build({
+  ...common,
+  entryPoints: { proxy: 'src/egress/proxy-main.ts' },
+  outdir,
+  target: 'node18',
+  // CommonJS in a .cjs file: run on its own, inside or outside this package's "type": "module".
+  format: 'cjs',
+  // No dockerode in this bundle: only the native-addon stub applies.
+  plugins: common.plugins.filter((p) => p.name !== 'lazy-modules'),
+  outExtension: { '.js': '.cjs' },
+  banner: {}
+})

@@ -12,6 +12,8 @@ import { DockerSandbox, connectDocker } from './sandbox/docker.js'
 
 const LIST_INPUTS = new Set<string>([
   INPUT.allowHosts,
+  INPUT.hostMap,
+  INPUT.credentials,
   INPUT.env,
   INPUT.testReports,
   INPUT.buildArgs
@@ -42,7 +44,16 @@ Flags (the action's inputs, same names):
   --compare-base           run the tests on the unchanged tree too and classify each test
   --task TEXT|FILE         the task, given to the agent at /airlock/task.md
   --model NAME             the model the agent uses (recorded in the report)
-  --network none           network of the agent container (only none in this version)
+  --network none|allowlist network of the agent container (default none; allowlist: only
+                           through the egress proxy, see docs/egress.md)
+  --allow-hosts HOST       host the agent may reach in allowlist mode (repeatable; *.example.com,
+                           host:port; ports 443 and 80 unless given)
+  --host-map NAME=IP[:P]   pin a name to an address, like curl --resolve (repeatable)
+  --credentials SPEC       NAME=https://upstream|SECRET_ENV|HEADER[|BASE_URL_ENV[|KEY_ENV]]
+                           (repeatable): the proxy adds the secret; the agent never holds it
+  --upstream-ca PEM|FILE   extra CA the proxy trusts for credentials upstreams
+  --proxy-image IMAGE      image (node 18+) of the egress proxy: name@sha256:D or sha256:ID
+  --proxy-network NAME     existing network for the proxy's upstream side (default: a new one)
   --runtime NAME           OCI runtime: runc (default), runsc (gVisor), or one configured in dockerd
   --timeout-minutes N      per phase (default 30); then SIGTERM, grace-seconds, SIGKILL
   --grace-seconds N        between SIGTERM and SIGKILL (default 10)
@@ -176,7 +187,11 @@ export async function main(argv: string[]): Promise<number> {
     const docker = connectDocker()
     const result = await runPipeline(
       plan,
-      { task: inputs.task.text, env: inputs.env },
+      {
+        task: inputs.task.text,
+        env: inputs.env,
+        ...(inputs.egress ? { egress: inputs.egress } : {})
+      },
       { sandbox: new DockerSandbox(docker), docker, log, signal: controller.signal }
     )
     const r = result.report

@@ -4,6 +4,8 @@ import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
 import { NO_POLICY, recordFor, withPolicy } from './policy.js'
 import type { LoadedPolicy, PolicyRecord } from './policy.js'
+import { readEgressInputs } from './egress/inputs.js'
+import type { EgressInputs } from './egress/inputs.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -21,6 +23,11 @@ export const INPUT = {
   model: 'model',
   network: 'network',
   allowHosts: 'allow-hosts',
+  hostMap: 'host-map',
+  credentials: 'credentials',
+  upstreamCa: 'upstream-ca',
+  proxyImage: 'proxy-image',
+  proxyNetwork: 'proxy-network',
   runtime: 'runtime',
   timeoutMinutes: 'timeout-minutes',
   graceSeconds: 'grace-seconds',
@@ -60,6 +67,8 @@ export interface Inputs {
   model?: string
   network: NetworkMode
   allowHosts: string[]
+  /** With `network: allowlist`: the proxy's rules, credentials (secrets resolved) and image. */
+  egress?: EgressInputs
   runtime: string
   timeoutMinutes: number
   graceSeconds: number
@@ -171,19 +180,6 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     'allowlist'
   ] as const)
   const allowHosts = list(read(INPUT.allowHosts))
-  if (network === 'none' && allowHosts.length > 0) {
-    throw new ConfigurationError(
-      INPUT.allowHosts,
-      'only applies with `network: allowlist`; remove it or set network'
-    )
-  }
-  if (network === 'allowlist') {
-    throw new ConfigurationError(
-      INPUT.network,
-      '`allowlist` needs the egress proxy, which this version does not ship; use `none`'
-    )
-  }
-
   if (
     bool(INPUT.compareBase, read(INPUT.compareBase), false) &&
     read(INPUT.testCommand) === undefined
@@ -201,6 +197,16 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       `"${runtime}" is not a runtime name (e.g. runc, runsc)`
     )
   }
+
+  const env = envNames(read(INPUT.env), ctx.environment)
+  const egress = readEgressInputs(
+    read,
+    network,
+    runtime,
+    workspace,
+    ctx.environment,
+    env.map((e) => e.name)
+  )
 
   const cpus = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus))
   if (cpus > ctx.hostCpus) {
@@ -225,6 +231,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     model: read(INPUT.model),
     network,
     allowHosts,
+    ...(egress !== undefined ? { egress } : {}),
     runtime,
     timeoutMinutes: positiveNumber(
       INPUT.timeoutMinutes,
@@ -241,7 +248,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
     ),
     user: user(read(INPUT.user), ctx.hostUid),
-    env: envNames(read(INPUT.env), ctx.environment),
+    env,
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),
     compareBase: bool(INPUT.compareBase, read(INPUT.compareBase), false),
     maxLogBytes: positiveInteger(

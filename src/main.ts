@@ -53,6 +53,7 @@ export async function run(): Promise<void> {
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)
+    for (const c of inputs.egress?.credentials ?? []) core.setSecret(c.secret)
     const tempRoot = process.env.RUNNER_TEMP ?? os.tmpdir()
     core.saveState(STATE.runId, plan.runId)
     core.saveState(STATE.tempRoot, tempRoot)
@@ -64,7 +65,11 @@ export async function run(): Promise<void> {
     const docker = connectDocker()
     const result = await runPipeline(
       plan,
-      { task: inputs.task.text, env: inputs.env },
+      {
+        task: inputs.task.text,
+        env: inputs.env,
+        ...(inputs.egress ? { egress: inputs.egress } : {})
+      },
       {
         sandbox: new DockerSandbox(docker),
         docker,

@@ -15,6 +15,10 @@ import { emptyPhase } from './report/report.js'
 import type { Outcome, PhaseReport, Report } from './report/report.js'
 import { writeOutputs } from './report/output.js'
 import { UnpinnedBaseError, resolveImage } from './sandbox/image.js'
+import type { EgressInputs } from './egress/inputs.js'
+import { EGRESS_FILES, summarizeEgress, writeEgressEvidence } from './egress/evidence.js'
+import { defaultProxyScript, startEgress } from './egress/sidecar.js'
+import type { EgressSession } from './egress/sidecar.js'
 import { containerSpec } from './sandbox/spec.js'
 import type { ImageInfo, PhaseResult, Sandbox } from './sandbox/types.js'
 import { chownTree, materializeTree, prepareWorkspace } from './workspace/workspace.js'
@@ -24,6 +28,8 @@ export interface RunSecrets {
   /** The task text (the plan only holds its hash). */
   task: string
   env: { name: string; value: string }[]
+  /** With `network: allowlist`: the proxy's settings, credentials included. */
+  egress?: EgressInputs
 }
 
 export interface PipelineDeps {
@@ -34,6 +40,8 @@ export interface PipelineDeps {
   signal?: AbortSignal
   /** Parent of the run's temporary folder (default: the OS temp dir / RUNNER_TEMP). */
   tempRoot?: string
+  /** The bundled egress proxy (default: proxy.cjs next to the running bundle). */
+  proxyScript?: string
 }
 
 export interface RunResult {
@@ -52,7 +60,8 @@ export const OUTPUT_FILES = {
   testsLog: 'logs/tests.log',
   baselineLog: 'logs/baseline.log',
   tests: 'tests.json',
-  comment: 'comment.md'
+  comment: 'comment.md',
+  ...EGRESS_FILES
 } as const
 
 /**
@@ -134,16 +143,23 @@ export async function runPipeline(
     }
 
     const agentPhase = plan.phases.find((p) => p.name === 'agent') as PhasePlan
-    const agent = await runPhase(
-      plan,
-      agentPhase,
-      image,
-      workspace.dir,
-      taskFile,
-      secrets,
-      deps,
-      OUTPUT_FILES.agentLog
-    )
+    const egress = await startEgressFor(plan, secrets, deps)
+    let agent: Awaited<ReturnType<typeof runPhase>>
+    try {
+      agent = await runPhase(
+        plan,
+        agentPhase,
+        image,
+        workspace.dir,
+        taskFile,
+        secrets,
+        deps,
+        OUTPUT_FILES.agentLog,
+        egress
+      )
+    } finally {
+      if (egress) await stopEgress(egress, report, secrets, plan.outputDir, deps)
+    }
     Object.assign(report.agent, agent.report)
     if (agent.result.applied) {
       report.sandbox.applied = agent.result.applied
@@ -272,7 +288,8 @@ async function runPhase(
   taskFile: string,
   secrets: RunSecrets,
   deps: PipelineDeps,
-  logName: string
+  logName: string,
+  egress?: EgressSession
 ): Promise<{ result: PhaseResult; report: PhaseReport }> {
   return deps.log.group(phase.name, async () => {
     const logFile = path.join(plan.outputDir, logName)
@@ -283,7 +300,8 @@ async function runPhase(
       imageId: image.id,
       workspaceDir,
       taskFile,
-      env: secrets.env
+      env: secrets.env,
+      ...(egress ? { egress: { network: egress.network, env: egress.env } } : {})
     })
     const result = await deps.sandbox.runPhase(spec, {
       timeoutMs: phase.timeoutMs,
@@ -318,6 +336,60 @@ async function runPhase(
     deps.log.info(`${phase.name}: ${status} after ${(result.durationMs / 1000).toFixed(1)} s`)
     return { result, report }
   })
+}
+
+/** Starts the egress proxy when the plan says allowlist (before the agent, which needs it). */
+async function startEgressFor(
+  plan: RunPlan,
+  secrets: RunSecrets,
+  deps: PipelineDeps
+): Promise<EgressSession | undefined> {
+  const e = plan.egress
+  if (!e) return undefined
+  if (!secrets.egress) throw new Error('allowlist plan without its egress settings')
+  const settings = secrets.egress
+  return deps.log.group('egress', async () => {
+    const session = await startEgress(deps.docker, {
+      runId: plan.runId,
+      labels: plan.labels,
+      proxyImage: e.proxyImage,
+      proxyScript: deps.proxyScript ?? defaultProxyScript(),
+      allow: e.allowHosts,
+      hostMap: e.hostMap,
+      credentials: settings.credentials,
+      ...(settings.upstreamCa !== undefined ? { extraCa: settings.upstreamCa } : {}),
+      ...(e.proxyNetwork !== null ? { upstreamNetwork: e.proxyNetwork } : {})
+    })
+    deps.log.info(
+      `egress proxy up: ${e.allowHosts.length} allowed host rule(s), ${e.credentials.length} credential route(s)`
+    )
+    return session
+  })
+}
+
+/** Stops the proxy, writes egress.jsonl / transcript.jsonl, and fills the report's summary. */
+async function stopEgress(
+  session: EgressSession,
+  report: Report,
+  secrets: RunSecrets,
+  out: string,
+  deps: PipelineDeps
+): Promise<void> {
+  const capture = await session.stop()
+  const secretValues = (secrets.egress?.credentials ?? []).map((c) => c.secret)
+  await writeEgressEvidence(out, capture.events, capture.transcript, secretValues)
+  report.egress = summarizeEgress(capture.events, capture.transcript, capture.overflow)
+  const t = report.egress.transcript
+  if (t) {
+    report.cost.tokens = t.tokens
+    if (report.agent.model === null && t.models.length > 0) report.agent.model = t.models.join(', ')
+  }
+  deps.log.info(
+    `egress: ${report.egress.allowed} allowed, ${report.egress.denied} denied` +
+      (report.egress.deniedHosts.length > 0
+        ? ` (denied: ${report.egress.deniedHosts.join(', ')})`
+        : '')
+  )
 }
 
 async function prepareOutputDir(out: string): Promise<void> {
@@ -403,7 +475,7 @@ function initialReport(plan: RunPlan, started: number): Report {
     },
     policy: { violations: [], source: plan.policy },
     cost: { wallMs: 0, cpuSeconds: null, peakMemoryBytes: null, tokens: null },
-    egress: { allowed: 0, denied: 0 },
+    egress: { allowed: 0, denied: 0, deniedHosts: [], transcript: null },
     env: plan.env
   }
 }

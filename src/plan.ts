@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { Inputs, NetworkMode } from './inputs.js'
 import type { PolicyRecord } from './policy.js'
+import { planEgress } from './egress/plan.js'
+import type { EgressPlan } from './egress/plan.js'
 
 /** Where things are inside every container the pipeline starts. */
 export const SANDBOX_PATHS = {
@@ -57,6 +59,8 @@ export interface RunPlan {
   task: { sha256: string; bytes: number; source: 'text' | 'file'; file?: string }
   model?: string
   sandbox: SandboxSettings
+  /** With `network: allowlist`: the egress proxy's rules (docs/egress.md). */
+  egress?: EgressPlan
   /** Names of the host variables passed in (values are resolved at run time, never printed). */
   env: string[]
   phases: PhasePlan[]
@@ -142,6 +146,7 @@ export function planRun(inputs: Inputs): RunPlan {
       pidsLimit: inputs.pidsLimit,
       tmpfs: { ...TMPFS_BYTES }
     },
+    ...(inputs.egress !== undefined ? { egress: planEgress(inputs.egress) } : {}),
     env: inputs.env.map((e) => e.name),
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },

@@ -1,5 +1,6 @@
 import { cap, codeBlock, escapeMarkdown } from './escape.js'
 import type { Report } from './report.js'
+import { renderEgress } from '../egress/comment.js'
 
 /** GitHub rejects comments over 65,536 characters; stay well under. */
 export const MAX_COMMENT_CHARS = 60_000
@@ -89,6 +90,8 @@ export function renderComment(report: Report, patch: string): string {
       `| memory | ${s.memory} bytes |\n| cpus | ${s.cpus} |\n| pids limit | ${s.pidsLimit} |\n| image | \`${escapeMarkdown(report.image.id ?? 'n/a')}\` |\n` +
       `| settings read from | ${s.source} |\n\n</details>`
   )
+  const egressDetails = renderEgress(report)
+  if (egressDetails !== '') parts.push(egressDetails)
   parts.push(
     `**Egress:** ${report.egress.allowed} allowed, ${report.egress.denied} denied · **Cost:** ${(report.cost.wallMs / 1000).toFixed(1)} s wall` +
       (report.cost.cpuSeconds !== null ? `, ${report.cost.cpuSeconds.toFixed(1)} CPU s` : '') +

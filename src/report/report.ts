@@ -4,6 +4,7 @@ import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests.
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../sandbox/types.js'
 import type { PolicyRecord } from '../policy.js'
+import type { EgressSummary } from '../egress/evidence.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -88,8 +89,14 @@ export interface Report {
     /** Which policy file applied: its blob SHA at the base commit (null: none there / no base). */
     source: PolicyRecord
   }
-  cost: { wallMs: number; cpuSeconds: number | null; peakMemoryBytes: number | null; tokens: null }
-  egress: { allowed: number; denied: number }
+  cost: {
+    wallMs: number
+    cpuSeconds: number | null
+    peakMemoryBytes: number | null
+    /** Model tokens counted from the transcript of credential routes (allowlist mode). */
+    tokens: { input: number; output: number } | null
+  }
+  egress: EgressSummary
   env: string[]
 }
 

@@ -11,6 +11,8 @@ export interface PhaseResources {
   taskFile: string
   /** Values of the variables named in `env` (resolved at the edge, never in the plan). */
   env: { name: string; value: string }[]
+  /** With `network: allowlist`: the run's internal network and the proxy variables. */
+  egress?: { network: string; env: string[] }
 }
 
 /**
@@ -23,6 +25,10 @@ export function containerSpec(
   res: PhaseResources
 ): ContainerCreateOptions {
   const s = plan.sandbox
+  const egress = phase.network === 'allowlist' ? res.egress : undefined
+  if (phase.network === 'allowlist' && egress === undefined) {
+    throw new Error(`phase ${phase.name}: allowlist network without a running egress proxy`)
+  }
   // Owned by the sandbox user: Docker copies the image's folder mode onto the tmpfs, which would
   // leave a root-owned 0755 /tmp unwritable.
   const [uid, gid = uid] = s.user.split(':')
@@ -43,10 +49,11 @@ export function containerSpec(
       'AIRLOCK=1',
       `AIRLOCK_PHASE=${phase.name}`,
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
-      ...res.env.map((e) => `${e.name}=${e.value}`)
+      ...res.env.map((e) => `${e.name}=${e.value}`),
+      ...(egress?.env ?? [])
     ],
     Labels: { ...plan.labels, [LABELS.phase]: phase.name },
-    NetworkDisabled: phase.network === 'none',
+    NetworkDisabled: egress === undefined,
     AttachStdin: false,
     AttachStdout: true,
     AttachStderr: true,
@@ -54,8 +61,9 @@ export function containerSpec(
     OpenStdin: false,
     HostConfig: {
       Runtime: s.runtime,
-      // `allowlist` is refused at the edge until the egress proxy exists: every phase is network-less.
-      NetworkMode: 'none',
+      // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
+      NetworkMode: egress?.network ?? 'none',
+      ...(egress ? { Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
       Privileged: false,
       ReadonlyRootfs: true,
       CapDrop: ['ALL'],

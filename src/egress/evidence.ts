@@ -1,0 +1,79 @@
+// The proxy's records on the host: egress.jsonl (every attempt), transcript.jsonl (credential
+// routes, with the reassembled reply), and the summary that goes into report.json. Every line is
+// masked again with the run's secret values before it is written.
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import type { EgressEvent, TranscriptRecord } from './proxy.js'
+import { parseExchange, summarizeTranscript } from './transcript.js'
+import type { TranscriptSummary } from './transcript.js'
+
+export const EGRESS_FILES = { egress: 'egress.jsonl', transcript: 'transcript.jsonl' } as const
+
+export interface EgressSummary {
+  allowed: number
+  denied: number
+  /** host:port of the denied attempts (distinct, sorted, at most 50): a suggestion for allow-hosts. */
+  deniedHosts: string[]
+  /** Credential routes: requests, models, tokens and request hashes; null when none ran. */
+  transcript: TranscriptSummary | null
+}
+
+const MAX_DENIED_HOSTS = 50
+
+export function summarizeEgress(
+  events: EgressEvent[],
+  transcript: TranscriptRecord[],
+  overflow: { allowed: number; denied: number } = { allowed: 0, denied: 0 }
+): EgressSummary {
+  const allowed = events.filter((e) => e.allowed).length + overflow.allowed
+  const denied = new Set<string>()
+  for (const e of events) {
+    // The host came from the agent: only name/address characters are kept for the report.
+    if (!e.allowed && e.reason !== 'bad-request' && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(e.host))
+      denied.add(e.port > 0 ? `${e.host}:${e.port}` : e.host)
+  }
+  return {
+    allowed,
+    denied: events.length + overflow.allowed + overflow.denied - allowed,
+    deniedHosts: [...denied].sort().slice(0, MAX_DENIED_HOSTS),
+    transcript: transcript.length > 0 ? summarizeTranscript(transcript) : null
+  }
+}
+
+export function masker(secrets: string[]): (text: string) => string {
+  const values = secrets.filter((s) => s.length > 0).sort((a, b) => b.length - a.length)
+  return (text) => {
+    let out = text
+    for (const s of values) out = out.split(s).join('***')
+    return out
+  }
+}
+
+export async function writeEgressEvidence(
+  outDir: string,
+  events: EgressEvent[],
+  transcript: TranscriptRecord[],
+  secrets: string[]
+): Promise<void> {
+  const mask = masker(secrets)
+  const lines = (items: unknown[]): string =>
+    items.map((i) => mask(JSON.stringify(i)) + '\n').join('')
+  await fs.promises.writeFile(path.join(outDir, EGRESS_FILES.egress), lines(events))
+  if (transcript.length > 0) {
+    const withReplies = transcript.map((r) => {
+      const ex = parseExchange(r)
+      return {
+        ...r,
+        parsed: {
+          model: ex.model,
+          inputTokens: ex.inputTokens,
+          outputTokens: ex.outputTokens,
+          streamed: ex.streamed,
+          text: ex.text.slice(0, 256 * 1024),
+          toolCalls: ex.toolCalls.slice(0, 200)
+        }
+      }
+    })
+    await fs.promises.writeFile(path.join(outDir, EGRESS_FILES.transcript), lines(withReplies))
+  }
+}

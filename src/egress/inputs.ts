@@ -1,0 +1,210 @@
+// The egress inputs (`allow-hosts`, `host-map`, `credentials`, `upstream-ca`, `proxy-image`,
+// `proxy-network`), read and checked at the edge: every mistake is a ConfigurationError naming
+// the input.
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import { ConfigurationError, errorMessage } from '../errors.js'
+import {
+  parseCredential,
+  parseHostMapping,
+  parseHostRule,
+  type CredentialRoute,
+  type HostMapping,
+  type HostRule
+} from './policy.js'
+
+export const EGRESS_INPUT = {
+  allowHosts: 'allow-hosts',
+  hostMap: 'host-map',
+  credentials: 'credentials',
+  upstreamCa: 'upstream-ca',
+  proxyImage: 'proxy-image',
+  proxyNetwork: 'proxy-network'
+} as const
+
+export interface EgressInputs {
+  allow: HostRule[]
+  hostMap: HostMapping[]
+  /** Routes with the secret value resolved from the host environment. */
+  credentials: (CredentialRoute & { secret: string })[]
+  /** PEM text of an extra CA the proxy trusts for credential upstreams. */
+  upstreamCa?: string
+  proxyImage: string
+  proxyNetwork?: string
+}
+
+/** Variables the sandbox sets itself; a credential may not claim them. */
+const RESERVED_ENV = /^(HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|HOME|TMPDIR|AIRLOCK.*)$/
+
+const PINNED_OR_ID = /^([a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}|sha256:[a-f0-9]{64})$/
+
+function lines(raw: string | undefined, splitCommas: boolean): string[] {
+  if (raw === undefined) return []
+  return raw
+    .split(splitCommas ? /[\n,]/ : /\n/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '' && !s.startsWith('#'))
+}
+
+function each<T>(name: string, items: string[], parse: (s: string) => T): T[] {
+  return items.map((item) => {
+    try {
+      return parse(item)
+    } catch (error) {
+      throw new ConfigurationError(name, errorMessage(error))
+    }
+  })
+}
+
+/**
+ * Undefined with `network: none` (and then every egress input must be absent); the checked
+ * egress settings with `network: allowlist`.
+ */
+export function readEgressInputs(
+  read: (name: string) => string | undefined,
+  network: 'none' | 'allowlist',
+  runtime: string,
+  workspace: string,
+  environment: NodeJS.ProcessEnv,
+  passedEnv: string[]
+): EgressInputs | undefined {
+  if (network === 'none') {
+    for (const name of Object.values(EGRESS_INPUT)) {
+      if (read(name) !== undefined) {
+        throw new ConfigurationError(
+          name,
+          'only applies with `network: allowlist`; remove it or set network'
+        )
+      }
+    }
+    return undefined
+  }
+  if (runtime === 'runsc') {
+    throw new ConfigurationError(
+      'runtime/network',
+      "gVisor (runsc) is set up with --network=none (its network stack cannot be confined to the run's internal network), so `network: allowlist` cannot keep its guarantees under it; use `runtime: runc` with allowlist, or `network: none` with runsc"
+    )
+  }
+  const allow = each(
+    EGRESS_INPUT.allowHosts,
+    lines(read(EGRESS_INPUT.allowHosts), true),
+    parseHostRule
+  )
+  const hostMap = each(
+    EGRESS_INPUT.hostMap,
+    lines(read(EGRESS_INPUT.hostMap), true),
+    parseHostMapping
+  )
+  const routes = each(
+    EGRESS_INPUT.credentials,
+    lines(read(EGRESS_INPUT.credentials), false),
+    parseCredential
+  )
+  const seen = new Set<string>()
+  for (const m of hostMap) {
+    if (seen.has(m.host))
+      throw new ConfigurationError(EGRESS_INPUT.hostMap, `"${m.host}" is mapped twice`)
+    seen.add(m.host)
+  }
+  const names = new Set<string>()
+  const envNames = new Set<string>(passedEnv)
+  const credentials = routes.map((r) => {
+    if (names.has(r.name))
+      throw new ConfigurationError(EGRESS_INPUT.credentials, `${r.name} is defined twice`)
+    names.add(r.name)
+    for (const v of [r.baseUrlEnv, r.keyEnv]) {
+      if (RESERVED_ENV.test(v) || envNames.has(v)) {
+        throw new ConfigurationError(
+          EGRESS_INPUT.credentials,
+          `${r.name}: the sandbox variable ${v} is already set by airlock or by env; choose another`
+        )
+      }
+      envNames.add(v)
+    }
+    const secret = environment[r.secretEnv]
+    if (secret === undefined || secret === '') {
+      throw new ConfigurationError(
+        EGRESS_INPUT.credentials,
+        `${r.name}: ${r.secretEnv} is not set in the environment; set it (e.g. from a repository secret) or remove the entry`
+      )
+    }
+    if (passedEnv.includes(r.secretEnv)) {
+      throw new ConfigurationError(
+        EGRESS_INPUT.credentials,
+        `${r.name}: ${r.secretEnv} is also listed in env, which would put the secret inside the sandbox; remove it from env`
+      )
+    }
+    return { ...r, secret }
+  })
+  if (allow.length === 0 && credentials.length === 0) {
+    throw new ConfigurationError(
+      EGRESS_INPUT.allowHosts,
+      '`network: allowlist` needs at least one allow-hosts entry or one credentials upstream'
+    )
+  }
+  const upstreamHosts = credentials.map((c) => new URL(c.upstream).hostname)
+  for (const m of hostMap) {
+    const used =
+      upstreamHosts.includes(m.host) ||
+      allow.some((r) => (r.wildcard ? m.host.endsWith(`.${r.host}`) : r.host === m.host))
+    if (!used) {
+      throw new ConfigurationError(
+        EGRESS_INPUT.hostMap,
+        `"${m.host}" is neither in allow-hosts nor a credentials upstream; add it there or remove the mapping`
+      )
+    }
+  }
+  const proxyImage = read(EGRESS_INPUT.proxyImage)
+  if (proxyImage === undefined || !PINNED_OR_ID.test(proxyImage)) {
+    throw new ConfigurationError(
+      EGRESS_INPUT.proxyImage,
+      `${proxyImage === undefined ? 'is required with `network: allowlist`' : `"${proxyImage}" is not pinned`}: an image with node 18 or later, as name@sha256:<digest> or a local image ID sha256:<id> (never the agent's image)`
+    )
+  }
+  const proxyNetwork = read(EGRESS_INPUT.proxyNetwork)
+  if (proxyNetwork !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(proxyNetwork)) {
+    throw new ConfigurationError(
+      EGRESS_INPUT.proxyNetwork,
+      `"${proxyNetwork}" is not a network name`
+    )
+  }
+  const upstreamCa = readCa(read(EGRESS_INPUT.upstreamCa), workspace)
+  return {
+    allow,
+    hostMap,
+    credentials,
+    ...(upstreamCa !== undefined ? { upstreamCa } : {}),
+    proxyImage,
+    ...(proxyNetwork !== undefined ? { proxyNetwork } : {})
+  }
+}
+
+const PEM = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/
+
+/** PEM text, or a path (inside the workspace) of a PEM file. */
+function readCa(raw: string | undefined, workspace: string): string | undefined {
+  if (raw === undefined) return undefined
+  let text = raw
+  if (!raw.includes('-----BEGIN')) {
+    const abs = path.resolve(workspace, raw.trim())
+    const rel = path.relative(workspace, abs)
+    if (rel.startsWith('..') || path.isAbsolute(rel)) {
+      throw new ConfigurationError(EGRESS_INPUT.upstreamCa, `"${raw}" is outside the workspace`)
+    }
+    try {
+      text = fs.readFileSync(abs, 'utf8')
+    } catch {
+      throw new ConfigurationError(
+        EGRESS_INPUT.upstreamCa,
+        `"${raw}" cannot be read (looked for ${abs})`
+      )
+    }
+  }
+  if (!PEM.test(text)) {
+    throw new ConfigurationError(
+      EGRESS_INPUT.upstreamCa,
+      'must be a PEM certificate (-----BEGIN CERTIFICATE-----) or the path of one'
+    )
+  }
+  return text
+}

@@ -14,6 +14,7 @@ import {
   read,
   runAirlock,
   tempDirsOf,
+  runNode,
   uniqueRunId
 } from './support/run.js'
 
@@ -265,7 +266,7 @@ describe('the action, run as the runner runs it', () => {
   afterAll(() => results?.close())
   afterEach(() => fs.rmSync(ws, { recursive: true, force: true }))
 
-  it('runs the pipeline from INPUT_* variables, groups each phase, sets outputs, neutralises workflow commands', () => {
+  it('runs the pipeline from INPUT_* variables, groups each phase, sets outputs, neutralises workflow commands', async () => {
     ws = makeWorkspace()
     const outputFile = path.join(ws, 'github-output')
     const stateFile = path.join(ws, 'github-state')
@@ -294,8 +295,8 @@ describe('the action, run as the runner runs it', () => {
       GITHUB_RUN_ID: '31',
       GITHUB_RUN_ATTEMPT: '1'
     }
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'dist/index.js')], { cwd: ws, env })
-    const stdout = r.stdout.toString()
+    const r = await runNode([path.join(ROOT, 'dist/index.js')], { cwd: ws, env })
+    const stdout = r.stdout
     expect(r.status).toBe(0)
     for (const phase of ['image', 'workspace', 'agent', 'diff', 'tests'])
       expect(stdout).toContain(`::group::${phase}`)
@@ -321,11 +322,11 @@ describe('the action, run as the runner runs it', () => {
     expect(patch).toContain('env.txt')
     expect(patch).not.toContain('ghs_canary_token_value')
     // The post step finds nothing left to clean.
-    const post = spawnSync(process.execPath, [path.join(ROOT, 'dist/post.js')], {
+    const post = await runNode([path.join(ROOT, 'dist/post.js')], {
       cwd: ws,
       env: { ...env, [`STATE_airlock-run-id`]: runId, 'STATE_airlock-temp-root': os.tmpdir() }
     })
     expect(post.status).toBe(0)
-    expect(post.stdout.toString()).toMatch(/cleanup: 0 container\(s\)/)
+    expect(post.stdout).toMatch(/cleanup: 0 container\(s\)/)
   })
 })

@@ -168,11 +168,16 @@ function checkPattern(input: string, pattern: string): void {
   }
 }
 
-const OPTIONS: picomatch.PicomatchOptions = { dot: true, basename: true, nonegate: true }
+const OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true }
 
 function matcher(pattern: string): (p: string) => boolean {
-  // `dir/` means everything under dir.
-  const glob = pattern.endsWith('/') ? `${pattern}**` : pattern
+  // `dir/` means everything under dir; a pattern without `/` matches the name in any folder.
+  // (picomatch's own `basename` option also rewrites patterns that do contain a slash.)
+  const glob = pattern.endsWith('/')
+    ? `${pattern}**`
+    : pattern.includes('/')
+      ? pattern
+      : `**/${pattern}`
   return picomatch(glob, OPTIONS)
 }
 

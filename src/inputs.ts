@@ -2,6 +2,8 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
+import { DEFAULT_DIFF_LIMITS } from './evidence/diff.js'
+import { checkAllowedPaths, resolveProtectedPaths } from './evidence/policy.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -30,6 +32,10 @@ export const INPUT = {
   testReports: 'test-reports',
   compareBase: 'compare-base',
   maxLogBytes: 'max-log-bytes',
+  allowedPaths: 'allowed-paths',
+  protectedPaths: 'protected-paths',
+  maxChangedFiles: 'max-changed-files',
+  maxDiffBytes: 'max-diff-bytes',
   dryRun: 'dry-run',
   runId: 'run-id'
 } as const
@@ -70,6 +76,12 @@ export interface Inputs {
   /** Run the test command on the unchanged tree too, and classify each test by the change. */
   compareBase: boolean
   maxLogBytes: number
+  /** Globs the agent may change (empty: anywhere). */
+  allowedPaths: string[]
+  /** The effective protected globs (defaults, extended or replaced). */
+  protectedPaths: string[]
+  maxChangedFiles: number
+  maxDiffBytes: number
   dryRun: boolean
   runId: string
 }
@@ -235,6 +247,16 @@ export function getInputs(read: InputReader, ctx: InputContext): Inputs {
     maxLogBytes: positiveInteger(
       INPUT.maxLogBytes,
       read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)
+    ),
+    allowedPaths: checkAllowedPaths(list(read(INPUT.allowedPaths)), INPUT.allowedPaths),
+    protectedPaths: resolveProtectedPaths(list(read(INPUT.protectedPaths)), INPUT.protectedPaths),
+    maxChangedFiles: positiveInteger(
+      INPUT.maxChangedFiles,
+      read(INPUT.maxChangedFiles) ?? String(DEFAULT_DIFF_LIMITS.maxChangedFiles)
+    ),
+    maxDiffBytes: positiveInteger(
+      INPUT.maxDiffBytes,
+      read(INPUT.maxDiffBytes) ?? String(DEFAULT_DIFF_LIMITS.maxDiffBytes)
     ),
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     runId: runId(read(INPUT.runId) ?? ctx.defaultRunId)

@@ -5,6 +5,8 @@ import type { Inputs, NetworkMode } from './inputs.js'
 export const SANDBOX_PATHS = {
   workspace: '/workspace',
   task: '/airlock/task.md',
+  /** Writable folder of the agent phase for files about the run (usage.json); not in the diff. */
+  out: '/airlock/out',
   tmp: '/tmp'
 } as const
 
@@ -60,6 +62,12 @@ export interface RunPlan {
   env: string[]
   phases: PhasePlan[]
   capture: { maxLogBytes: number; testReports: string[] }
+  policy: {
+    allowedPaths: string[]
+    protectedPaths: string[]
+    maxChangedFiles: number
+    maxDiffBytes: number
+  }
   labels: Record<string, string>
   dryRun: boolean
 }
@@ -142,6 +150,12 @@ export function planRun(inputs: Inputs): RunPlan {
     env: inputs.env.map((e) => e.name),
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },
+    policy: {
+      allowedPaths: inputs.allowedPaths,
+      protectedPaths: inputs.protectedPaths,
+      maxChangedFiles: inputs.maxChangedFiles,
+      maxDiffBytes: inputs.maxDiffBytes
+    },
     labels: { [LABELS.managed]: 'true', [LABELS.runId]: inputs.runId },
     dryRun: inputs.dryRun
   }

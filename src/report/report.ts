@@ -3,6 +3,8 @@ import type { SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../sandbox/types.js'
+import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
+import type { PolicyFinding } from '../evidence/policy.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -56,6 +58,8 @@ export interface Report {
     /** With `compare-base`: the same tests on the unchanged tree, and what the change did to each. */
     baseline: { phase: PhaseReport; summary: TestSummary; cases: TestCase[] } | null
     comparison: Comparison | null
+    /** When the tests failed: the one re-run of the test command, and the tests it found flaky. */
+    rerun: { phase: PhaseReport; flaky: string[] } | null
   }
   sandbox: {
     runtime: string
@@ -75,17 +79,51 @@ export interface Report {
   diff: {
     sha256: string | null
     bytes: number
+    /** At most max-changed-files entries; `totalFiles` counts all. */
     files: ChangedFile[]
+    totalFiles: number
+    /** Files whose section is in diff.patch. */
+    filesInPatch: number
     truncated: boolean
+    /** Why the diff or the file list was cut (empty when nothing was). */
+    truncation: string[]
+    /** Secret values were found in the change and masked in diff.patch. */
+    redacted: boolean
     skipped: SkippedEntry[]
     /** git tree ids before and after the agent (in the run's private repository). */
     baseTree: string | null
     resultTree: string | null
   }
-  policy: { violations: { rule: string; path: string | null; detail: string }[] }
-  cost: { wallMs: number; cpuSeconds: number | null; peakMemoryBytes: number | null; tokens: null }
+  policy: {
+    allowedPaths: string[]
+    protectedPaths: string[]
+    /** Any violation makes the outcome policy-violation. */
+    violations: PolicyFinding[]
+    /** Changes to protected paths, for an explicit approval. */
+    protected: PolicyFinding[]
+  }
+  /** SHA-256 of every lockfile in the result tree. */
+  dependencies: DependencyFile[]
+  runner: RunnerFacts | null
+  cost: {
+    wallMs: number
+    cpuSeconds: number | null
+    peakMemoryBytes: number | null
+    /** As the agent reported them in usage.json (its claims, recorded as such). */
+    tokens: TokenUsage | null
+    usd: number | null
+    usageFile: Omit<UsageRead, 'usage'>
+  }
   egress: { allowed: number; denied: number }
   env: string[]
+}
+
+export interface TokenUsage {
+  model: string | null
+  input: number | null
+  output: number | null
+  cacheRead: number | null
+  cacheWrite: number | null
 }
 
 export function emptyPhase(command: string): PhaseReport {

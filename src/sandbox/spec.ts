@@ -11,6 +11,8 @@ export interface PhaseResources {
   taskFile: string
   /** Values of the variables named in `env` (resolved at the edge, never in the plan). */
   env: { name: string; value: string }[]
+  /** Host folder mounted writable at /airlock/out (the agent phase only: usage.json). */
+  outDir?: string
 }
 
 /**
@@ -43,6 +45,7 @@ export function containerSpec(
       'AIRLOCK=1',
       `AIRLOCK_PHASE=${phase.name}`,
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
+      ...(res.outDir !== undefined ? [`AIRLOCK_OUT_DIR=${SANDBOX_PATHS.out}`] : []),
       ...res.env.map((e) => `${e.name}=${e.value}`)
     ],
     Labels: { ...plan.labels, [LABELS.phase]: phase.name },
@@ -78,7 +81,17 @@ export function containerSpec(
           Target: SANDBOX_PATHS.workspace,
           ReadOnly: !phase.workspaceWritable
         },
-        { Type: 'bind', Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true }
+        { Type: 'bind', Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true },
+        ...(res.outDir !== undefined
+          ? [
+              {
+                Type: 'bind' as const,
+                Source: res.outDir,
+                Target: SANDBOX_PATHS.out,
+                ReadOnly: false
+              }
+            ]
+          : [])
       ],
       Binds: [],
       Devices: [],

@@ -21,7 +21,7 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/__tests__/**/*.int.test.ts'],
-      testTimeout: 180000
+      setupFilesAfterEnv: ['<rootDir>/__tests__/support/int-setup.ts']
     }
   ]
 }

@@ -62564,17 +62564,29 @@ function getInputs(read, ctx) {
   if (image !== void 0) checkPinnedImage(image);
   const buildContextRaw = read(INPUT.buildContext);
   if (buildContextRaw !== void 0 && dockerfile === void 0) {
-    throw new ConfigurationError(INPUT.buildContext, "only applies with `dockerfile`; remove it or give a dockerfile");
+    throw new ConfigurationError(
+      INPUT.buildContext,
+      "only applies with `dockerfile`; remove it or give a dockerfile"
+    );
   }
   const buildContext = buildContextRaw === void 0 ? void 0 : existingDir(INPUT.buildContext, buildContextRaw, workspace);
   const agentCommand = read(INPUT.agentCommand);
   if (agentCommand === void 0 || agentCommand.trim() === "") {
-    throw new ConfigurationError(INPUT.agentCommand, "is required: the shell command that runs the agent in the sandbox");
+    throw new ConfigurationError(
+      INPUT.agentCommand,
+      "is required: the shell command that runs the agent in the sandbox"
+    );
   }
-  const network = oneOf(INPUT.network, read(INPUT.network) ?? DEFAULTS.network, ["none", "allowlist"]);
+  const network = oneOf(INPUT.network, read(INPUT.network) ?? DEFAULTS.network, [
+    "none",
+    "allowlist"
+  ]);
   const allowHosts = list(read(INPUT.allowHosts));
   if (network === "none" && allowHosts.length > 0) {
-    throw new ConfigurationError(INPUT.allowHosts, "only applies with `network: allowlist`; remove it or set network");
+    throw new ConfigurationError(
+      INPUT.allowHosts,
+      "only applies with `network: allowlist`; remove it or set network"
+    );
   }
   if (network === "allowlist") {
     throw new ConfigurationError(
@@ -62583,15 +62595,24 @@ function getInputs(read, ctx) {
     );
   }
   if (bool(INPUT.compareBase, read(INPUT.compareBase), false) && read(INPUT.testCommand) === void 0) {
-    throw new ConfigurationError(INPUT.compareBase, "needs `test-command`: it runs the tests on the unchanged tree too");
+    throw new ConfigurationError(
+      INPUT.compareBase,
+      "needs `test-command`: it runs the tests on the unchanged tree too"
+    );
   }
   const runtime = read(INPUT.runtime) ?? DEFAULTS.runtime;
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runtime)) {
-    throw new ConfigurationError(INPUT.runtime, `"${runtime}" is not a runtime name (e.g. runc, runsc)`);
+    throw new ConfigurationError(
+      INPUT.runtime,
+      `"${runtime}" is not a runtime name (e.g. runc, runsc)`
+    );
   }
   const cpus2 = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus));
   if (cpus2 > ctx.hostCpus) {
-    throw new ConfigurationError(INPUT.cpus, `${cpus2} is more than this machine has (${ctx.hostCpus}); use at most ${ctx.hostCpus}`);
+    throw new ConfigurationError(
+      INPUT.cpus,
+      `${cpus2} is more than this machine has (${ctx.hostCpus}); use at most ${ctx.hostCpus}`
+    );
   }
   return {
     path: repoPath,
@@ -62609,16 +62630,28 @@ function getInputs(read, ctx) {
     network,
     allowHosts,
     runtime,
-    timeoutMinutes: positiveNumber(INPUT.timeoutMinutes, read(INPUT.timeoutMinutes) ?? String(DEFAULTS.timeoutMinutes)),
-    graceSeconds: nonNegativeNumber(INPUT.graceSeconds, read(INPUT.graceSeconds) ?? String(DEFAULTS.graceSeconds)),
+    timeoutMinutes: positiveNumber(
+      INPUT.timeoutMinutes,
+      read(INPUT.timeoutMinutes) ?? String(DEFAULTS.timeoutMinutes)
+    ),
+    graceSeconds: nonNegativeNumber(
+      INPUT.graceSeconds,
+      read(INPUT.graceSeconds) ?? String(DEFAULTS.graceSeconds)
+    ),
     memoryBytes: memory(read(INPUT.memory) ?? DEFAULTS.memory),
     cpus: cpus2,
-    pidsLimit: positiveInteger(INPUT.pidsLimit, read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)),
+    pidsLimit: positiveInteger(
+      INPUT.pidsLimit,
+      read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
+    ),
     user: user(read(INPUT.user), ctx.hostUid),
     env: envNames(read(INPUT.env), ctx.environment),
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),
     compareBase: bool(INPUT.compareBase, read(INPUT.compareBase), false),
-    maxLogBytes: positiveInteger(INPUT.maxLogBytes, read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)),
+    maxLogBytes: positiveInteger(
+      INPUT.maxLogBytes,
+      read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)
+    ),
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     runId: runId(read(INPUT.runId) ?? ctx.defaultRunId)
   };
@@ -62664,7 +62697,8 @@ function nonNegativeNumber(name, raw) {
 }
 function positiveInteger(name, raw) {
   const n = positiveNumber(name, raw);
-  if (!Number.isInteger(n)) throw new ConfigurationError(name, `"${raw}" must be a whole number greater than 0`);
+  if (!Number.isInteger(n))
+    throw new ConfigurationError(name, `"${raw}" must be a whole number greater than 0`);
   return n;
 }
 var UNITS = { "": 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -62673,11 +62707,17 @@ function memory(raw) {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([bkmg]?)i?b?\s*$/i.exec(raw);
   const unit = m?.[2]?.toLowerCase() ?? "";
   if (!m || !(unit in UNITS)) {
-    throw new ConfigurationError(INPUT.memory, `"${raw}" is not a size; use a positive amount such as 512m or 2g`);
+    throw new ConfigurationError(
+      INPUT.memory,
+      `"${raw}" is not a size; use a positive amount such as 512m or 2g`
+    );
   }
   const bytes = Math.floor(Number(m[1]) * UNITS[unit]);
   if (bytes < MIN_MEMORY) {
-    throw new ConfigurationError(INPUT.memory, `"${raw}" is below Docker's minimum of 6m; use at least 6m`);
+    throw new ConfigurationError(
+      INPUT.memory,
+      `"${raw}" is below Docker's minimum of 6m; use at least 6m`
+    );
   }
   return bytes;
 }
@@ -62700,7 +62740,10 @@ function insidePath(name, raw, workspace) {
   const abs = path.resolve(workspace, raw);
   const rel = path.relative(workspace, abs);
   if (rel.startsWith("..") || path.isAbsolute(rel)) {
-    throw new ConfigurationError(name, `"${raw}" is outside the workspace ${workspace}; use a path inside it`);
+    throw new ConfigurationError(
+      name,
+      `"${raw}" is outside the workspace ${workspace}; use a path inside it`
+    );
   }
   let real;
   try {
@@ -62711,7 +62754,10 @@ function insidePath(name, raw, workspace) {
   const realWs = fs.realpathSync(workspace);
   const realRel = path.relative(realWs, real);
   if (realRel.startsWith("..") || path.isAbsolute(realRel)) {
-    throw new ConfigurationError(name, `"${raw}" resolves (through a symlink) outside the workspace; use a path inside it`);
+    throw new ConfigurationError(
+      name,
+      `"${raw}" resolves (through a symlink) outside the workspace; use a path inside it`
+    );
   }
   return real;
 }
@@ -62722,13 +62768,17 @@ function existingFile(name, raw, workspace) {
 }
 function existingDir(name, raw, workspace) {
   const p = insidePath(name, raw, workspace);
-  if (!fs.statSync(p).isDirectory()) throw new ConfigurationError(name, `"${raw}" is not a directory`);
+  if (!fs.statSync(p).isDirectory())
+    throw new ConfigurationError(name, `"${raw}" is not a directory`);
   return p;
 }
 function relativeInside(name, raw) {
   const norm = path.posix.normalize(raw.replace(/\\/g, "/"));
   if (path.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../") || norm === ".") {
-    throw new ConfigurationError(name, `"${raw}" must be a path relative to the repository root, inside it`);
+    throw new ConfigurationError(
+      name,
+      `"${raw}" must be a path relative to the repository root, inside it`
+    );
   }
   return norm;
 }
@@ -62761,7 +62811,8 @@ function task(raw, workspace) {
         st = void 0;
       }
       if (st?.isFile()) {
-        if (st.size > 1024 * 1024) throw new ConfigurationError(INPUT.task, `file "${raw}" is larger than 1 MiB`);
+        if (st.size > 1024 * 1024)
+          throw new ConfigurationError(INPUT.task, `file "${raw}" is larger than 1 MiB`);
         return { text: fs.readFileSync(candidate, "utf8"), source: "file", file: rel };
       }
     }
@@ -62774,16 +62825,26 @@ function user(raw, hostUid) {
     return `${uid}:${uid}`;
   }
   const m = /^(\d+)(?::(\d+))?$/.exec(raw.trim());
-  if (!m) throw new ConfigurationError(INPUT.user, `"${raw}" must be numeric uid or uid:gid (e.g. 1000:1000)`);
+  if (!m)
+    throw new ConfigurationError(
+      INPUT.user,
+      `"${raw}" must be numeric uid or uid:gid (e.g. 1000:1000)`
+    );
   if (m[1] === "0" || Number(m[1]) === 0) {
-    throw new ConfigurationError(INPUT.user, "the sandbox never runs as root (uid 0); use a non-zero uid such as 1000");
+    throw new ConfigurationError(
+      INPUT.user,
+      "the sandbox never runs as root (uid 0); use a non-zero uid such as 1000"
+    );
   }
   return `${Number(m[1])}:${Number(m[2] ?? m[1])}`;
 }
 function envNames(raw, environment) {
   return list(raw).map((name) => {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-      throw new ConfigurationError(INPUT.env, `"${name}" is not a variable name; list names only, one per line`);
+      throw new ConfigurationError(
+        INPUT.env,
+        `"${name}" is not a variable name; list names only, one per line`
+      );
     }
     if (FORBIDDEN_ENV.some((re) => re.test(name))) {
       throw new ConfigurationError(
@@ -62793,14 +62854,20 @@ function envNames(raw, environment) {
     }
     const value = environment[name];
     if (value === void 0) {
-      throw new ConfigurationError(INPUT.env, `"${name}" is not set in the environment; set it or remove it from env`);
+      throw new ConfigurationError(
+        INPUT.env,
+        `"${name}" is not set in the environment; set it or remove it from env`
+      );
     }
     return { name, value };
   });
 }
 function runId(raw) {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(raw)) {
-    throw new ConfigurationError(INPUT.runId, `"${raw}" may contain only letters, digits, . _ - (at most 64)`);
+    throw new ConfigurationError(
+      INPUT.runId,
+      `"${raw}" may contain only letters, digits, . _ - (at most 64)`
+    );
   }
   return raw;
 }
@@ -62884,7 +62951,10 @@ function git(args, options = {}) {
     child.stderr.on("data", (c) => {
       if (stderr.length < 8192) stderr += c.toString("utf8");
     });
-    child.on("error", (error) => reject(new InfrastructureError(`cannot run git: ${error.message}`, { cause: error })));
+    child.on(
+      "error",
+      (error) => reject(new InfrastructureError(`cannot run git: ${error.message}`, { cause: error }))
+    );
     child.on("close", (code) => {
       if (code === 0 || truncated) resolve2({ stdout: Buffer.concat(chunks), truncated });
       else reject(new GitError(args, code, stderr.trim()));
@@ -62913,12 +62983,16 @@ import * as path2 from "node:path";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 var deflate2 = promisify(zlib.deflate);
-var DEFAULT_SNAPSHOT_LIMITS = { maxFiles: 1e5, maxBytes: 1024 * 1024 * 1024 };
+var DEFAULT_SNAPSHOT_LIMITS = {
+  maxFiles: 1e5,
+  maxBytes: 1024 * 1024 * 1024
+};
 function displayPath(p) {
   const text2 = p.toString("utf8");
   if (Buffer.from(text2, "utf8").equals(p)) return text2;
   let out = "";
-  for (const byte of p) out += byte >= 32 && byte < 127 ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`;
+  for (const byte of p)
+    out += byte >= 32 && byte < 127 ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`;
   return out;
 }
 async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) {
@@ -62937,7 +63011,10 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) 
       const file = path2.join(objects, oid.slice(0, 2), oid.slice(2));
       if (!fs2.existsSync(file)) {
         await fs2.promises.mkdir(path2.dirname(file), { recursive: true });
-        await fs2.promises.writeFile(file, await deflate2(Buffer.concat([header, data]), { level: 1 }));
+        await fs2.promises.writeFile(
+          file,
+          await deflate2(Buffer.concat([header, data]), { level: 1 })
+        );
       }
     }
     return oid;
@@ -62985,7 +63062,11 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) 
   await walk(void 0);
   const indexFile = path2.join(gitDir, `airlock-index-${process.pid}-${Date.now()}`);
   try {
-    await git(["update-index", "-z", "--index-info"], { gitDir, indexFile, input: Buffer.concat(index) });
+    await git(["update-index", "-z", "--index-info"], {
+      gitDir,
+      indexFile,
+      input: Buffer.concat(index)
+    });
     const tree = (await git(["write-tree"], { gitDir, indexFile })).stdout.toString("utf8").trim();
     return { tree, files, bytes, skipped, truncated };
   } finally {
@@ -62993,7 +63074,10 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) 
   }
 }
 async function readRegularFile(p) {
-  const fh = await fs2.promises.open(p, fs2.constants.O_RDONLY | fs2.constants.O_NOFOLLOW | fs2.constants.O_NONBLOCK);
+  const fh = await fs2.promises.open(
+    p,
+    fs2.constants.O_RDONLY | fs2.constants.O_NOFOLLOW | fs2.constants.O_NONBLOCK
+  );
   try {
     const st = await fh.stat();
     if (!st.isFile()) throw new Error(`${p} is not a regular file`);
@@ -63005,10 +63089,25 @@ async function readRegularFile(p) {
 
 // src/evidence/diff.ts
 var DEFAULT_MAX_PATCH_BYTES = 20 * 1024 * 1024;
-var STATUS = { A: "added", M: "modified", D: "deleted", T: "type-changed" };
+var STATUS = {
+  A: "added",
+  M: "modified",
+  D: "deleted",
+  T: "type-changed"
+};
 async function diffTrees(gitDir, baseTree, headTree, maxPatchBytes = DEFAULT_MAX_PATCH_BYTES) {
-  const common = ["-r", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--full-index"];
-  const summary = await git(["diff-tree", ...common, "-z", "--raw", "--numstat", baseTree, headTree], { gitDir });
+  const common = [
+    "-r",
+    "--no-renames",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "--full-index"
+  ];
+  const summary = await git(
+    ["diff-tree", ...common, "-z", "--raw", "--numstat", baseTree, headTree],
+    { gitDir }
+  );
   const files = parseRawNumstat(summary.stdout);
   const patch = await git(["diff-tree", ...common, "-p", "--binary", baseTree, headTree], {
     gitDir,
@@ -67335,20 +67434,30 @@ async function readInside(root, rel, maxBytes) {
     } catch {
       return { ok: false, reason: "missing", detail: `${rel} does not exist` };
     }
-    if (st.isSymbolicLink()) return { ok: false, reason: "symlink", detail: `${rel} goes through a symlink; not followed` };
-    if (i < parts.length - 1 && !st.isDirectory()) return { ok: false, reason: "missing", detail: `${rel} does not exist` };
+    if (st.isSymbolicLink())
+      return { ok: false, reason: "symlink", detail: `${rel} goes through a symlink; not followed` };
+    if (i < parts.length - 1 && !st.isDirectory())
+      return { ok: false, reason: "missing", detail: `${rel} does not exist` };
   }
   let fh;
   try {
-    fh = await fs4.promises.open(current, fs4.constants.O_RDONLY | fs4.constants.O_NOFOLLOW | fs4.constants.O_NONBLOCK);
+    fh = await fs4.promises.open(
+      current,
+      fs4.constants.O_RDONLY | fs4.constants.O_NOFOLLOW | fs4.constants.O_NONBLOCK
+    );
     const st = await fh.stat();
-    if (!st.isFile()) return { ok: false, reason: "not-a-file", detail: `${rel} is not a regular file` };
+    if (!st.isFile())
+      return { ok: false, reason: "not-a-file", detail: `${rel} is not a regular file` };
     const size = Math.min(st.size, maxBytes);
     const data = Buffer.alloc(size);
     const { bytesRead } = await fh.read(data, 0, size, 0);
     return { ok: true, data: data.subarray(0, bytesRead), truncated: st.size > maxBytes };
   } catch (error) {
-    return { ok: false, reason: "error", detail: `${rel}: ${error.code ?? String(error)}` };
+    return {
+      ok: false,
+      reason: "error",
+      detail: `${rel}: ${error.code ?? String(error)}`
+    };
   } finally {
     await fh?.close();
   }
@@ -67381,7 +67490,12 @@ async function collectTestReports(root, paths) {
       cases.push(...parsed);
       sources.push({ path: p, format: "junit", status: "ok", truncated: read.truncated });
     } catch (error) {
-      sources.push({ path: p, format: "junit", status: "malformed", detail: error.message.slice(0, 300) });
+      sources.push({
+        path: p,
+        format: "junit",
+        status: "malformed",
+        detail: error.message.slice(0, 300)
+      });
     }
   }
   return { summary: summarize(cases), cases, sources };
@@ -67412,7 +67526,10 @@ function parseJUnit(xml) {
     isArray: (name) => ["testsuite", "testcase", "failure", "error", "skipped"].includes(name)
   });
   const doc = parser.parse(xml, true);
-  const roots = [...asArray(doc.testsuites).map((s) => ({ ...s, "@_name": "" })), ...asArray(doc.testsuite)];
+  const roots = [
+    ...asArray(doc.testsuites).map((s) => ({ ...s, "@_name": "" })),
+    ...asArray(doc.testsuite)
+  ];
   if (doc.testsuites === void 0 && doc.testsuite === void 0) {
     throw new Error("no <testsuites> or <testsuite> element");
   }
@@ -67583,7 +67700,10 @@ import * as path4 from "node:path";
 
 // src/report/escape.ts
 var CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-var ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009b[0-?]*[ -/]*[@-~]/g;
+var ANSI = (
+  // eslint-disable-next-line no-control-regex -- matching escape sequences is the point
+  /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009b[0-?]*[ -/]*[@-~]/g
+);
 var INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e]/g;
 function stripControls(text2) {
   return text2.replace(ANSI, "").replace(CONTROL, "").replace(INVISIBLE, "");
@@ -67631,10 +67751,14 @@ function renderComment(report, patch) {
   parts.push(`## Agent Airlock: ${OUTCOME_LINE[report.outcome]}`);
   parts.push(escapeMarkdown(report.outcomeReason));
   const diff = report.diff.sha256 ? `\`${report.diff.sha256.slice(0, 12)}\`` : "none";
-  parts.push(`**Gate:** awaiting approval of diff ${diff} \xB7 run \`${escapeMarkdown(report.runId)}\``);
+  parts.push(
+    `**Gate:** awaiting approval of diff ${diff} \xB7 run \`${escapeMarkdown(report.runId)}\``
+  );
   if (report.policy.violations.length > 0) {
     parts.push(
-      "### Policy\n" + report.policy.violations.map((v) => `- **${escapeMarkdown(v.rule)}**${v.path ? ` \`${escapeMarkdown(v.path)}\`` : ""}: ${escapeMarkdown(v.detail)}`).join("\n")
+      "### Policy\n" + report.policy.violations.map(
+        (v) => `- **${escapeMarkdown(v.rule)}**${v.path ? ` \`${escapeMarkdown(v.path)}\`` : ""}: ${escapeMarkdown(v.detail)}`
+      ).join("\n")
     );
   }
   const t = report.tests.summary;
@@ -67650,12 +67774,18 @@ function renderComment(report, patch) {
   const files = report.diff.files.slice(0, MAX_FILES);
   parts.push(
     `### Changed files (${report.diff.files.length})
-` + (files.length === 0 ? "_none_" : "| file | status | + | \u2212 |\n|---|---|---:|---:|\n" + files.map((f) => `| ${escapeMarkdown(f.path)} | ${f.status}${f.binary ? " (binary)" : ""} | ${f.additions} | ${f.deletions} |`).join("\n")) + (report.diff.files.length > MAX_FILES ? `
+` + (files.length === 0 ? "_none_" : "| file | status | + | \u2212 |\n|---|---|---:|---:|\n" + files.map(
+      (f) => `| ${escapeMarkdown(f.path)} | ${f.status}${f.binary ? " (binary)" : ""} | ${f.additions} | ${f.deletions} |`
+    ).join("\n")) + (report.diff.files.length > MAX_FILES ? `
 
 \u2026and ${report.diff.files.length - MAX_FILES} more (see the artifact)` : "")
   );
   if (patch !== "") {
-    const shown = cap(patch, MAX_DIFF_CHARS, "\u2026 diff truncated: the full diff.patch is in the run artifact");
+    const shown = cap(
+      patch,
+      MAX_DIFF_CHARS,
+      "\u2026 diff truncated: the full diff.patch is in the run artifact"
+    );
     parts.push(`<details><summary>Diff</summary>
 
 ${codeBlock(shown, "diff")}
@@ -67688,7 +67818,11 @@ ${codeBlock(shown, "diff")}
 
 ${marker(report)}
 `;
-  return cap(parts.join("\n\n"), MAX_COMMENT_CHARS - tail.length, "\u2026 comment truncated: see the run artifact") + tail;
+  return cap(
+    parts.join("\n\n"),
+    MAX_COMMENT_CHARS - tail.length,
+    "\u2026 comment truncated: see the run artifact"
+  ) + tail;
 }
 
 // src/report/output.ts
@@ -67697,7 +67831,11 @@ async function writeOutputs(out, report) {
   await fs5.promises.writeFile(path4.join(out, "report.json"), JSON.stringify(report, null, 2) + "\n");
   await fs5.promises.writeFile(
     path4.join(out, "tests.json"),
-    JSON.stringify({ summary: report.tests.summary, cases: report.tests.cases, sources: report.tests.sources }, null, 2) + "\n"
+    JSON.stringify(
+      { summary: report.tests.summary, cases: report.tests.cases, sources: report.tests.sources },
+      null,
+      2
+    ) + "\n"
   );
   const patchPath = path4.join(out, "diff.patch");
   const patch = fs5.existsSync(patchPath) ? await fs5.promises.readFile(patchPath, "utf8") : "";
@@ -67821,7 +67959,9 @@ async function resolvePinned(docker, ref2, log) {
       await followProgress(docker, stream, log);
       inspect = await docker.getImage(ref2).inspect();
     } catch (error) {
-      throw new InfrastructureError(`cannot pull image ${ref2}: ${errorMessage(error)}`, { cause: error });
+      throw new InfrastructureError(`cannot pull image ${ref2}: ${errorMessage(error)}`, {
+        cause: error
+      });
     }
   }
   return { ref: ref2, id: inspect.Id, baseDigests: [digest], cached: true, warnings: [] };
@@ -67834,7 +67974,9 @@ async function buildImage(docker, plan, log) {
   const unpinned = bases.filter((b) => b.pin === "unpinned");
   if (unpinned.length > 0) {
     if (!plan.allowUnpinnedBase) throw new UnpinnedBaseError(unpinned);
-    warnings.push(`unpinned base image allowed by allow-unpinned-base: ${unpinned.map((b) => b.ref).join(", ")}`);
+    warnings.push(
+      `unpinned base image allowed by allow-unpinned-base: ${unpinned.map((b) => b.ref).join(", ")}`
+    );
   }
   const baseIds = [];
   for (const b of bases) {
@@ -67845,30 +67987,48 @@ async function buildImage(docker, plan, log) {
   const entries = await contextEntries(plan.context);
   const inContext = isInside(plan.context, plan.dockerfile);
   const key = await buildKey(dockerfileText, plan.buildArgs, baseIds, entries);
-  const baseDigests = bases.flatMap((b) => b.digest ? [b.digest] : b.pin === "unpinned" ? [b.ref] : []);
-  const existing = await docker.listImages({ filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] }) });
+  const baseDigests = bases.flatMap(
+    (b) => b.digest ? [b.digest] : b.pin === "unpinned" ? [b.ref] : []
+  );
+  const existing = await docker.listImages({
+    filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] })
+  });
   if (existing.length > 0) {
-    log.info(`image cache hit (${existing[0].Id.slice(7, 19)}): the Dockerfile, context and build args are unchanged`);
-    return { ref: plan.dockerfile, id: existing[0].Id, baseDigests, dockerfileSha256, cached: true, warnings };
+    log.info(
+      `image cache hit (${existing[0].Id.slice(7, 19)}): the Dockerfile, context and build args are unchanged`
+    );
+    return {
+      ref: plan.dockerfile,
+      id: existing[0].Id,
+      baseDigests,
+      dockerfileSha256,
+      cached: true,
+      warnings
+    };
   }
   log.info(`building the agent image from ${plan.dockerfile}`);
   const context = packContext(entries, inContext ? void 0 : dockerfileText);
   const dockerfileName = inContext ? toPosix(path5.relative(plan.context, plan.dockerfile)) : DOCKERFILE_IN_CONTEXT;
   let id;
   try {
-    const stream = await docker.buildImage(context, {
-      dockerfile: dockerfileName,
-      buildargs: plan.buildArgs,
-      labels: { [BUILD_KEY_LABEL]: key },
-      t: `airlock/agent:${key.slice(0, 16)}`,
-      rm: true,
-      forcerm: true,
-      pull: false
-    });
+    const stream = await docker.buildImage(
+      context,
+      {
+        dockerfile: dockerfileName,
+        buildargs: plan.buildArgs,
+        labels: { [BUILD_KEY_LABEL]: key },
+        t: `airlock/agent:${key.slice(0, 16)}`,
+        rm: true,
+        forcerm: true,
+        pull: false
+      }
+    );
     id = await followProgress(docker, stream, log);
   } catch (error) {
     if (error instanceof ConfigurationError) throw error;
-    throw new InfrastructureError(`the image build failed: ${errorMessage(error)}`, { cause: error });
+    throw new InfrastructureError(`the image build failed: ${errorMessage(error)}`, {
+      cause: error
+    });
   }
   if (id === void 0) {
     const inspect = await docker.getImage(`airlock/agent:${key.slice(0, 16)}`).inspect();
@@ -67931,7 +68091,13 @@ function packContext(entries, externalDockerfile) {
   void (async () => {
     try {
       for (const e of entries) {
-        const header = { name: e.rel, mode: e.stat.mode & 4095, mtime: /* @__PURE__ */ new Date(0), uid: 0, gid: 0 };
+        const header = {
+          name: e.rel,
+          mode: e.stat.mode & 4095,
+          mtime: /* @__PURE__ */ new Date(0),
+          uid: 0,
+          gid: 0
+        };
         if (e.stat.isDirectory()) {
           pack2.entry({ ...header, type: "directory" });
         } else if (e.stat.isSymbolicLink()) {
@@ -67941,7 +68107,10 @@ function packContext(entries, externalDockerfile) {
         }
       }
       if (externalDockerfile) {
-        pack2.entry({ name: DOCKERFILE_IN_CONTEXT, mode: 420, mtime: /* @__PURE__ */ new Date(0) }, externalDockerfile);
+        pack2.entry(
+          { name: DOCKERFILE_IN_CONTEXT, mode: 420, mtime: /* @__PURE__ */ new Date(0) },
+          externalDockerfile
+        );
       }
       pack2.finalize();
     } catch (error) {
@@ -67974,9 +68143,10 @@ function followProgress(docker, stream, log) {
 // src/sandbox/spec.ts
 function containerSpec(plan, phase, res) {
   const s = plan.sandbox;
+  const [uid, gid = uid] = s.user.split(":");
   const tmpfs = {};
   for (const [target, size] of Object.entries(s.tmpfs)) {
-    tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size}`;
+    tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size},mode=1777,uid=${uid},gid=${gid}`;
   }
   return {
     name: `airlock-${plan.runId}-${phase.name}`,
@@ -68043,7 +68213,9 @@ import * as fs7 from "node:fs";
 import * as path6 from "node:path";
 async function resolveCommit(repoPath, ref2) {
   try {
-    const out = await git(["rev-parse", "--verify", "--end-of-options", `${ref2}^{commit}`], { cwd: repoPath });
+    const out = await git(["rev-parse", "--verify", "--end-of-options", `${ref2}^{commit}`], {
+      cwd: repoPath
+    });
     return out.stdout.toString("utf8").trim();
   } catch (error) {
     if (error instanceof GitError) {
@@ -68056,11 +68228,14 @@ async function resolveCommit(repoPath, ref2) {
   }
 }
 async function objectsDir(repoPath) {
-  const out = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: repoPath }).catch(
-    () => {
-      throw new ConfigurationError(INPUT.path, `${repoPath} is not a git repository; point path at a checkout`);
-    }
-  );
+  const out = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], {
+    cwd: repoPath
+  }).catch(() => {
+    throw new ConfigurationError(
+      INPUT.path,
+      `${repoPath} is not a git repository; point path at a checkout`
+    );
+  });
   return path6.join(out.stdout.toString("utf8").trim(), "objects");
 }
 async function prepareWorkspace(repoPath, ref2, root) {
@@ -68068,7 +68243,10 @@ async function prepareWorkspace(repoPath, ref2, root) {
   const gitDir = path6.join(root, "git");
   const dir = path6.join(root, "workspace");
   await git(["init", "--bare", "--quiet", gitDir]);
-  await fs7.promises.writeFile(path6.join(gitDir, "objects", "info", "alternates"), await objectsDir(repoPath) + "\n");
+  await fs7.promises.writeFile(
+    path6.join(gitDir, "objects", "info", "alternates"),
+    await objectsDir(repoPath) + "\n"
+  );
   const tree = (await git(["rev-parse", `${commit}^{tree}`], { gitDir })).stdout.toString("utf8").trim();
   await fs7.promises.mkdir(dir, { recursive: true });
   await materializeTree(gitDir, tree, dir);
@@ -68095,7 +68273,8 @@ async function materializeTree(gitDir, tree, dest) {
   const join7 = (p) => Buffer.concat([destBuf, Buffer.from("/"), p]);
   for (const e of entries) {
     const parent = e.path.lastIndexOf(47);
-    if (parent > 0) await fs7.promises.mkdir(bufPath(join7(e.path.subarray(0, parent))), { recursive: true });
+    if (parent > 0)
+      await fs7.promises.mkdir(bufPath(join7(e.path.subarray(0, parent))), { recursive: true });
     if (e.type === "commit") await fs7.promises.mkdir(bufPath(join7(e.path)), { recursive: true });
   }
   if (blobs.length === 0) return;
@@ -68151,7 +68330,9 @@ async function runPipeline(plan, secrets, deps) {
   const out = plan.outputDir;
   await prepareOutputDir(out);
   await fs8.promises.writeFile(path7.join(out, OUTPUT_FILES.task), secrets.task);
-  const tmp = await fs8.promises.mkdtemp(path7.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os2.tmpdir(), `airlock-${plan.runId}-`));
+  const tmp = await fs8.promises.mkdtemp(
+    path7.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os2.tmpdir(), `airlock-${plan.runId}-`)
+  );
   const taskFile = path7.join(tmp, "task.md");
   await fs8.promises.writeFile(taskFile, secrets.task, { mode: 292 });
   const report = initialReport(plan, started);
@@ -68167,7 +68348,10 @@ async function runPipeline(plan, secrets, deps) {
   try {
     await sandbox.preflight(plan.sandbox.runtime);
     checkCancelled();
-    const image = await log.group("image", () => resolveImage(deps.docker, plan.image, { info: (l) => log.info(l) }));
+    const image = await log.group(
+      "image",
+      () => resolveImage(deps.docker, plan.image, { info: (l) => log.info(l) })
+    );
     recordImage(report, image);
     for (const w of image.warnings) log.warn(w);
     checkCancelled();
@@ -68185,14 +68369,36 @@ async function runPipeline(plan, secrets, deps) {
       await fs8.promises.mkdir(baseDir);
       await materializeTree(workspace.gitDir, workspace.tree, baseDir);
       if (process.getuid?.() === 0) await chownTree(baseDir, ...containerIds(plan));
-      const baseline = await runPhase(plan, baselinePhase, image, baseDir, taskFile, secrets, deps, OUTPUT_FILES.baselineLog);
+      const baseline = await runPhase(
+        plan,
+        baselinePhase,
+        image,
+        baseDir,
+        taskFile,
+        secrets,
+        deps,
+        OUTPUT_FILES.baselineLog
+      );
       const results = await collectTestReports(baseDir, plan.capture.testReports);
-      report.tests.baseline = { phase: baseline.report, summary: results.summary, cases: results.cases };
+      report.tests.baseline = {
+        phase: baseline.report,
+        summary: results.summary,
+        cases: results.cases
+      };
       if (baseline.result.cancelled) throw new CancelledError("signal");
       checkCancelled();
     }
     const agentPhase = plan.phases.find((p) => p.name === "agent");
-    const agent = await runPhase(plan, agentPhase, image, workspace.dir, taskFile, secrets, deps, OUTPUT_FILES.agentLog);
+    const agent = await runPhase(
+      plan,
+      agentPhase,
+      image,
+      workspace.dir,
+      taskFile,
+      secrets,
+      deps,
+      OUTPUT_FILES.agentLog
+    );
     Object.assign(report.agent, agent.report);
     if (agent.result.applied) {
       report.sandbox.applied = agent.result.applied;
@@ -68219,29 +68425,48 @@ async function runPipeline(plan, secrets, deps) {
     if (agent.result.error !== void 0) {
       setOutcome("infrastructure-error", `the agent container failed: ${agent.result.error}`);
     } else if (agent.result.timedOut) {
-      setOutcome("timed-out", `the agent ran past timeout-minutes (${agentPhase.timeoutMs / 6e4} min)`);
+      setOutcome(
+        "timed-out",
+        `the agent ran past timeout-minutes (${agentPhase.timeoutMs / 6e4} min)`
+      );
     } else if (agent.result.oomKilled) {
-      setOutcome("agent-failed", `the agent was killed for using more than memory (${plan.sandbox.memoryBytes} bytes)`);
+      setOutcome(
+        "agent-failed",
+        `the agent was killed for using more than memory (${plan.sandbox.memoryBytes} bytes)`
+      );
     } else if (agent.result.exitCode !== 0) {
       setOutcome("agent-failed", `the agent exited with code ${agent.result.exitCode}`);
     } else {
       const testsPhase = plan.phases.find((p) => p.name === "tests");
       if (testsPhase) {
         checkCancelled();
-        const tests = await runPhase(plan, testsPhase, image, workspace.dir, taskFile, secrets, deps, OUTPUT_FILES.testsLog);
+        const tests = await runPhase(
+          plan,
+          testsPhase,
+          image,
+          workspace.dir,
+          taskFile,
+          secrets,
+          deps,
+          OUTPUT_FILES.testsLog
+        );
         report.tests.phase = tests.report;
         const results = await collectTestReports(workspace.dir, plan.capture.testReports);
         report.tests.cases = results.cases;
         report.tests.summary = summarize(results.cases);
         report.tests.sources = results.sources;
-        if (report.tests.baseline) report.tests.comparison = compareTests(report.tests.baseline.cases, results.cases);
+        if (report.tests.baseline)
+          report.tests.comparison = compareTests(report.tests.baseline.cases, results.cases);
         if (tests.result.cancelled) throw new CancelledError("signal");
         if (tests.result.error !== void 0) {
           setOutcome("infrastructure-error", `the tests container failed: ${tests.result.error}`);
         } else if (tests.result.timedOut) {
           setOutcome("timed-out", "the tests ran past timeout-minutes");
         } else if (tests.result.exitCode !== 0 || report.tests.summary.failed > 0) {
-          setOutcome("tests-failed", `the tests failed (exit ${tests.result.exitCode}, ${report.tests.summary.failed} failed)`);
+          setOutcome(
+            "tests-failed",
+            `the tests failed (exit ${tests.result.exitCode}, ${report.tests.summary.failed} failed)`
+          );
         } else {
           setOutcome("success", "the agent finished and the tests pass");
         }
@@ -68253,7 +68478,11 @@ async function runPipeline(plan, secrets, deps) {
     if (caught instanceof UnpinnedBaseError) {
       setOutcome("policy-violation", caught.message);
       report.policy.violations.push(
-        ...caught.bases.map((b) => ({ rule: "unpinned-base", path: null, detail: `FROM ${b.ref} (line ${b.line})` }))
+        ...caught.bases.map((b) => ({
+          rule: "unpinned-base",
+          path: null,
+          detail: `FROM ${b.ref} (line ${b.line})`
+        }))
       );
     } else if (caught instanceof CancelledError) {
       setOutcome("cancelled", caught.message);
@@ -68261,17 +68490,22 @@ async function runPipeline(plan, secrets, deps) {
     } else {
       setOutcome("infrastructure-error", errorMessage(caught));
       error = caught;
-      if (caught instanceof ConfigurationError) report.outcomeReason = `configuration: ${caught.message}`;
+      if (caught instanceof ConfigurationError)
+        report.outcomeReason = `configuration: ${caught.message}`;
     }
   } finally {
     report.finishedAt = (/* @__PURE__ */ new Date()).toISOString();
     report.cost.wallMs = Date.now() - started;
-    const phases = [report.tests.baseline?.phase ?? null, report.agent, report.tests.phase].filter((p) => p !== null);
+    const phases = [report.tests.baseline?.phase ?? null, report.agent, report.tests.phase].filter(
+      (p) => p !== null
+    );
     const cpu = phases.map((p) => p.cpuSeconds).filter((c) => c !== null);
     report.cost.cpuSeconds = cpu.length > 0 ? cpu.reduce((a, b) => a + b, 0) : null;
     const mem = phases.map((p) => p.peakMemoryBytes).filter((m) => m !== null);
     report.cost.peakMemoryBytes = mem.length > 0 ? Math.max(...mem) : null;
-    await writeOutputs(out, report).catch((e) => log.error(`could not write the report: ${errorMessage(e)}`));
+    await writeOutputs(out, report).catch(
+      (e) => log.error(`could not write the report: ${errorMessage(e)}`)
+    );
     await sandbox.cleanup(plan.runId).catch((e) => log.warn(`cleanup: ${errorMessage(e)}`));
     await fs8.promises.rm(tmp, { recursive: true, force: true }).catch(() => void 0);
   }
@@ -68285,7 +68519,11 @@ async function runPipeline(plan, secrets, deps) {
 async function runPhase(plan, phase, image, workspaceDir, taskFile, secrets, deps, logName) {
   return deps.log.group(phase.name, async () => {
     const logFile = path7.join(plan.outputDir, logName);
-    const capped = new CappedLog(logFile, plan.capture.maxLogBytes, (line) => deps.log.output(phase.name, line));
+    const capped = new CappedLog(
+      logFile,
+      plan.capture.maxLogBytes,
+      (line) => deps.log.output(phase.name, line)
+    );
     const spec = containerSpec(plan, phase, {
       imageId: image.id,
       workspaceDir,
@@ -68320,7 +68558,8 @@ async function runPhase(plan, phase, image, workspaceDir, taskFile, secrets, dep
 }
 async function prepareOutputDir(out) {
   await fs8.promises.mkdir(path7.join(out, "logs"), { recursive: true });
-  for (const f of Object.values(OUTPUT_FILES)) await fs8.promises.rm(path7.join(out, f), { force: true });
+  for (const f of Object.values(OUTPUT_FILES))
+    await fs8.promises.rm(path7.join(out, f), { force: true });
 }
 function containerIds(plan) {
   const [uid, gid] = plan.sandbox.user.split(":").map(Number);
@@ -68348,9 +68587,20 @@ function initialReport(plan, started) {
     startedAt: new Date(started).toISOString(),
     finishedAt: new Date(started).toISOString(),
     repo: { path: plan.repo.path, ref: plan.repo.ref, baseSha: null, headSha: null },
-    image: { ref: null, id: null, baseDigests: [], dockerfileSha256: null, cached: false, warnings: [] },
+    image: {
+      ref: null,
+      id: null,
+      baseDigests: [],
+      dockerfileSha256: null,
+      cached: false,
+      warnings: []
+    },
     task: { sha256: plan.task.sha256, bytes: plan.task.bytes, source: plan.task.source },
-    agent: { ...emptyPhase(agent.command[2] ?? ""), promptSha256: plan.task.sha256, model: plan.model ?? null },
+    agent: {
+      ...emptyPhase(agent.command[2] ?? ""),
+      promptSha256: plan.task.sha256,
+      model: plan.model ?? null
+    },
     tests: {
       command: tests?.command[2] ?? null,
       phase: null,
@@ -68374,7 +68624,15 @@ function initialReport(plan, started) {
       source: "plan",
       applied: null
     },
-    diff: { sha256: null, bytes: 0, files: [], truncated: false, skipped: [], baseTree: null, resultTree: null },
+    diff: {
+      sha256: null,
+      bytes: 0,
+      files: [],
+      truncated: false,
+      skipped: [],
+      baseTree: null,
+      resultTree: null
+    },
     policy: { violations: [] },
     cost: { wallMs: 0, cpuSeconds: null, peakMemoryBytes: null, tokens: null },
     egress: { allowed: 0, denied: 0 },
@@ -68433,14 +68691,18 @@ var DockerSandbox = class {
     }
     const stats = new StatsSampler();
     try {
-      const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+      const stream = await container.attach({
+        stream: true,
+        stdout: true,
+        stderr: true
+      });
       const ended = new Promise((resolve2) => {
         stream.on("end", resolve2);
         stream.on("close", resolve2);
         stream.on("error", () => resolve2());
       });
       this.docker.modem.demuxStream(stream, options.stdout, options.stderr);
-      const exited = container.wait();
+      const exited = container.wait({ condition: "next-exit" });
       await container.start();
       stats.start(container);
       const outcome = await waitWithDeadline(exited, options);
@@ -68536,9 +68798,11 @@ var StatsSampler = class {
     try {
       const s = JSON.parse(line);
       const cpu = s.cpu_stats?.cpu_usage?.total_usage;
-      if (typeof cpu === "number" && cpu > 0) this.cpuSeconds = Math.max(this.cpuSeconds ?? 0, cpu / 1e9);
+      if (typeof cpu === "number" && cpu > 0)
+        this.cpuSeconds = Math.max(this.cpuSeconds ?? 0, cpu / 1e9);
       const mem = s.memory_stats?.max_usage ?? s.memory_stats?.usage;
-      if (typeof mem === "number" && mem > 0) this.peakMemoryBytes = Math.max(this.peakMemoryBytes ?? 0, mem);
+      if (typeof mem === "number" && mem > 0)
+        this.peakMemoryBytes = Math.max(this.peakMemoryBytes ?? 0, mem);
     } catch {
     }
   }
@@ -68554,7 +68818,9 @@ function appliedSettings(info) {
     user: info.Config.User,
     readOnlyRootfs: h.ReadonlyRootfs === true,
     capDrop: h.CapDrop ?? [],
-    noNewPrivileges: (h.SecurityOpt ?? []).some((o) => /^no-new-privileges(:true|=true)?$/.test(o)),
+    noNewPrivileges: (h.SecurityOpt ?? []).some(
+      (o) => /^no-new-privileges(:true|=true)?$/.test(o)
+    ),
     privileged: h.Privileged === true,
     init: h.Init === true,
     memoryBytes: h.Memory ?? 0,
@@ -68571,7 +68837,12 @@ function appliedSettings(info) {
 }
 
 // src/cli.ts
-var LIST_INPUTS = /* @__PURE__ */ new Set([INPUT.allowHosts, INPUT.env, INPUT.testReports, INPUT.buildArgs]);
+var LIST_INPUTS = /* @__PURE__ */ new Set([
+  INPUT.allowHosts,
+  INPUT.env,
+  INPUT.testReports,
+  INPUT.buildArgs
+]);
 var BOOLEAN_INPUTS = /* @__PURE__ */ new Set([INPUT.allowUnpinnedBase, INPUT.dryRun, INPUT.compareBase]);
 var USAGE = `airlock \u2014 run an AI coding agent in a hardened, network-isolated sandbox and keep the evidence
 
@@ -68629,14 +68900,20 @@ function optionsConfig() {
 function parse(argv) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: optionsConfig(), allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: optionsConfig(),
+      allowPositionals: true,
+      strict: true
+    });
   } catch (error) {
     const message = errorMessage(error);
     const flag = /'(--?[^']+)'/.exec(message)?.[1] ?? "arguments";
     throw new ConfigurationError(flag, `${message}; see airlock --help`);
   }
   const [command = "", ...rest] = parsed.positionals;
-  if (rest.length > 0) throw new ConfigurationError("arguments", `unexpected "${rest.join(" ")}"; see airlock --help`);
+  if (rest.length > 0)
+    throw new ConfigurationError("arguments", `unexpected "${rest.join(" ")}"; see airlock --help`);
   return { command, values: parsed.values };
 }
 function reader(values) {
@@ -68685,13 +68962,17 @@ async function main(argv) {
   const read = reader(values);
   if (command === "cleanup") {
     const runId2 = read(INPUT.runId);
-    if (runId2 === void 0) throw new ConfigurationError(INPUT.runId, "is required: the run to clean up");
+    if (runId2 === void 0)
+      throw new ConfigurationError(INPUT.runId, "is required: the run to clean up");
     const removed = await new DockerSandbox().cleanup(runId2);
     process.stdout.write(JSON.stringify(removed) + "\n");
     return EXIT.ok;
   }
   if (command !== "run" && command !== "plan") {
-    throw new ConfigurationError("command", `unknown command "${command}"; use run, plan or cleanup`);
+    throw new ConfigurationError(
+      "command",
+      `unknown command "${command}"; use run, plan or cleanup`
+    );
   }
   const inputs = getInputs(read, defaultContext());
   const plan = planRun(inputs);
@@ -68703,9 +68984,11 @@ async function main(argv) {
   const controller = new AbortController();
   const onSignal = (signal) => {
     if (controller.signal.aborted) return;
-    process.stderr.write(`
+    process.stderr.write(
+      `
 ==> ${signal}: stopping the sandbox and cleaning up (evidence so far is kept)
-`);
+`
+    );
     controller.abort(signal);
   };
   process.on("SIGINT", onSignal);

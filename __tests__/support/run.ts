@@ -1,0 +1,119 @@
+import { execFileSync } from 'node:child_process'
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import Docker from 'dockerode'
+import { getInputs } from '../../src/inputs.js'
+import { MemoryLogger } from '../../src/log.js'
+import { runPipeline } from '../../src/pipeline.js'
+import type { RunResult } from '../../src/pipeline.js'
+import { planRun } from '../../src/plan.js'
+import { DockerSandbox } from '../../src/sandbox/docker.js'
+
+export const BUSYBOX = 'airlock-local/busybox:1'
+export const docker = new Docker()
+
+export function imageId(tag: string): string {
+  return execFileSync('docker', ['image', 'inspect', '-f', '{{.Id}}', tag]).toString().trim()
+}
+
+const GIT_ENV = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'Test',
+  GIT_AUTHOR_EMAIL: 'test@example.invalid',
+  GIT_COMMITTER_NAME: 'Test',
+  GIT_COMMITTER_EMAIL: 'test@example.invalid'
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, env: GIT_ENV }).toString()
+}
+
+/** A workspace folder holding a git repository with `files` committed and a Dockerfile FROM the busybox image. */
+export function makeWorkspace(
+  files: Record<string, string> = { 'README.md': 'hello\n' },
+  dockerfile?: string
+): string {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-it-'))
+  const repo = path.join(ws, 'repo')
+  fs.mkdirSync(repo)
+  for (const [name, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(repo, name)), { recursive: true })
+    fs.writeFileSync(path.join(repo, name), content)
+  }
+  git(repo, 'init', '-q', '-b', 'main')
+  git(repo, 'add', '-A')
+  git(repo, 'commit', '-q', '-m', 'base')
+  fs.mkdirSync(path.join(ws, 'agent'))
+  fs.writeFileSync(path.join(ws, 'agent', 'Dockerfile'), dockerfile ?? `FROM ${imageId(BUSYBOX)}\n`)
+  return ws
+}
+
+let counter = 0
+export function uniqueRunId(prefix: string): string {
+  counter++
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`
+}
+
+export interface TestRun extends RunResult {
+  log: MemoryLogger
+  outputDir: string
+}
+
+/** Runs the real pipeline against the real daemon with action-style inputs. */
+export async function runAirlock(
+  ws: string,
+  values: Record<string, string>,
+  options: { environment?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}
+): Promise<TestRun> {
+  const runId = values['run-id'] ?? uniqueRunId('it')
+  const all: Record<string, string> = {
+    path: 'repo',
+    dockerfile: 'agent/Dockerfile',
+    'timeout-minutes': '2',
+    'grace-seconds': '2',
+    memory: '256m',
+    cpus: '1',
+    ...values,
+    'run-id': runId
+  }
+  const inputs = getInputs((n) => (all[n] === '' ? undefined : all[n]), {
+    workspace: ws,
+    environment: options.environment ?? process.env,
+    hostUid: process.getuid?.() ?? 1000,
+    hostCpus: os.cpus().length,
+    defaultRunId: runId
+  })
+  const plan = planRun(inputs)
+  const log = new MemoryLogger()
+  const result = await runPipeline(
+    plan,
+    { task: inputs.task.text, env: inputs.env },
+    {
+      sandbox: new DockerSandbox(docker),
+      docker,
+      log,
+      ...(options.signal ? { signal: options.signal } : {})
+    }
+  )
+  return { ...result, log, outputDir: plan.outputDir }
+}
+
+/** Containers, networks and volumes still carrying the run's label. */
+export async function leftovers(runId: string): Promise<number> {
+  const filters = JSON.stringify({ label: [`dev.airlock.run-id=${runId}`] })
+  const c = await docker.listContainers({ all: true, filters })
+  const n = await docker.listNetworks({ filters })
+  const v = await docker.listVolumes({ filters })
+  return c.length + n.length + (v.Volumes ?? []).length
+}
+
+export function tempDirsOf(runId: string): string[] {
+  return fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith(`airlock-${runId}-`))
+}
+
+export function read(file: string): string {
+  return fs.readFileSync(file, 'utf8')
+}

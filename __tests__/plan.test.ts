@@ -26,6 +26,10 @@ function inputs(overrides: Partial<Inputs> = {}): Inputs {
     testReports: [],
     compareBase: false,
     maxLogBytes: 1000,
+    allowedPaths: [],
+    protectedPaths: [],
+    maxChangedFiles: 2000,
+    maxDiffBytes: 1024 * 1024,
     dryRun: false,
     runId: 'r1',
     ...overrides

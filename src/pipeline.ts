@@ -183,7 +183,7 @@ export async function runPipeline(
 
     await log.group('diff', async () => {
       const ws = workspace as Workspace
-      const snap = await snapshotWorkspace(ws.dir, ws.gitDir)
+      const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)
       const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, plan.policy)
       // Secret values the agent wrote into files are masked in the patch (and flagged below).
       const patch = redactor.empty

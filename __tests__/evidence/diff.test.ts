@@ -130,3 +130,28 @@ describe('diff.patch round trip', () => {
     expect(cutAtSection(patch, 10).toString()).toBe('')
   })
 })
+
+describe('snapshot trees', () => {
+  test('an unchanged workspace snapshots to the base tree (git ordering of tricky names)', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-snap-'))
+    try {
+      const files: Record<string, string | { exec: string } | { link: string }> = {
+        'a-b': '1',
+        'a.c': '2',
+        'a/b': '3',
+        'a/b.c/d': '4',
+        a0: '5',
+        'a b/c': '6',
+        'x/y/z/deep.sh': { exec: '#!/bin/sh\n' },
+        'x/link': { link: '../a0' },
+        'ü/ñ.txt': 'unicode'
+      }
+      makeRepo(path.join(root, 'src'), files)
+      const ws = await prepareWorkspace(path.join(root, 'src'), 'HEAD', path.join(root, 'run'))
+      expect((await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)).tree).toBe(ws.tree)
+      expect((await snapshotWorkspace(ws.dir, ws.gitDir)).tree).toBe(ws.tree)
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true })
+    }
+  })
+})

@@ -75,16 +75,16 @@ export async function diffTrees(
   headTree: string,
   limits: DiffLimits = DEFAULT_DIFF_LIMITS
 ): Promise<DiffResult> {
-  const summary = await git(
-    ['diff-tree', ...COMMON, '-z', '--raw', '--numstat', baseTree, headTree],
-    { gitDir }
-  )
+  // The file list and the patch, side by side. One byte over the cap tells "exactly the cap"
+  // apart from "more than the cap".
+  const [summary, raw] = await Promise.all([
+    git(['diff-tree', ...COMMON, '-z', '--raw', '--numstat', baseTree, headTree], { gitDir }),
+    git(['diff-tree', ...COMMON, '-p', '--binary', baseTree, headTree], {
+      gitDir,
+      maxStdout: limits.maxDiffBytes + 1
+    })
+  ])
   const all = parseRawNumstat(summary.stdout)
-  // One byte over the cap tells "exactly the cap" apart from "more than the cap".
-  const raw = await git(['diff-tree', ...COMMON, '-p', '--binary', baseTree, headTree], {
-    gitDir,
-    maxStdout: limits.maxDiffBytes + 1
-  })
   const truncation: string[] = []
   let patch = raw.stdout
   let filesInPatch = countSections(patch)

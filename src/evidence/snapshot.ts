@@ -72,6 +72,7 @@ export async function snapshotWorkspace(
   const objects = path.join(gitDir, 'objects')
   const known = knownTree === undefined ? new Set<string>() : await objectIds(gitDir, knownTree)
   const written = new Set<string>()
+  const madeDirs = new Set<string>()
 
   const writeObject = (type: string, data: Buffer): string => {
     const header = Buffer.from(`${type} ${data.length}\0`)
@@ -80,7 +81,11 @@ export async function snapshotWorkspace(
       written.add(oid)
       const file = path.join(objects, oid.slice(0, 2), oid.slice(2))
       if (!fs.existsSync(file)) {
-        fs.mkdirSync(path.dirname(file), { recursive: true })
+        const fanout = oid.slice(0, 2)
+        if (!madeDirs.has(fanout)) {
+          fs.mkdirSync(path.dirname(file), { recursive: true })
+          madeDirs.add(fanout)
+        }
         const tmp = `${file}.tmp-${process.pid}`
         fs.writeFileSync(tmp, zlib.deflateSync(Buffer.concat([header, data]), { level: 1 }))
         fs.renameSync(tmp, file)

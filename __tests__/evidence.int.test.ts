@@ -251,6 +251,9 @@ describe('evidence of the run', () => {
       expect([name, text.includes(b64)]).toEqual([name, false])
       expect([name, text.includes(secret.slice(0, 10) + '\n')]).toEqual([name, false])
     }
+    // The live log (what the CLI prints and the Actions log shows) is masked too.
+    expect(run.log.lines.join('\n')).not.toContain(secret)
+    expect(run.log.lines.join('\n')).toContain('plain ***')
     const log = read(path.join(run.outputDir, 'logs/agent.log'))
     expect(log).toContain('plain ***')
     // Base64: the characters that depend only on the secret are masked (the edges carry other bytes).

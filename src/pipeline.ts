@@ -70,14 +70,16 @@ export const OUTPUT_FILES = {
 export async function runPipeline(
   plan: RunPlan,
   secrets: RunSecrets,
-  deps: PipelineDeps
+  given: PipelineDeps
 ): Promise<RunResult> {
+  const secretValues = [...secrets.env.map((e) => e.value), ...(secrets.secrets ?? [])]
+  const redactor = new Redactor(secretValues)
+  // Everything the pipeline logs can carry agent-made text (file names, reasons): masked too.
+  const deps: PipelineDeps = { ...given, log: redactingLogger(given.log, redactor) }
   const { log, sandbox } = deps
   const started = Date.now()
   const out = plan.outputDir
   await prepareOutputDir(out)
-  const secretValues = [...secrets.env.map((e) => e.value), ...(secrets.secrets ?? [])]
-  const redactor = new Redactor(secretValues)
   await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), redactor.redact(secrets.task))
   const tmp = await fs.promises.mkdtemp(
     path.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os.tmpdir(), `airlock-${plan.runId}-`)
@@ -589,4 +591,16 @@ export function markFlaky(first: TestCase[], rerun: TestCase[]): string[] {
     }
   }
   return flaky
+}
+
+/** A logger that masks secret values in every message (phase output is masked at the source). */
+function redactingLogger(log: Logger, redactor: Redactor): Logger {
+  if (redactor.empty) return log
+  return {
+    group: (name, fn) => log.group(name, fn),
+    info: (m) => log.info(redactor.redact(m)),
+    warn: (m) => log.warn(redactor.redact(m)),
+    error: (m) => log.error(redactor.redact(m)),
+    output: (phase, line) => log.output(phase, redactor.redact(line))
+  }
 }

@@ -216,8 +216,9 @@ export async function runPipeline(
       }
       const policy = await checkPolicy(
         { allowed: plan.policy.allowedPaths, protected: plan.policy.protectedPaths },
-        diff.files,
-        diff.blobs,
+        // Every changed file, also beyond max-changed-files.
+        diff.all.files,
+        diff.all.blobs,
         gitBlobReader(ws.gitDir)
       )
       report.policy.violations.push(...policy.violations)

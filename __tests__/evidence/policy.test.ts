@@ -228,3 +228,19 @@ describe('package.json scripts are parsed, not grepped', () => {
     }
   })
 })
+
+test('findings are capped at 1000 per list, the rest counted', async () => {
+  const files = Array.from({ length: 1500 }, (_, i) => changed(`out/${i}.txt`))
+  const result = await checkPolicy(
+    { allowed: ['src/**'], protected: [] },
+    files,
+    files.map(() => noBlobs),
+    noRead
+  )
+  expect(result.violations).toHaveLength(1001)
+  expect(result.violations[1000]).toEqual({
+    rule: 'allowed-paths',
+    path: null,
+    detail: '…and 500 more changed files like the above'
+  })
+})

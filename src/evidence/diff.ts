@@ -38,6 +38,8 @@ export interface DiffResult {
   files: ChangedFile[]
   /** Blob ids of each entry of `files`, in the same order (for host-side checks such as package.json scripts). */
   blobs: ChangedBlobs[]
+  /** Every changed file, also those not listed (for the path policy), with its blobs. */
+  all: { files: ChangedFile[]; blobs: ChangedBlobs[] }
   /** Every changed file, also those not listed. */
   totalFiles: number
   /** Files whose section is in `patch`. */
@@ -105,6 +107,7 @@ export async function diffTrees(
     patch,
     files: listed.map((f) => f.file),
     blobs: listed.map((f) => f.blobs),
+    all: { files: all.map((f) => f.file), blobs: all.map((f) => f.blobs) },
     totalFiles: all.length,
     filesInPatch,
     truncated: truncation.length > 0,

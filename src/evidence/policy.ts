@@ -243,7 +243,22 @@ export async function checkPolicy(
         })
     }
   }
-  return { violations, protected: flagged }
+  return { violations: capFindings(violations), protected: capFindings(flagged) }
+}
+
+/** Findings kept per list in the report; the rest are counted in one last finding. */
+export const MAX_FINDINGS = 1000
+
+function capFindings(list: PolicyFinding[]): PolicyFinding[] {
+  if (list.length <= MAX_FINDINGS) return list
+  return [
+    ...list.slice(0, MAX_FINDINGS),
+    {
+      rule: list[MAX_FINDINGS].rule,
+      path: null,
+      detail: `…and ${list.length - MAX_FINDINGS} more changed files like the above`
+    }
+  ]
 }
 
 /** What changed in the `scripts` of a package.json, or null when nothing did. */

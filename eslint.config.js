@@ -3,7 +3,16 @@ import tseslint from 'typescript-eslint'
 import globals from 'globals'
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'bench/dist/**', 'node_modules/**', 'airlock-out/**', 'coverage/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'bench/dist/**',
+      'node_modules/**',
+      'airlock-out/**',
+      'coverage/**',
+      'fixtures/reports/**'
+    ]
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

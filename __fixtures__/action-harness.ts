@@ -228,7 +228,8 @@ export function writeRunFolder(dir: string, o: FolderOptions): Report {
       cases: [],
       sources: [],
       baseline: null,
-      comparison: null
+      comparison: null,
+      rerun: null
     },
     sandbox: {
       runtime: 'runc',
@@ -248,13 +249,20 @@ export function writeRunFolder(dir: string, o: FolderOptions): Report {
       sha256: diffSha,
       bytes: patch.length,
       files: [],
+      totalFiles: 0,
+      filesInPatch: 0,
       truncated: false,
+      truncation: [],
+      redacted: false,
       skipped: [],
       baseTree: null,
       resultTree: null
     },
     policy: {
+      allowedPaths: [],
+      protectedPaths: [],
       violations: o.violations ?? [],
+      protected: [],
       source: {
         path: '.github/airlock.yml',
         base: null,
@@ -265,7 +273,16 @@ export function writeRunFolder(dir: string, o: FolderOptions): Report {
         overridden: []
       }
     },
-    cost: { wallMs: 60000, cpuSeconds: 1, peakMemoryBytes: 10485760, tokens: null },
+    dependencies: [],
+    runner: null,
+    cost: {
+      wallMs: 60000,
+      cpuSeconds: 1,
+      peakMemoryBytes: 10485760,
+      tokens: null,
+      usd: null,
+      usageFile: { status: 'missing' }
+    },
     egress: { allowed: 0, denied: 0, deniedHosts: [], transcript: null },
     env: []
   }

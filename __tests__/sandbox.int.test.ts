@@ -48,7 +48,12 @@ describe('the sandbox', () => {
     expect(a.user).not.toMatch(/^0(:|$)/)
     expect(a.tmpfs['/tmp']).toMatch(/noexec/)
     expect(a.tmpfs['/tmp']).toMatch(/nosuid/)
-    expect(a.mounts.map((m) => m.target).sort()).toEqual(['/airlock/task.md', '/workspace'])
+    // /airlock/out: the agent phase's own folder for usage.json (outside the workspace and diff).
+    expect(a.mounts.map((m) => m.target).sort()).toEqual([
+      '/airlock/out',
+      '/airlock/task.md',
+      '/workspace'
+    ])
     expect(a.mounts.find((m) => m.target === '/airlock/task.md')?.readOnly).toBe(true)
     expect(a.mounts.some((m) => m.source.includes('docker.sock'))).toBe(false)
 
@@ -87,10 +92,14 @@ describe('the sandbox', () => {
       },
       { environment }
     )
-    expect(run.report.outcome).toBe('success')
+    // The value got in (the agent wrote it into a file); as a secret the run knows, it is masked
+    // in diff.patch and the change is a secret-in-diff policy violation.
+    expect(run.report.outcome).toBe('policy-violation')
+    expect(run.report.policy.violations.map((v) => v.rule)).toEqual(['secret-in-diff'])
     const patch = read(path.join(run.outputDir, 'diff.patch'))
     expect(patch).toContain('seen-env')
-    expect(patch).toContain('PASSED_IN=passed-value')
+    expect(patch).toContain('PASSED_IN=***')
+    expect(patch).not.toContain('passed-value')
     for (const file of ['diff.patch', 'report.json', 'logs/agent.log', 'comment.md']) {
       expect(read(path.join(run.outputDir, file))).not.toContain('canary-7f3a9c')
     }

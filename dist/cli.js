@@ -62,7 +62,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    function isNode(node) {
+    function isNode2(node) {
       if (node && typeof node === "object")
         switch (node[NODE_TYPE]) {
           case ALIAS:
@@ -86,7 +86,7 @@ var require_identity = __commonJS({
     exports2.isCollection = isCollection;
     exports2.isDocument = isDocument;
     exports2.isMap = isMap;
-    exports2.isNode = isNode;
+    exports2.isNode = isNode2;
     exports2.isPair = isPair;
     exports2.isScalar = isScalar;
     exports2.isSeq = isSeq;
@@ -771,13 +771,13 @@ var require_createNode = __commonJS({
     var defaultTagPrefix = "tag:yaml.org,2002:";
     function findTagObject(value, tagName, tags) {
       if (tagName) {
-        const match = tags.filter((t) => t.tag === tagName);
-        const tagObj = match.find((t) => !t.format) ?? match[0];
+        const match = tags.filter((t2) => t2.tag === tagName);
+        const tagObj = match.find((t2) => !t2.format) ?? match[0];
         if (!tagObj)
           throw new Error(`Tag ${tagName} not found`);
         return tagObj;
       }
-      return tags.find((t) => t.identify?.(value) && !t.format);
+      return tags.find((t2) => t2.identify?.(value) && !t2.format);
     }
     function createNode(value, tagName, ctx) {
       if (identity.isDocument(value))
@@ -983,13 +983,13 @@ var require_Collection = __commonJS({
 var require_stringifyComment = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyComment.js"(exports2) {
     "use strict";
-    var stringifyComment = (str2) => str2.replace(/^(?!$)(?: $)?/gm, "#");
+    var stringifyComment = (str3) => str3.replace(/^(?!$)(?: $)?/gm, "#");
     function indentComment(comment, indent) {
       if (/^\n+$/.test(comment))
         return comment.substring(1);
       return indent ? comment.replace(/^(?! *$)/gm, indent) : comment;
     }
-    var lineComment = (str2, indent, comment) => str2.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str2.endsWith(" ") ? "" : " ") + comment;
+    var lineComment = (str3, indent, comment) => str3.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str3.endsWith(" ") ? "" : " ") + comment;
     exports2.indentComment = indentComment;
     exports2.lineComment = lineComment;
     exports2.stringifyComment = stringifyComment;
@@ -1143,16 +1143,16 @@ var require_stringifyString = __commonJS({
       lineWidth: ctx.options.lineWidth,
       minContentWidth: ctx.options.minContentWidth
     });
-    var containsDocumentMarker = (str2) => /^(%|---|\.\.\.)/m.test(str2);
-    function lineLengthOverLimit(str2, lineWidth, indentLength) {
+    var containsDocumentMarker = (str3) => /^(%|---|\.\.\.)/m.test(str3);
+    function lineLengthOverLimit(str3, lineWidth, indentLength) {
       if (!lineWidth || lineWidth < 0)
         return false;
       const limit = lineWidth - indentLength;
-      const strLen = str2.length;
+      const strLen = str3.length;
       if (strLen <= limit)
         return false;
       for (let i = 0, start = 0; i < strLen; ++i) {
-        if (str2[i] === "\n") {
+        if (str3[i] === "\n") {
           if (i - start > limit)
             return true;
           start = i + 1;
@@ -1169,11 +1169,11 @@ var require_stringifyString = __commonJS({
       const { implicitKey } = ctx;
       const minMultiLineLength = ctx.options.doubleQuotedMinMultiLineLength;
       const indent = ctx.indent || (containsDocumentMarker(value) ? "  " : "");
-      let str2 = "";
+      let str3 = "";
       let start = 0;
       for (let i = 0, ch = json[i]; ch; ch = json[++i]) {
         if (ch === " " && json[i + 1] === "\\" && json[i + 2] === "n") {
-          str2 += json.slice(start, i) + "\\ ";
+          str3 += json.slice(start, i) + "\\ ";
           i += 1;
           start = i;
           ch = "\\";
@@ -1182,38 +1182,38 @@ var require_stringifyString = __commonJS({
           switch (json[i + 1]) {
             case "u":
               {
-                str2 += json.slice(start, i);
-                const code = json.substr(i + 2, 4);
-                switch (code) {
+                str3 += json.slice(start, i);
+                const code2 = json.substr(i + 2, 4);
+                switch (code2) {
                   case "0000":
-                    str2 += "\\0";
+                    str3 += "\\0";
                     break;
                   case "0007":
-                    str2 += "\\a";
+                    str3 += "\\a";
                     break;
                   case "000b":
-                    str2 += "\\v";
+                    str3 += "\\v";
                     break;
                   case "001b":
-                    str2 += "\\e";
+                    str3 += "\\e";
                     break;
                   case "0085":
-                    str2 += "\\N";
+                    str3 += "\\N";
                     break;
                   case "00a0":
-                    str2 += "\\_";
+                    str3 += "\\_";
                     break;
                   case "2028":
-                    str2 += "\\L";
+                    str3 += "\\L";
                     break;
                   case "2029":
-                    str2 += "\\P";
+                    str3 += "\\P";
                     break;
                   default:
-                    if (code.substr(0, 2) === "00")
-                      str2 += "\\x" + code.substr(2);
+                    if (code2.substr(0, 2) === "00")
+                      str3 += "\\x" + code2.substr(2);
                     else
-                      str2 += json.substr(i, 6);
+                      str3 += json.substr(i, 6);
                 }
                 i += 5;
                 start = i + 1;
@@ -1223,14 +1223,14 @@ var require_stringifyString = __commonJS({
               if (implicitKey || json[i + 2] === '"' || json.length < minMultiLineLength) {
                 i += 1;
               } else {
-                str2 += json.slice(start, i) + "\n\n";
+                str3 += json.slice(start, i) + "\n\n";
                 while (json[i + 2] === "\\" && json[i + 3] === "n" && json[i + 4] !== '"') {
-                  str2 += "\n";
+                  str3 += "\n";
                   i += 2;
                 }
-                str2 += indent;
+                str3 += indent;
                 if (json[i + 2] === " ")
-                  str2 += "\\";
+                  str3 += "\\";
                 i += 1;
                 start = i + 1;
               }
@@ -1239,8 +1239,8 @@ var require_stringifyString = __commonJS({
               i += 1;
           }
       }
-      str2 = start ? str2 + json.slice(start) : json;
-      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
+      str3 = start ? str3 + json.slice(start) : json;
+      return implicitKey ? str3 : foldFlowLines.foldFlowLines(str3, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
     }
     function singleQuotedString(value, ctx) {
       if (ctx.options.singleQuote === false || ctx.implicitKey && value.includes("\n") || /[ \t]\n|\n[ \t]/.test(value))
@@ -1368,15 +1368,15 @@ ${indent}${start}${value}${end}`;
           return quotedString(value, ctx);
         }
       }
-      const str2 = value.replace(/\n+/g, `$&
+      const str3 = value.replace(/\n+/g, `$&
 ${indent}`);
       if (actualString) {
-        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str2);
+        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str3);
         const { compat, tags } = ctx.doc.schema;
         if (tags.some(test) || compat?.some(test))
           return quotedString(value, ctx);
       }
-      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
+      return implicitKey ? str3 : foldFlowLines.foldFlowLines(str3, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
     }
     function stringifyString(item, ctx, onComment, onChompKeep) {
       const { implicitKey, inFlow } = ctx;
@@ -1404,10 +1404,10 @@ ${indent}`);
       let res = _stringify(type);
       if (res === null) {
         const { defaultKeyType, defaultStringType } = ctx.options;
-        const t = implicitKey && defaultKeyType || defaultStringType;
-        res = _stringify(t);
+        const t2 = implicitKey && defaultKeyType || defaultStringType;
+        res = _stringify(t2);
         if (res === null)
-          throw new Error(`Unsupported default string type ${t}`);
+          throw new Error(`Unsupported default string type ${t2}`);
       }
       return res;
     }
@@ -1467,24 +1467,24 @@ var require_stringify = __commonJS({
     }
     function getTagObject(tags, item) {
       if (item.tag) {
-        const match = tags.filter((t) => t.tag === item.tag);
+        const match = tags.filter((t2) => t2.tag === item.tag);
         if (match.length > 0)
-          return match.find((t) => t.format === item.format) ?? match[0];
+          return match.find((t2) => t2.format === item.format) ?? match[0];
       }
       let tagObj = void 0;
       let obj2;
       if (identity.isScalar(item)) {
         obj2 = item.value;
-        let match = tags.filter((t) => t.identify?.(obj2));
+        let match = tags.filter((t2) => t2.identify?.(obj2));
         if (match.length > 1) {
-          const testMatch = match.filter((t) => t.test);
+          const testMatch = match.filter((t2) => t2.test);
           if (testMatch.length > 0)
             match = testMatch;
         }
-        tagObj = match.find((t) => t.format === item.format) ?? match.find((t) => !t.format);
+        tagObj = match.find((t2) => t2.format === item.format) ?? match.find((t2) => !t2.format);
       } else {
         obj2 = item;
-        tagObj = tags.find((t) => t.nodeClass && obj2 instanceof t.nodeClass);
+        tagObj = tags.find((t2) => t2.nodeClass && obj2 instanceof t2.nodeClass);
       }
       if (!tagObj) {
         const name = obj2?.constructor?.name ?? (obj2 === null ? "null" : typeof obj2);
@@ -1528,11 +1528,11 @@ var require_stringify = __commonJS({
       const props = stringifyProps(node, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str2 = typeof tagObj.stringify === "function" ? tagObj.stringify(node, ctx, onComment, onChompKeep) : identity.isScalar(node) ? stringifyString.stringifyString(node, ctx, onComment, onChompKeep) : node.toString(ctx, onComment, onChompKeep);
+      const str3 = typeof tagObj.stringify === "function" ? tagObj.stringify(node, ctx, onComment, onChompKeep) : identity.isScalar(node) ? stringifyString.stringifyString(node, ctx, onComment, onChompKeep) : node.toString(ctx, onComment, onChompKeep);
       if (!props)
-        return str2;
-      return identity.isScalar(node) || str2[0] === "{" || str2[0] === "[" ? `${props} ${str2}` : `${props}
-${ctx.indent}${str2}`;
+        return str3;
+      return identity.isScalar(node) || str3[0] === "{" || str3[0] === "[" ? `${props} ${str3}` : `${props}
+${ctx.indent}${str3}`;
     }
     exports2.createStringifyContext = createStringifyContext;
     exports2.stringify = stringify;
@@ -1567,8 +1567,8 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str2 = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
-      if (!explicitKey && !ctx.inFlow && str2.length > 1024) {
+      let str3 = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      if (!explicitKey && !ctx.inFlow && str3.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
         explicitKey = true;
@@ -1577,27 +1577,27 @@ var require_stringifyPair = __commonJS({
         if (allNullValues || value == null) {
           if (keyCommentDone && onComment)
             onComment();
-          return str2 === "" ? "?" : explicitKey ? `? ${str2}` : str2;
+          return str3 === "" ? "?" : explicitKey ? `? ${str3}` : str3;
         }
       } else if (allNullValues && !simpleKeys || value == null && explicitKey) {
-        str2 = `? ${str2}`;
+        str3 = `? ${str3}`;
         if (keyComment && !keyCommentDone) {
-          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
+          str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(keyComment));
         } else if (chompKeep && onChompKeep)
           onChompKeep();
-        return str2;
+        return str3;
       }
       if (keyCommentDone)
         keyComment = null;
       if (explicitKey) {
         if (keyComment)
-          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
-        str2 = `? ${str2}
+          str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(keyComment));
+        str3 = `? ${str3}
 ${indent}:`;
       } else {
-        str2 = `${str2}:`;
+        str3 = `${str3}:`;
         if (keyComment)
-          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
+          str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
       if (identity.isNode(value)) {
@@ -1613,7 +1613,7 @@ ${indent}:`;
       }
       ctx.implicitKey = false;
       if (!explicitKey && !keyComment && identity.isScalar(value))
-        ctx.indentAtStart = str2.length + 1;
+        ctx.indentAtStart = str3.length + 1;
       chompKeep = false;
       if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
@@ -1657,16 +1657,16 @@ ${ctx.indent}`;
       } else if (valueStr === "" || valueStr[0] === "\n") {
         ws = "";
       }
-      str2 += ws + valueStr;
+      str3 += ws + valueStr;
       if (ctx.inFlow) {
         if (valueCommentDone && onComment)
           onComment();
       } else if (valueComment && !valueCommentDone) {
-        str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(valueComment));
+        str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(valueComment));
       } else if (chompKeep && onChompKeep) {
         onChompKeep();
       }
-      return str2;
+      return str3;
     }
     exports2.stringifyPair = stringifyPair;
   }
@@ -1893,31 +1893,31 @@ var require_stringifyCollection = __commonJS({
           }
         }
         chompKeep = false;
-        let str3 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str4 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
-          str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment2));
+          str4 += stringifyComment.lineComment(str4, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
           chompKeep = false;
-        lines2.push(blockItemPrefix + str3);
+        lines2.push(blockItemPrefix + str4);
       }
-      let str2;
+      let str3;
       if (lines2.length === 0) {
-        str2 = flowChars.start + flowChars.end;
+        str3 = flowChars.start + flowChars.end;
       } else {
-        str2 = lines2[0];
+        str3 = lines2[0];
         for (let i = 1; i < lines2.length; ++i) {
           const line = lines2[i];
-          str2 += line ? `
+          str3 += line ? `
 ${indent}${line}` : "\n";
         }
       }
       if (comment) {
-        str2 += "\n" + stringifyComment.indentComment(commentString(comment), indent);
+        str3 += "\n" + stringifyComment.indentComment(commentString(comment), indent);
         if (onComment)
           onComment();
       } else if (chompKeep && onChompKeep)
         onChompKeep();
-      return str2;
+      return str3;
     }
     function stringifyFlowCollection({ items }, ctx, { flowChars, itemIndent }) {
       const { indent, indentStep, flowCollectionPadding: fcPadding, options: { commentString } } = ctx;
@@ -1960,21 +1960,21 @@ ${indent}${line}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str2 = stringify.stringify(item, itemCtx, () => comment = null);
-        reqNewline || (reqNewline = lines2.length > linesAtValue || str2.includes("\n"));
+        let str3 = stringify.stringify(item, itemCtx, () => comment = null);
+        reqNewline || (reqNewline = lines2.length > linesAtValue || str3.includes("\n"));
         if (i < items.length - 1) {
-          str2 += ",";
+          str3 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines2.reduce((sum, line) => sum + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines2.reduce((sum, line) => sum + line.length + 2, 2) + (str3.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
-            str2 += ",";
+            str3 += ",";
           }
         }
         if (comment)
-          str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment));
-        lines2.push(str2);
+          str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment));
+        lines2.push(str3);
         linesAtValue = lines2.length;
       }
       const { start, end } = flowChars;
@@ -1986,11 +1986,11 @@ ${indent}${line}` : "\n";
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
-          let str2 = start;
+          let str3 = start;
           for (const line of lines2)
-            str2 += line ? `
+            str3 += line ? `
 ${indentStep}${indent}${line}` : "\n";
-          return `${str2}
+          return `${str3}
 ${indent}${end}`;
         } else {
           return `${start}${fcPadding}${lines2.join(" ")}${fcPadding}${end}`;
@@ -2322,7 +2322,7 @@ var require_string = __commonJS({
       identify: (value) => typeof value === "string",
       default: true,
       tag: "tag:yaml.org,2002:str",
-      resolve: (str2) => str2,
+      resolve: (str3) => str3,
       stringify(item, ctx, onComment, onChompKeep) {
         ctx = Object.assign({ actualString: true }, ctx);
         return stringifyString.stringifyString(item, ctx, onComment, onChompKeep);
@@ -2360,7 +2360,7 @@ var require_bool = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/,
-      resolve: (str2) => new Scalar.Scalar(str2[0] === "t" || str2[0] === "T"),
+      resolve: (str3) => new Scalar.Scalar(str3[0] === "t" || str3[0] === "T"),
       stringify({ source, value }, ctx) {
         if (source && boolTag.test.test(source)) {
           const sv = source[0] === "t" || source[0] === "T";
@@ -2412,7 +2412,7 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str3) => str3.slice(-3).toLowerCase() === "nan" ? NaN : str3[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -2421,7 +2421,7 @@ var require_float = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
-      resolve: (str2) => parseFloat(str2),
+      resolve: (str3) => parseFloat(str3),
       stringify(node) {
         const num2 = Number(node.value);
         return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node);
@@ -2432,11 +2432,11 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
-      resolve(str2) {
-        const node = new Scalar.Scalar(parseFloat(str2));
-        const dot = str2.indexOf(".");
-        if (dot !== -1 && str2[str2.length - 1] === "0")
-          node.minFractionDigits = str2.length - dot - 1;
+      resolve(str3) {
+        const node = new Scalar.Scalar(parseFloat(str3));
+        const dot = str3.indexOf(".");
+        if (dot !== -1 && str3[str3.length - 1] === "0")
+          node.minFractionDigits = str3.length - dot - 1;
         return node;
       },
       stringify: stringifyNumber.stringifyNumber
@@ -2453,7 +2453,7 @@ var require_int = __commonJS({
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    var intResolve = (str2, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2.substring(offset), radix);
+    var intResolve = (str3, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str3) : parseInt(str3.substring(offset), radix);
     function intStringify(node, radix, prefix) {
       const { value } = node;
       if (intIdentify(value) && value >= 0)
@@ -2466,7 +2466,7 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^0o[0-7]+$/,
-      resolve: (str2, _onError, opt) => intResolve(str2, 2, 8, opt),
+      resolve: (str3, _onError, opt) => intResolve(str3, 2, 8, opt),
       stringify: (node) => intStringify(node, 8, "0o")
     };
     var int = {
@@ -2474,7 +2474,7 @@ var require_int = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9]+$/,
-      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
+      resolve: (str3, _onError, opt) => intResolve(str3, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -2483,7 +2483,7 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^0x[0-9a-fA-F]+$/,
-      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
+      resolve: (str3, _onError, opt) => intResolve(str3, 2, 16, opt),
       stringify: (node) => intStringify(node, 16, "0x")
     };
     exports2.int = int;
@@ -2536,7 +2536,7 @@ var require_schema2 = __commonJS({
         identify: (value) => typeof value === "string",
         default: true,
         tag: "tag:yaml.org,2002:str",
-        resolve: (str2) => str2,
+        resolve: (str3) => str3,
         stringify: stringifyJSON
       },
       {
@@ -2553,7 +2553,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:bool",
         test: /^true$|^false$/,
-        resolve: (str2) => str2 === "true",
+        resolve: (str3) => str3 === "true",
         stringify: stringifyJSON
       },
       {
@@ -2561,7 +2561,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:int",
         test: /^-?(?:0|[1-9][0-9]*)$/,
-        resolve: (str2, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2, 10),
+        resolve: (str3, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str3) : parseInt(str3, 10),
         stringify: ({ value }) => intIdentify(value) ? value.toString() : JSON.stringify(value)
       },
       {
@@ -2569,7 +2569,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:float",
         test: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?$/,
-        resolve: (str2) => parseFloat(str2),
+        resolve: (str3) => parseFloat(str3),
         stringify: stringifyJSON
       }
     ];
@@ -2577,9 +2577,9 @@ var require_schema2 = __commonJS({
       default: true,
       tag: "",
       test: /^/,
-      resolve(str2, onError) {
-        onError(`Unresolved plain scalar ${JSON.stringify(str2)}`);
-        return str2;
+      resolve(str3, onError) {
+        onError(`Unresolved plain scalar ${JSON.stringify(str3)}`);
+        return str3;
       }
     };
     var schema = [map.map, seq.seq].concat(jsonScalars, jsonError);
@@ -2611,10 +2611,10 @@ var require_binary = __commonJS({
         if (typeof node_buffer.Buffer === "function") {
           return node_buffer.Buffer.from(src, "base64");
         } else if (typeof atob === "function") {
-          const str2 = atob(src.replace(/[\n\r]/g, ""));
-          const buffer = new Uint8Array(str2.length);
-          for (let i = 0; i < str2.length; ++i)
-            buffer[i] = str2.charCodeAt(i);
+          const str3 = atob(src.replace(/[\n\r]/g, ""));
+          const buffer = new Uint8Array(str3.length);
+          for (let i = 0; i < str3.length; ++i)
+            buffer[i] = str3.charCodeAt(i);
           return buffer;
         } else {
           onError("This environment does not support reading binary tags; either Buffer or atob is required");
@@ -2625,28 +2625,28 @@ var require_binary = __commonJS({
         if (!value)
           return "";
         const buf = value;
-        let str2;
+        let str3;
         if (typeof node_buffer.Buffer === "function") {
-          str2 = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
+          str3 = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
         } else if (typeof btoa === "function") {
           let s = "";
           for (let i = 0; i < buf.length; ++i)
             s += String.fromCharCode(buf[i]);
-          str2 = btoa(s);
+          str3 = btoa(s);
         } else {
           throw new Error("This environment does not support writing binary tags; either Buffer or btoa is required");
         }
         type ?? (type = Scalar.Scalar.BLOCK_LITERAL);
         if (type !== Scalar.Scalar.QUOTE_DOUBLE) {
           const lineWidth = Math.max(ctx.options.lineWidth - ctx.indent.length, ctx.options.minContentWidth);
-          const n = Math.ceil(str2.length / lineWidth);
+          const n = Math.ceil(str3.length / lineWidth);
           const lines2 = new Array(n);
           for (let i = 0, o = 0; i < n; ++i, o += lineWidth) {
-            lines2[i] = str2.substr(o, lineWidth);
+            lines2[i] = str3.substr(o, lineWidth);
           }
-          str2 = lines2.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
+          str3 = lines2.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
         }
-        return stringifyString.stringifyString({ comment, type, value: str2 }, ctx, onComment, onChompKeep);
+        return stringifyString.stringifyString({ comment, type, value: str3 }, ctx, onComment, onChompKeep);
       }
     };
     exports2.binary = binary;
@@ -2852,7 +2852,7 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str3) => str3.slice(-3).toLowerCase() === "nan" ? NaN : str3[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -2861,7 +2861,7 @@ var require_float2 = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
-      resolve: (str2) => parseFloat(str2.replace(/_/g, "")),
+      resolve: (str3) => parseFloat(str3.replace(/_/g, "")),
       stringify(node) {
         const num2 = Number(node.value);
         return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node);
@@ -2872,11 +2872,11 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$/,
-      resolve(str2) {
-        const node = new Scalar.Scalar(parseFloat(str2.replace(/_/g, "")));
-        const dot = str2.indexOf(".");
+      resolve(str3) {
+        const node = new Scalar.Scalar(parseFloat(str3.replace(/_/g, "")));
+        const dot = str3.indexOf(".");
         if (dot !== -1) {
-          const f = str2.substring(dot + 1).replace(/_/g, "");
+          const f = str3.substring(dot + 1).replace(/_/g, "");
           if (f[f.length - 1] === "0")
             node.minFractionDigits = f.length;
         }
@@ -2896,34 +2896,34 @@ var require_int2 = __commonJS({
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    function intResolve(str2, offset, radix, { intAsBigInt }) {
-      const sign = str2[0];
+    function intResolve(str3, offset, radix, { intAsBigInt }) {
+      const sign = str3[0];
       if (sign === "-" || sign === "+")
         offset += 1;
-      str2 = str2.substring(offset).replace(/_/g, "");
+      str3 = str3.substring(offset).replace(/_/g, "");
       if (intAsBigInt) {
         switch (radix) {
           case 2:
-            str2 = `0b${str2}`;
+            str3 = `0b${str3}`;
             break;
           case 8:
-            str2 = `0o${str2}`;
+            str3 = `0o${str3}`;
             break;
           case 16:
-            str2 = `0x${str2}`;
+            str3 = `0x${str3}`;
             break;
         }
-        const n2 = BigInt(str2);
+        const n2 = BigInt(str3);
         return sign === "-" ? BigInt(-1) * n2 : n2;
       }
-      const n = parseInt(str2, radix);
+      const n = parseInt(str3, radix);
       return sign === "-" ? -1 * n : n;
     }
     function intStringify(node, radix, prefix) {
       const { value } = node;
       if (intIdentify(value)) {
-        const str2 = value.toString(radix);
-        return value < 0 ? "-" + prefix + str2.substr(1) : prefix + str2;
+        const str3 = value.toString(radix);
+        return value < 0 ? "-" + prefix + str3.substr(1) : prefix + str3;
       }
       return stringifyNumber.stringifyNumber(node);
     }
@@ -2933,7 +2933,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "BIN",
       test: /^[-+]?0b[0-1_]+$/,
-      resolve: (str2, _onError, opt) => intResolve(str2, 2, 2, opt),
+      resolve: (str3, _onError, opt) => intResolve(str3, 2, 2, opt),
       stringify: (node) => intStringify(node, 2, "0b")
     };
     var intOct = {
@@ -2942,7 +2942,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^[-+]?0[0-7_]+$/,
-      resolve: (str2, _onError, opt) => intResolve(str2, 1, 8, opt),
+      resolve: (str3, _onError, opt) => intResolve(str3, 1, 8, opt),
       stringify: (node) => intStringify(node, 8, "0")
     };
     var int = {
@@ -2950,7 +2950,7 @@ var require_int2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9][0-9_]*$/,
-      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
+      resolve: (str3, _onError, opt) => intResolve(str3, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -2959,7 +2959,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^[-+]?0x[0-9a-fA-F_]+$/,
-      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
+      resolve: (str3, _onError, opt) => intResolve(str3, 2, 16, opt),
       stringify: (node) => intStringify(node, 16, "0x")
     };
     exports2.int = int;
@@ -3063,9 +3063,9 @@ var require_timestamp = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/timestamp.js"(exports2) {
     "use strict";
     var stringifyNumber = require_stringifyNumber();
-    function parseSexagesimal(str2, asBigInt) {
-      const sign = str2[0];
-      const parts = sign === "-" || sign === "+" ? str2.substring(1) : str2;
+    function parseSexagesimal(str3, asBigInt) {
+      const sign = str3[0];
+      const parts = sign === "-" || sign === "+" ? str3.substring(1) : str3;
       const num2 = (n) => asBigInt ? BigInt(n) : Number(n);
       const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num2(60) + num2(p), num2(0));
       return sign === "-" ? num2(-1) * res : res;
@@ -3102,7 +3102,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+$/,
-      resolve: (str2, _onError, { intAsBigInt }) => parseSexagesimal(str2, intAsBigInt),
+      resolve: (str3, _onError, { intAsBigInt }) => parseSexagesimal(str3, intAsBigInt),
       stringify: stringifySexagesimal
     };
     var floatTime = {
@@ -3111,7 +3111,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*$/,
-      resolve: (str2) => parseSexagesimal(str2, false),
+      resolve: (str3) => parseSexagesimal(str3, false),
       stringify: stringifySexagesimal
     };
     var timestamp = {
@@ -3122,8 +3122,8 @@ var require_timestamp = __commonJS({
       // may be omitted altogether, resulting in a date format. In such a case, the time part is
       // assumed to be 00:00:00Z (start of day, UTC).
       test: RegExp("^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:t|T|[ \\t]+)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2}(\\.[0-9]+)?)(?:[ \\t]*(Z|[-+][012]?[0-9](?::[0-9]{2})?))?)?$"),
-      resolve(str2) {
-        const match = str2.match(timestamp.test);
+      resolve(str3) {
+        const match = str3.match(timestamp.test);
         if (!match)
           throw new Error("!!timestamp expects a date, starting with yyyy-mm-dd");
         const [, year, month, day, hour, minute, second] = match.map(Number);
@@ -3710,22 +3710,22 @@ var require_errors = __commonJS({
   "node_modules/yaml/dist/errors.js"(exports2) {
     "use strict";
     var YAMLError = class extends Error {
-      constructor(name, pos, code, message) {
+      constructor(name, pos, code2, message) {
         super();
         this.name = name;
-        this.code = code;
+        this.code = code2;
         this.message = message;
         this.pos = pos;
       }
     };
     var YAMLParseError = class extends YAMLError {
-      constructor(pos, code, message) {
-        super("YAMLParseError", pos, code, message);
+      constructor(pos, code2, message) {
+        super("YAMLParseError", pos, code2, message);
       }
     };
     var YAMLWarning = class extends YAMLError {
-      constructor(pos, code, message) {
-        super("YAMLWarning", pos, code, message);
+      constructor(pos, code2, message) {
+        super("YAMLWarning", pos, code2, message);
       }
     };
     var prettifyError = (src, lc) => (error) => {
@@ -4413,7 +4413,7 @@ var require_compose_collection = __commonJS({
       if (!tagToken || !tagName || tagName === "!" || tagName === YAMLMap.YAMLMap.tagName && expType === "map" || tagName === YAMLSeq.YAMLSeq.tagName && expType === "seq") {
         return resolveCollection(CN, ctx, token, onError, tagName);
       }
-      let tag = ctx.schema.tags.find((t) => t.tag === tagName && t.collection === expType);
+      let tag = ctx.schema.tags.find((t2) => t2.tag === tagName && t2.collection === expType);
       if (!tag) {
         const kt = ctx.schema.knownTags[tagName];
         if (kt?.collection === expType) {
@@ -4634,7 +4634,7 @@ var require_resolve_flow_scalar = __commonJS({
       const { offset, type, source, end } = scalar;
       let _type;
       let value;
-      const _onError = (rel, code, msg) => onError(offset + rel, code, msg);
+      const _onError = (rel, code2, msg) => onError(offset + rel, code2, msg);
       switch (type) {
         case "scalar":
           _type = Scalar.Scalar.PLAIN;
@@ -4832,9 +4832,9 @@ var require_resolve_flow_scalar = __commonJS({
     function parseCharCode(source, offset, length, onError) {
       const cc = source.substr(offset, length);
       const ok = cc.length === length && /^[0-9a-fA-F]+$/.test(cc);
-      const code = ok ? parseInt(cc, 16) : NaN;
+      const code2 = ok ? parseInt(cc, 16) : NaN;
       try {
-        return String.fromCodePoint(code);
+        return String.fromCodePoint(code2);
       } catch {
         const raw = source.substr(offset - 2, length + 2);
         onError(offset - 2, "BAD_DQ_ESCAPE", `Invalid escape sequence ${raw}`);
@@ -5156,12 +5156,12 @@ var require_composer = __commonJS({
         this.prelude = [];
         this.errors = [];
         this.warnings = [];
-        this.onError = (source, code, message, warning) => {
+        this.onError = (source, code2, message, warning) => {
           const pos = getErrorPos(source);
           if (warning)
-            this.warnings.push(new errors.YAMLWarning(pos, code, message));
+            this.warnings.push(new errors.YAMLWarning(pos, code2, message));
           else
-            this.errors.push(new errors.YAMLParseError(pos, code, message));
+            this.errors.push(new errors.YAMLParseError(pos, code2, message));
         };
         this.directives = new directives.Directives({ version: options.version || "1.2" });
         this.options = options;
@@ -5323,12 +5323,12 @@ var require_cst_scalar = __commonJS({
     var stringifyString = require_stringifyString();
     function resolveAsScalar(token, strict = true, onError) {
       if (token) {
-        const _onError = (pos, code, message) => {
+        const _onError = (pos, code2, message) => {
           const offset = typeof pos === "number" ? pos : Array.isArray(pos) ? pos[0] : pos.offset;
           if (onError)
-            onError(offset, code, message);
+            onError(offset, code2, message);
           else
-            throw new errors.YAMLParseError([offset, offset + 1], code, message);
+            throw new errors.YAMLParseError([offset, offset + 1], code2, message);
         };
         switch (token.type) {
           case "scalar":
@@ -7366,6 +7366,1782 @@ var require_dist = __commonJS({
   }
 });
 
+// node_modules/picomatch/lib/constants.js
+var require_constants = __commonJS({
+  "node_modules/picomatch/lib/constants.js"(exports2, module) {
+    "use strict";
+    var WIN_SLASH = "\\\\/";
+    var WIN_NO_SLASH = `[^${WIN_SLASH}]`;
+    var DEFAULT_MAX_EXTGLOB_RECURSION = 0;
+    var DOT_LITERAL = "\\.";
+    var PLUS_LITERAL = "\\+";
+    var QMARK_LITERAL = "\\?";
+    var SLASH_LITERAL = "\\/";
+    var ONE_CHAR = "(?=.)";
+    var QMARK = "[^/]";
+    var END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
+    var START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
+    var DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
+    var NO_DOT = `(?!${DOT_LITERAL})`;
+    var NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
+    var NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
+    var NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
+    var QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
+    var STAR = `${QMARK}*?`;
+    var SEP = "/";
+    var POSIX_CHARS = {
+      DOT_LITERAL,
+      PLUS_LITERAL,
+      QMARK_LITERAL,
+      SLASH_LITERAL,
+      ONE_CHAR,
+      QMARK,
+      END_ANCHOR,
+      DOTS_SLASH,
+      NO_DOT,
+      NO_DOTS,
+      NO_DOT_SLASH,
+      NO_DOTS_SLASH,
+      QMARK_NO_DOT,
+      STAR,
+      START_ANCHOR,
+      SEP
+    };
+    var WINDOWS_CHARS = {
+      ...POSIX_CHARS,
+      SLASH_LITERAL: `[${WIN_SLASH}]`,
+      QMARK: WIN_NO_SLASH,
+      STAR: `${WIN_NO_SLASH}*?`,
+      DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
+      NO_DOT: `(?!${DOT_LITERAL})`,
+      NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+      NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
+      NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+      QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
+      START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
+      END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
+      SEP: "\\"
+    };
+    var POSIX_REGEX_SOURCE = {
+      __proto__: null,
+      alnum: "a-zA-Z0-9",
+      alpha: "a-zA-Z",
+      ascii: "\\x00-\\x7F",
+      blank: " \\t",
+      cntrl: "\\x00-\\x1F\\x7F",
+      digit: "0-9",
+      graph: "\\x21-\\x7E",
+      lower: "a-z",
+      print: "\\x20-\\x7E ",
+      punct: "\\-!\"#$%&'()\\*+,./:;<=>?@[\\]^_`{|}~",
+      space: " \\t\\r\\n\\v\\f",
+      upper: "A-Z",
+      word: "A-Za-z0-9_",
+      xdigit: "A-Fa-f0-9"
+    };
+    module.exports = {
+      DEFAULT_MAX_EXTGLOB_RECURSION,
+      MAX_LENGTH: 1024 * 64,
+      POSIX_REGEX_SOURCE,
+      // regular expressions
+      REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
+      REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
+      REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
+      REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
+      REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
+      REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
+      // Replace globs with equivalent patterns to reduce parsing time.
+      REPLACEMENTS: {
+        __proto__: null,
+        "***": "*",
+        "**/**": "**",
+        "**/**/**": "**"
+      },
+      // Digits
+      CHAR_0: 48,
+      /* 0 */
+      CHAR_9: 57,
+      /* 9 */
+      // Alphabet chars.
+      CHAR_UPPERCASE_A: 65,
+      /* A */
+      CHAR_LOWERCASE_A: 97,
+      /* a */
+      CHAR_UPPERCASE_Z: 90,
+      /* Z */
+      CHAR_LOWERCASE_Z: 122,
+      /* z */
+      CHAR_LEFT_PARENTHESES: 40,
+      /* ( */
+      CHAR_RIGHT_PARENTHESES: 41,
+      /* ) */
+      CHAR_ASTERISK: 42,
+      /* * */
+      // Non-alphabetic chars.
+      CHAR_AMPERSAND: 38,
+      /* & */
+      CHAR_AT: 64,
+      /* @ */
+      CHAR_BACKWARD_SLASH: 92,
+      /* \ */
+      CHAR_CARRIAGE_RETURN: 13,
+      /* \r */
+      CHAR_CIRCUMFLEX_ACCENT: 94,
+      /* ^ */
+      CHAR_COLON: 58,
+      /* : */
+      CHAR_COMMA: 44,
+      /* , */
+      CHAR_DOT: 46,
+      /* . */
+      CHAR_DOUBLE_QUOTE: 34,
+      /* " */
+      CHAR_EQUAL: 61,
+      /* = */
+      CHAR_EXCLAMATION_MARK: 33,
+      /* ! */
+      CHAR_FORM_FEED: 12,
+      /* \f */
+      CHAR_FORWARD_SLASH: 47,
+      /* / */
+      CHAR_GRAVE_ACCENT: 96,
+      /* ` */
+      CHAR_HASH: 35,
+      /* # */
+      CHAR_HYPHEN_MINUS: 45,
+      /* - */
+      CHAR_LEFT_ANGLE_BRACKET: 60,
+      /* < */
+      CHAR_LEFT_CURLY_BRACE: 123,
+      /* { */
+      CHAR_LEFT_SQUARE_BRACKET: 91,
+      /* [ */
+      CHAR_LINE_FEED: 10,
+      /* \n */
+      CHAR_NO_BREAK_SPACE: 160,
+      /* \u00A0 */
+      CHAR_PERCENT: 37,
+      /* % */
+      CHAR_PLUS: 43,
+      /* + */
+      CHAR_QUESTION_MARK: 63,
+      /* ? */
+      CHAR_RIGHT_ANGLE_BRACKET: 62,
+      /* > */
+      CHAR_RIGHT_CURLY_BRACE: 125,
+      /* } */
+      CHAR_RIGHT_SQUARE_BRACKET: 93,
+      /* ] */
+      CHAR_SEMICOLON: 59,
+      /* ; */
+      CHAR_SINGLE_QUOTE: 39,
+      /* ' */
+      CHAR_SPACE: 32,
+      /*   */
+      CHAR_TAB: 9,
+      /* \t */
+      CHAR_UNDERSCORE: 95,
+      /* _ */
+      CHAR_VERTICAL_LINE: 124,
+      /* | */
+      CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279,
+      /* \uFEFF */
+      /**
+       * Create EXTGLOB_CHARS
+       */
+      extglobChars(chars) {
+        return {
+          "!": { type: "negate", open: "(?:(?!(?:", close: `))${chars.STAR})` },
+          "?": { type: "qmark", open: "(?:", close: ")?" },
+          "+": { type: "plus", open: "(?:", close: ")+" },
+          "*": { type: "star", open: "(?:", close: ")*" },
+          "@": { type: "at", open: "(?:", close: ")" }
+        };
+      },
+      /**
+       * Create GLOB_CHARS
+       */
+      globChars(win32) {
+        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
+      }
+    };
+  }
+});
+
+// node_modules/picomatch/lib/utils.js
+var require_utils = __commonJS({
+  "node_modules/picomatch/lib/utils.js"(exports2) {
+    "use strict";
+    var {
+      REGEX_BACKSLASH,
+      REGEX_REMOVE_BACKSLASH,
+      REGEX_SPECIAL_CHARS,
+      REGEX_SPECIAL_CHARS_GLOBAL
+    } = require_constants();
+    exports2.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
+    exports2.hasRegexChars = (str3) => REGEX_SPECIAL_CHARS.test(str3);
+    exports2.isRegexChar = (str3) => str3.length === 1 && exports2.hasRegexChars(str3);
+    exports2.escapeRegex = (str3) => str3.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
+    exports2.toPosixSlashes = (str3) => str3.replace(REGEX_BACKSLASH, "/");
+    exports2.isWindows = () => {
+      if (typeof navigator !== "undefined" && navigator.platform) {
+        const platform2 = navigator.platform.toLowerCase();
+        return platform2 === "win32" || platform2 === "windows";
+      }
+      if (typeof process !== "undefined" && process.platform) {
+        return process.platform === "win32";
+      }
+      return false;
+    };
+    exports2.removeBackslashes = (str3) => {
+      return str3.replace(REGEX_REMOVE_BACKSLASH, (match) => {
+        return match === "\\" ? "" : match;
+      });
+    };
+    exports2.escapeLast = (input, char, lastIdx) => {
+      const idx = input.lastIndexOf(char, lastIdx);
+      if (idx === -1) return input;
+      if (input[idx - 1] === "\\") return exports2.escapeLast(input, char, idx - 1);
+      return `${input.slice(0, idx)}\\${input.slice(idx)}`;
+    };
+    exports2.removePrefix = (input, state = {}) => {
+      let output = input;
+      if (output.startsWith("./")) {
+        output = output.slice(2);
+        state.prefix = "./";
+      }
+      return output;
+    };
+    exports2.wrapOutput = (input, state = {}, options = {}) => {
+      const prepend = options.contains ? "" : "^";
+      const append = options.contains ? "" : "$";
+      let output = `${prepend}(?:${input})${append}`;
+      if (state.negated === true) {
+        output = `(?:^(?!${output}).*$)`;
+      }
+      return output;
+    };
+    exports2.basename = (path12, { windows } = {}) => {
+      const segs = path12.split(windows ? /[\\/]/ : "/");
+      const last = segs[segs.length - 1];
+      if (last === "") {
+        return segs[segs.length - 2];
+      }
+      return last;
+    };
+  }
+});
+
+// node_modules/picomatch/lib/scan.js
+var require_scan = __commonJS({
+  "node_modules/picomatch/lib/scan.js"(exports2, module) {
+    "use strict";
+    var utils = require_utils();
+    var {
+      CHAR_ASTERISK,
+      /* * */
+      CHAR_AT,
+      /* @ */
+      CHAR_BACKWARD_SLASH,
+      /* \ */
+      CHAR_COMMA,
+      /* , */
+      CHAR_DOT,
+      /* . */
+      CHAR_EXCLAMATION_MARK,
+      /* ! */
+      CHAR_FORWARD_SLASH,
+      /* / */
+      CHAR_LEFT_CURLY_BRACE,
+      /* { */
+      CHAR_LEFT_PARENTHESES,
+      /* ( */
+      CHAR_LEFT_SQUARE_BRACKET,
+      /* [ */
+      CHAR_PLUS,
+      /* + */
+      CHAR_QUESTION_MARK,
+      /* ? */
+      CHAR_RIGHT_CURLY_BRACE,
+      /* } */
+      CHAR_RIGHT_PARENTHESES,
+      /* ) */
+      CHAR_RIGHT_SQUARE_BRACKET
+      /* ] */
+    } = require_constants();
+    var isPathSeparator = (code2) => {
+      return code2 === CHAR_FORWARD_SLASH || code2 === CHAR_BACKWARD_SLASH;
+    };
+    var depth = (token) => {
+      if (token.isPrefix !== true) {
+        token.depth = token.isGlobstar ? Infinity : 1;
+      }
+    };
+    var scan = (input, options) => {
+      const opts = options || {};
+      const length = input.length - 1;
+      const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
+      const slashes = [];
+      const tokens = [];
+      const parts = [];
+      let str3 = input;
+      let index = -1;
+      let start = 0;
+      let lastIndex = 0;
+      let isBrace = false;
+      let isBracket = false;
+      let isGlob = false;
+      let isExtglob = false;
+      let isGlobstar = false;
+      let braceEscaped = false;
+      let backslashes = false;
+      let negated = false;
+      let negatedExtglob = false;
+      let finished = false;
+      let braces = 0;
+      let prev;
+      let code2;
+      let token = { value: "", depth: 0, isGlob: false };
+      const eos = () => index >= length;
+      const peek = () => str3.charCodeAt(index + 1);
+      const advance = () => {
+        prev = code2;
+        return str3.charCodeAt(++index);
+      };
+      while (index < length) {
+        code2 = advance();
+        let next;
+        if (code2 === CHAR_BACKWARD_SLASH) {
+          backslashes = token.backslashes = true;
+          code2 = advance();
+          if (code2 === CHAR_LEFT_CURLY_BRACE) {
+            braceEscaped = true;
+          }
+          continue;
+        }
+        if (braceEscaped === true || code2 === CHAR_LEFT_CURLY_BRACE) {
+          braces++;
+          while (eos() !== true && (code2 = advance())) {
+            if (code2 === CHAR_BACKWARD_SLASH) {
+              backslashes = token.backslashes = true;
+              advance();
+              continue;
+            }
+            if (code2 === CHAR_LEFT_CURLY_BRACE) {
+              braces++;
+              continue;
+            }
+            if (braceEscaped !== true && code2 === CHAR_DOT && (code2 = advance()) === CHAR_DOT) {
+              isBrace = token.isBrace = true;
+              isGlob = token.isGlob = true;
+              finished = true;
+              if (scanToEnd === true) {
+                continue;
+              }
+              break;
+            }
+            if (braceEscaped !== true && code2 === CHAR_COMMA) {
+              isBrace = token.isBrace = true;
+              isGlob = token.isGlob = true;
+              finished = true;
+              if (scanToEnd === true) {
+                continue;
+              }
+              break;
+            }
+            if (code2 === CHAR_RIGHT_CURLY_BRACE) {
+              braces--;
+              if (braces === 0) {
+                braceEscaped = false;
+                isBrace = token.isBrace = true;
+                finished = true;
+                break;
+              }
+            }
+          }
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code2 === CHAR_FORWARD_SLASH) {
+          slashes.push(index);
+          tokens.push(token);
+          token = { value: "", depth: 0, isGlob: false };
+          if (finished === true) continue;
+          if (prev === CHAR_DOT && index === start + 1) {
+            start += 2;
+            continue;
+          }
+          lastIndex = index + 1;
+          continue;
+        }
+        if (opts.noext !== true) {
+          const isExtglobChar = code2 === CHAR_PLUS || code2 === CHAR_AT || code2 === CHAR_ASTERISK || code2 === CHAR_QUESTION_MARK || code2 === CHAR_EXCLAMATION_MARK;
+          if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
+            isGlob = token.isGlob = true;
+            isExtglob = token.isExtglob = true;
+            finished = true;
+            if (code2 === CHAR_EXCLAMATION_MARK && index === start) {
+              negatedExtglob = true;
+            }
+            if (scanToEnd === true) {
+              let parens = 0;
+              while (eos() !== true && (code2 = advance())) {
+                if (code2 === CHAR_BACKWARD_SLASH) {
+                  backslashes = token.backslashes = true;
+                  advance();
+                  continue;
+                }
+                if (code2 === CHAR_LEFT_PARENTHESES) {
+                  parens++;
+                  continue;
+                }
+                if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+                  finished = true;
+                  break;
+                }
+              }
+              continue;
+            }
+            break;
+          }
+        }
+        if (code2 === CHAR_ASTERISK) {
+          if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
+          isGlob = token.isGlob = true;
+          finished = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code2 === CHAR_QUESTION_MARK) {
+          isGlob = token.isGlob = true;
+          finished = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code2 === CHAR_LEFT_SQUARE_BRACKET) {
+          while (eos() !== true && (next = advance())) {
+            if (next === CHAR_BACKWARD_SLASH) {
+              backslashes = token.backslashes = true;
+              advance();
+              continue;
+            }
+            if (next === CHAR_RIGHT_SQUARE_BRACKET) {
+              isBracket = token.isBracket = true;
+              isGlob = token.isGlob = true;
+              finished = true;
+              break;
+            }
+          }
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (opts.nonegate !== true && code2 === CHAR_EXCLAMATION_MARK && index === start) {
+          negated = token.negated = true;
+          start++;
+          continue;
+        }
+        if (opts.noparen !== true && code2 === CHAR_LEFT_PARENTHESES) {
+          isGlob = token.isGlob = true;
+          if (scanToEnd === true) {
+            let parens = 1;
+            while (eos() !== true && (code2 = advance())) {
+              if (code2 === CHAR_BACKWARD_SLASH) {
+                backslashes = token.backslashes = true;
+                advance();
+                continue;
+              }
+              if (code2 === CHAR_LEFT_PARENTHESES) {
+                parens++;
+                continue;
+              }
+              if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+                finished = true;
+                break;
+              }
+            }
+            continue;
+          }
+          break;
+        }
+        if (isGlob === true) {
+          finished = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+      }
+      if (opts.noext === true) {
+        isExtglob = false;
+        isGlob = false;
+      }
+      let base = str3;
+      let prefix = "";
+      let glob = "";
+      if (start > 0) {
+        prefix = str3.slice(0, start);
+        str3 = str3.slice(start);
+        lastIndex -= start;
+      }
+      if (base && isGlob === true && lastIndex > 0) {
+        base = str3.slice(0, lastIndex);
+        glob = str3.slice(lastIndex);
+      } else if (isGlob === true) {
+        base = "";
+        glob = str3;
+      } else {
+        base = str3;
+      }
+      if (base && base !== "" && base !== "/" && base !== str3) {
+        if (isPathSeparator(base.charCodeAt(base.length - 1))) {
+          base = base.slice(0, -1);
+        }
+      }
+      if (opts.unescape === true) {
+        if (glob) glob = utils.removeBackslashes(glob);
+        if (base && backslashes === true) {
+          base = utils.removeBackslashes(base);
+        }
+      }
+      const state = {
+        prefix,
+        input,
+        start,
+        base,
+        glob,
+        isBrace,
+        isBracket,
+        isGlob,
+        isExtglob,
+        isGlobstar,
+        negated,
+        negatedExtglob
+      };
+      if (opts.tokens === true) {
+        state.maxDepth = 0;
+        if (!isPathSeparator(code2)) {
+          tokens.push(token);
+        }
+        state.tokens = tokens;
+      }
+      if (opts.parts === true || opts.tokens === true) {
+        let prevIndex;
+        for (let idx = 0; idx < slashes.length; idx++) {
+          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start;
+          const i = slashes[idx];
+          const value2 = input.slice(n2, i);
+          if (opts.tokens) {
+            if (idx === 0 && start !== 0) {
+              tokens[idx].isPrefix = true;
+              tokens[idx].value = prefix;
+            } else {
+              tokens[idx].value = value2;
+            }
+            depth(tokens[idx]);
+            state.maxDepth += tokens[idx].depth;
+          }
+          if (i >= start) {
+            parts.push(value2);
+            prevIndex = i;
+          }
+        }
+        const n = prevIndex !== void 0 ? prevIndex + 1 : start;
+        const value = input.slice(n);
+        parts.push(value);
+        if (opts.tokens && prevIndex && prevIndex + 1 < input.length) {
+          tokens[tokens.length - 1].value = value;
+          depth(tokens[tokens.length - 1]);
+          state.maxDepth += tokens[tokens.length - 1].depth;
+        }
+        state.slashes = slashes;
+        state.parts = parts;
+      }
+      return state;
+    };
+    module.exports = scan;
+  }
+});
+
+// node_modules/picomatch/lib/parse.js
+var require_parse = __commonJS({
+  "node_modules/picomatch/lib/parse.js"(exports2, module) {
+    "use strict";
+    var constants3 = require_constants();
+    var utils = require_utils();
+    var {
+      MAX_LENGTH,
+      POSIX_REGEX_SOURCE,
+      REGEX_NON_SPECIAL_CHARS,
+      REGEX_SPECIAL_CHARS_BACKREF,
+      REPLACEMENTS
+    } = constants3;
+    var expandRange = (args, options) => {
+      if (typeof options.expandRange === "function") {
+        return options.expandRange(...args, options);
+      }
+      args.sort();
+      const value = `[${args.join("-")}]`;
+      try {
+        new RegExp(value);
+      } catch (ex) {
+        return args.map((v) => utils.escapeRegex(v)).join("..");
+      }
+      return value;
+    };
+    var syntaxError = (type, char) => {
+      return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
+    };
+    var splitTopLevel = (input) => {
+      const parts = [];
+      let bracket = 0;
+      let paren = 0;
+      let quote = 0;
+      let value = "";
+      let escaped = false;
+      for (const ch of input) {
+        if (escaped === true) {
+          value += ch;
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          value += ch;
+          escaped = true;
+          continue;
+        }
+        if (ch === '"') {
+          quote = quote === 1 ? 0 : 1;
+          value += ch;
+          continue;
+        }
+        if (quote === 0) {
+          if (ch === "[") {
+            bracket++;
+          } else if (ch === "]" && bracket > 0) {
+            bracket--;
+          } else if (bracket === 0) {
+            if (ch === "(") {
+              paren++;
+            } else if (ch === ")" && paren > 0) {
+              paren--;
+            } else if (ch === "|" && paren === 0) {
+              parts.push(value);
+              value = "";
+              continue;
+            }
+          }
+        }
+        value += ch;
+      }
+      parts.push(value);
+      return parts;
+    };
+    var isPlainBranch = (branch) => {
+      let escaped = false;
+      for (const ch of branch) {
+        if (escaped === true) {
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          escaped = true;
+          continue;
+        }
+        if (/[?*+@!()[\]{}]/.test(ch)) {
+          return false;
+        }
+      }
+      return true;
+    };
+    var normalizeSimpleBranch = (branch) => {
+      let value = branch.trim();
+      let changed = true;
+      while (changed === true) {
+        changed = false;
+        if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
+          value = value.slice(2, -1);
+          changed = true;
+        }
+      }
+      if (!isPlainBranch(value)) {
+        return;
+      }
+      return value.replace(/\\(.)/g, "$1");
+    };
+    var hasRepeatedCharPrefixOverlap = (branches) => {
+      const values = branches.map(normalizeSimpleBranch).filter(Boolean);
+      for (let i = 0; i < values.length; i++) {
+        for (let j = i + 1; j < values.length; j++) {
+          const a = values[i];
+          const b = values[j];
+          const char = a[0];
+          if (!char || a !== char.repeat(a.length) || b !== char.repeat(b.length)) {
+            continue;
+          }
+          if (a === b || a.startsWith(b) || b.startsWith(a)) {
+            return true;
+          }
+        }
+      }
+      return false;
+    };
+    var parseRepeatedExtglob = (pattern, requireEnd = true) => {
+      if (pattern[0] !== "+" && pattern[0] !== "*" || pattern[1] !== "(") {
+        return;
+      }
+      let bracket = 0;
+      let paren = 0;
+      let quote = 0;
+      let escaped = false;
+      for (let i = 1; i < pattern.length; i++) {
+        const ch = pattern[i];
+        if (escaped === true) {
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          escaped = true;
+          continue;
+        }
+        if (ch === '"') {
+          quote = quote === 1 ? 0 : 1;
+          continue;
+        }
+        if (quote === 1) {
+          continue;
+        }
+        if (ch === "[") {
+          bracket++;
+          continue;
+        }
+        if (ch === "]" && bracket > 0) {
+          bracket--;
+          continue;
+        }
+        if (bracket > 0) {
+          continue;
+        }
+        if (ch === "(") {
+          paren++;
+          continue;
+        }
+        if (ch === ")") {
+          paren--;
+          if (paren === 0) {
+            if (requireEnd === true && i !== pattern.length - 1) {
+              return;
+            }
+            return {
+              type: pattern[0],
+              body: pattern.slice(2, i),
+              end: i
+            };
+          }
+        }
+      }
+    };
+    var buildCharClassStar = (chars) => {
+      const source = chars.length === 1 ? utils.escapeRegex(chars[0]) : `[${chars.map((ch) => utils.escapeRegex(ch)).join("")}]`;
+      return `${source}*`;
+    };
+    var getStarExtglobSequenceChars = (pattern) => {
+      let index = 0;
+      const chars = [];
+      while (index < pattern.length) {
+        const match = parseRepeatedExtglob(pattern.slice(index), false);
+        if (!match || match.type !== "*") {
+          return;
+        }
+        const branches = splitTopLevel(match.body).map((branch2) => branch2.trim());
+        if (branches.length !== 1) {
+          return;
+        }
+        const branch = normalizeSimpleBranch(branches[0]);
+        if (!branch || branch.length !== 1) {
+          return;
+        }
+        chars.push(branch);
+        index += match.end + 1;
+      }
+      if (chars.length < 1) {
+        return;
+      }
+      return chars;
+    };
+    var repeatedExtglobRecursion = (pattern) => {
+      let depth = 0;
+      let value = pattern.trim();
+      let match = parseRepeatedExtglob(value);
+      while (match) {
+        depth++;
+        value = match.body.trim();
+        match = parseRepeatedExtglob(value);
+      }
+      return depth;
+    };
+    var analyzeRepeatedExtglob = (body, options) => {
+      if (options.maxExtglobRecursion === false) {
+        return { risky: false };
+      }
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants3.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const branches = splitTopLevel(body).map((branch) => branch.trim());
+      if (branches.length > 1) {
+        if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
+          return { risky: true };
+        }
+      }
+      const safeChars = [];
+      let sawStarSequence = false;
+      let combinable = true;
+      for (const branch of branches) {
+        const chars = getStarExtglobSequenceChars(branch);
+        if (chars) {
+          sawStarSequence = true;
+          safeChars.push(...chars);
+          continue;
+        }
+        const literal = normalizeSimpleBranch(branch);
+        if (literal && literal.length === 1) {
+          safeChars.push(literal);
+          continue;
+        }
+        combinable = false;
+        if (repeatedExtglobRecursion(branch) > max) {
+          return { risky: true };
+        }
+      }
+      if (sawStarSequence) {
+        return combinable ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) } : { risky: true };
+      }
+      return { risky: false };
+    };
+    var parse2 = (input, options) => {
+      if (typeof input !== "string") {
+        throw new TypeError("Expected a string");
+      }
+      input = REPLACEMENTS[input] || input;
+      const opts = { ...options };
+      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+      let len = input.length;
+      if (len > max) {
+        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+      }
+      const bos = { type: "bos", value: "", output: opts.prepend || "" };
+      const tokens = [bos];
+      const capture = opts.capture ? "" : "?:";
+      const PLATFORM_CHARS = constants3.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants3.extglobChars(PLATFORM_CHARS);
+      const {
+        DOT_LITERAL,
+        PLUS_LITERAL,
+        SLASH_LITERAL,
+        ONE_CHAR,
+        DOTS_SLASH,
+        NO_DOT,
+        NO_DOT_SLASH,
+        NO_DOTS_SLASH,
+        QMARK,
+        QMARK_NO_DOT,
+        STAR,
+        START_ANCHOR
+      } = PLATFORM_CHARS;
+      const globstar = (opts2) => {
+        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+      };
+      const nodot = opts.dot ? "" : NO_DOT;
+      const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
+      let star = opts.bash === true ? globstar(opts) : STAR;
+      if (opts.capture) {
+        star = `(${star})`;
+      }
+      if (typeof opts.noext === "boolean") {
+        opts.noextglob = opts.noext;
+      }
+      const state = {
+        input,
+        index: -1,
+        start: 0,
+        dot: opts.dot === true,
+        consumed: "",
+        output: "",
+        prefix: "",
+        backtrack: false,
+        negated: false,
+        brackets: 0,
+        braces: 0,
+        parens: 0,
+        quotes: 0,
+        globstar: false,
+        tokens
+      };
+      input = utils.removePrefix(input, state);
+      len = input.length;
+      const extglobs = [];
+      const braces = [];
+      const stack = [];
+      let prev = bos;
+      let value;
+      const eos = () => state.index === len - 1;
+      const peek = state.peek = (n = 1) => input[state.index + n];
+      const advance = state.advance = () => input[++state.index] || "";
+      const remaining = () => input.slice(state.index + 1);
+      const consume = (value2 = "", num2 = 0) => {
+        state.consumed += value2;
+        state.index += num2;
+      };
+      const append = (token) => {
+        state.output += token.output != null ? token.output : token.value;
+        consume(token.value);
+      };
+      const negate = () => {
+        let count = 1;
+        while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
+          advance();
+          state.start++;
+          count++;
+        }
+        if (count % 2 === 0) {
+          return false;
+        }
+        state.negated = true;
+        state.start++;
+        return true;
+      };
+      const increment = (type) => {
+        state[type]++;
+        stack.push(type);
+      };
+      const decrement = (type) => {
+        state[type]--;
+        stack.pop();
+      };
+      const push = (tok) => {
+        if (prev.type === "globstar") {
+          const isBrace = state.braces > 0 && (tok.type === "comma" || tok.type === "brace");
+          const isExtglob = tok.extglob === true || extglobs.length && (tok.type === "pipe" || tok.type === "paren");
+          if (tok.type !== "slash" && tok.type !== "paren" && !isBrace && !isExtglob) {
+            state.output = state.output.slice(0, -prev.output.length);
+            prev.type = "star";
+            prev.value = "*";
+            prev.output = star;
+            state.output += prev.output;
+          }
+        }
+        if (extglobs.length && tok.type !== "paren") {
+          extglobs[extglobs.length - 1].inner += tok.value;
+        }
+        if (tok.value || tok.output) append(tok);
+        if (prev && prev.type === "text" && tok.type === "text") {
+          prev.output = (prev.output || prev.value) + tok.value;
+          prev.value += tok.value;
+          return;
+        }
+        tok.prev = prev;
+        tokens.push(tok);
+        prev = tok;
+      };
+      const extglobOpen = (type, value2) => {
+        const token = { ...EXTGLOB_CHARS[value2], conditions: 1, inner: "" };
+        token.prev = prev;
+        token.parens = state.parens;
+        token.output = state.output;
+        token.startIndex = state.index;
+        token.tokensIndex = tokens.length;
+        const output = (opts.capture ? "(" : "") + token.open;
+        increment("parens");
+        push({ type, value: value2, output: state.output ? "" : ONE_CHAR });
+        push({ type: "paren", extglob: true, value: advance(), output });
+        extglobs.push(token);
+      };
+      const extglobClose = (token) => {
+        const literal = input.slice(token.startIndex, state.index + 1);
+        const body = input.slice(token.startIndex + 2, state.index);
+        const analysis = analyzeRepeatedExtglob(body, opts);
+        if ((token.type === "plus" || token.type === "star") && analysis.risky) {
+          const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
+          const open = tokens[token.tokensIndex];
+          open.type = "text";
+          open.value = literal;
+          open.output = safeOutput || utils.escapeRegex(literal);
+          for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
+            tokens[i].value = "";
+            tokens[i].output = "";
+            delete tokens[i].suffix;
+          }
+          state.output = token.output + open.output;
+          state.backtrack = true;
+          push({ type: "paren", extglob: true, value, output: "" });
+          decrement("parens");
+          return;
+        }
+        let output = token.close + (opts.capture ? ")" : "");
+        let rest;
+        if (token.type === "negate") {
+          let extglobStar = star;
+          if (token.inner && token.inner.length > 1 && token.inner.includes("/")) {
+            extglobStar = globstar(opts);
+          }
+          if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
+            output = token.close = `)$))${extglobStar}`;
+          }
+          if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
+            const expression = parse2(rest, { ...options, fastpaths: false }).output;
+            output = token.close = `)${expression})${extglobStar})`;
+          }
+          if (token.prev.type === "bos") {
+            state.negatedExtglob = true;
+          }
+        }
+        push({ type: "paren", extglob: true, value, output });
+        decrement("parens");
+      };
+      if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input)) {
+        let backslashes = false;
+        let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc, chars, first, rest, index) => {
+          if (first === "\\") {
+            backslashes = true;
+            return m;
+          }
+          if (first === "?") {
+            if (esc) {
+              return esc + first + (rest ? QMARK.repeat(rest.length) : "");
+            }
+            if (index === 0) {
+              return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
+            }
+            return QMARK.repeat(chars.length);
+          }
+          if (first === ".") {
+            return DOT_LITERAL.repeat(chars.length);
+          }
+          if (first === "*") {
+            if (esc) {
+              return esc + first + (rest ? star : "");
+            }
+            return star;
+          }
+          return esc ? m : `\\${m}`;
+        });
+        if (backslashes === true) {
+          if (opts.unescape === true) {
+            output = output.replace(/\\/g, "");
+          } else {
+            output = output.replace(/\\+/g, (m) => {
+              return m.length % 2 === 0 ? "\\\\" : m ? "\\" : "";
+            });
+          }
+        }
+        if (output === input && opts.contains === true) {
+          state.output = input;
+          return state;
+        }
+        state.output = utils.wrapOutput(output, state, options);
+        return state;
+      }
+      while (!eos()) {
+        value = advance();
+        if (value === "\0") {
+          continue;
+        }
+        if (value === "\\") {
+          const next = peek();
+          if (next === "/" && opts.bash !== true) {
+            continue;
+          }
+          if (next === "." || next === ";") {
+            continue;
+          }
+          if (!next) {
+            value += "\\";
+            push({ type: "text", value });
+            continue;
+          }
+          const match = /^\\+/.exec(remaining());
+          let slashes = 0;
+          if (match && match[0].length > 2) {
+            slashes = match[0].length;
+            state.index += slashes;
+            if (slashes % 2 !== 0) {
+              value += "\\";
+            }
+          }
+          if (opts.unescape === true) {
+            value = advance();
+          } else {
+            value += advance();
+          }
+          if (state.brackets === 0) {
+            push({ type: "text", value });
+            continue;
+          }
+        }
+        if (state.brackets > 0 && (value !== "]" || prev.value === "[" || prev.value === "[^")) {
+          if (opts.posix !== false && value === ":") {
+            const inner = prev.value.slice(1);
+            if (inner.includes("[")) {
+              prev.posix = true;
+              if (inner.includes(":")) {
+                const idx = prev.value.lastIndexOf("[");
+                const pre = prev.value.slice(0, idx);
+                const rest2 = prev.value.slice(idx + 2);
+                const posix3 = POSIX_REGEX_SOURCE[rest2];
+                if (posix3) {
+                  prev.value = pre + posix3;
+                  state.backtrack = true;
+                  advance();
+                  if (!bos.output && tokens.indexOf(prev) === 1) {
+                    bos.output = ONE_CHAR;
+                  }
+                  continue;
+                }
+              }
+            }
+          }
+          if (value === "[" && peek() !== ":" || value === "-" && peek() === "]") {
+            value = `\\${value}`;
+          }
+          if (value === "]" && (prev.value === "[" || prev.value === "[^")) {
+            value = `\\${value}`;
+          }
+          if (opts.posix === true && value === "!" && prev.value === "[") {
+            value = "^";
+          }
+          prev.value += value;
+          append({ value });
+          continue;
+        }
+        if (state.quotes === 1 && value !== '"') {
+          value = utils.escapeRegex(value);
+          prev.value += value;
+          append({ value });
+          continue;
+        }
+        if (value === '"') {
+          state.quotes = state.quotes === 1 ? 0 : 1;
+          if (opts.keepQuotes === true) {
+            push({ type: "text", value });
+          }
+          continue;
+        }
+        if (value === "(") {
+          increment("parens");
+          push({ type: "paren", value });
+          continue;
+        }
+        if (value === ")") {
+          if (state.parens === 0 && opts.strictBrackets === true) {
+            throw new SyntaxError(syntaxError("opening", "("));
+          }
+          const extglob = extglobs[extglobs.length - 1];
+          if (extglob && state.parens === extglob.parens + 1) {
+            extglobClose(extglobs.pop());
+            continue;
+          }
+          push({ type: "paren", value, output: state.parens ? ")" : "\\)" });
+          decrement("parens");
+          continue;
+        }
+        if (value === "[") {
+          if (opts.nobracket === true || !remaining().includes("]")) {
+            if (opts.nobracket !== true && opts.strictBrackets === true) {
+              throw new SyntaxError(syntaxError("closing", "]"));
+            }
+            value = `\\${value}`;
+          } else {
+            increment("brackets");
+          }
+          push({ type: "bracket", value });
+          continue;
+        }
+        if (value === "]") {
+          if (opts.nobracket === true || prev && prev.type === "bracket" && prev.value.length === 1) {
+            push({ type: "text", value, output: `\\${value}` });
+            continue;
+          }
+          if (state.brackets === 0) {
+            if (opts.strictBrackets === true) {
+              throw new SyntaxError(syntaxError("opening", "["));
+            }
+            push({ type: "text", value, output: `\\${value}` });
+            continue;
+          }
+          decrement("brackets");
+          const prevValue = prev.value.slice(1);
+          if (prev.posix !== true && prevValue[0] === "^" && !prevValue.includes("/")) {
+            value = `/${value}`;
+          }
+          prev.value += value;
+          append({ value });
+          if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
+            continue;
+          }
+          const escaped = utils.escapeRegex(prev.value);
+          state.output = state.output.slice(0, -prev.value.length);
+          if (opts.literalBrackets === true) {
+            state.output += escaped;
+            prev.value = escaped;
+            continue;
+          }
+          prev.value = `(${capture}${escaped}|${prev.value})`;
+          state.output += prev.value;
+          continue;
+        }
+        if (value === "{" && opts.nobrace !== true) {
+          increment("braces");
+          const open = {
+            type: "brace",
+            value,
+            output: "(",
+            outputIndex: state.output.length,
+            tokensIndex: state.tokens.length
+          };
+          braces.push(open);
+          push(open);
+          continue;
+        }
+        if (value === "}") {
+          const brace = braces[braces.length - 1];
+          if (opts.nobrace === true || !brace) {
+            push({ type: "text", value, output: value });
+            continue;
+          }
+          let output = ")";
+          if (brace.dots === true) {
+            const arr = tokens.slice();
+            const range = [];
+            for (let i = arr.length - 1; i >= 0; i--) {
+              tokens.pop();
+              if (arr[i].type === "brace") {
+                break;
+              }
+              if (arr[i].type !== "dots") {
+                range.unshift(arr[i].value);
+              }
+            }
+            output = expandRange(range, opts);
+            state.backtrack = true;
+          }
+          if (brace.comma !== true && brace.dots !== true) {
+            const out = state.output.slice(0, brace.outputIndex);
+            const toks = state.tokens.slice(brace.tokensIndex);
+            brace.value = brace.output = "\\{";
+            value = output = "\\}";
+            state.output = out;
+            for (const t2 of toks) {
+              state.output += t2.output || t2.value;
+            }
+          }
+          push({ type: "brace", value, output });
+          decrement("braces");
+          braces.pop();
+          continue;
+        }
+        if (value === "|") {
+          if (extglobs.length > 0) {
+            extglobs[extglobs.length - 1].conditions++;
+          }
+          push({ type: "text", value });
+          continue;
+        }
+        if (value === ",") {
+          let output = value;
+          const brace = braces[braces.length - 1];
+          if (brace && stack[stack.length - 1] === "braces") {
+            brace.comma = true;
+            output = "|";
+          }
+          push({ type: "comma", value, output });
+          continue;
+        }
+        if (value === "/") {
+          if (prev.type === "dot" && state.index === state.start + 1) {
+            state.start = state.index + 1;
+            state.consumed = "";
+            state.output = "";
+            tokens.pop();
+            prev = bos;
+            continue;
+          }
+          push({ type: "slash", value, output: SLASH_LITERAL });
+          continue;
+        }
+        if (value === ".") {
+          if (state.braces > 0 && prev.type === "dot") {
+            if (prev.value === ".") prev.output = DOT_LITERAL;
+            const brace = braces[braces.length - 1];
+            prev.type = "dots";
+            prev.output += value;
+            prev.value += value;
+            brace.dots = true;
+            continue;
+          }
+          if (state.braces + state.parens === 0 && prev.type !== "bos" && prev.type !== "slash") {
+            push({ type: "text", value, output: DOT_LITERAL });
+            continue;
+          }
+          push({ type: "dot", value, output: DOT_LITERAL });
+          continue;
+        }
+        if (value === "?") {
+          const isGroup = prev && prev.value === "(";
+          if (!isGroup && opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            extglobOpen("qmark", value);
+            continue;
+          }
+          if (prev && prev.type === "paren") {
+            const next = peek();
+            let output = value;
+            if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
+              output = `\\${value}`;
+            }
+            push({ type: "text", value, output });
+            continue;
+          }
+          if (opts.dot !== true && (prev.type === "slash" || prev.type === "bos")) {
+            push({ type: "qmark", value, output: QMARK_NO_DOT });
+            continue;
+          }
+          push({ type: "qmark", value, output: QMARK });
+          continue;
+        }
+        if (value === "!") {
+          if (opts.noextglob !== true && peek() === "(") {
+            if (peek(2) !== "?" || !/[!=<:]/.test(peek(3))) {
+              extglobOpen("negate", value);
+              continue;
+            }
+          }
+          if (opts.nonegate !== true && state.index === 0) {
+            negate();
+            continue;
+          }
+        }
+        if (value === "+") {
+          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            extglobOpen("plus", value);
+            continue;
+          }
+          if (prev && prev.value === "(" || opts.regex === false) {
+            push({ type: "plus", value, output: PLUS_LITERAL });
+            continue;
+          }
+          if (prev && (prev.type === "bracket" || prev.type === "paren" || prev.type === "brace") || state.parens > 0) {
+            push({ type: "plus", value });
+            continue;
+          }
+          push({ type: "plus", value: PLUS_LITERAL });
+          continue;
+        }
+        if (value === "@") {
+          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            push({ type: "at", extglob: true, value, output: "" });
+            continue;
+          }
+          push({ type: "text", value });
+          continue;
+        }
+        if (value !== "*") {
+          if (value === "$" || value === "^") {
+            value = `\\${value}`;
+          }
+          const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
+          if (match) {
+            value += match[0];
+            state.index += match[0].length;
+          }
+          push({ type: "text", value });
+          continue;
+        }
+        if (prev && (prev.type === "globstar" || prev.star === true)) {
+          prev.type = "star";
+          prev.star = true;
+          prev.value += value;
+          prev.output = star;
+          state.backtrack = true;
+          state.globstar = true;
+          consume(value);
+          continue;
+        }
+        let rest = remaining();
+        if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
+          extglobOpen("star", value);
+          continue;
+        }
+        if (prev.type === "star") {
+          if (opts.noglobstar === true) {
+            consume(value);
+            continue;
+          }
+          const prior = prev.prev;
+          const before = prior.prev;
+          const isStart = prior.type === "slash" || prior.type === "bos";
+          const afterStar = before && (before.type === "star" || before.type === "globstar");
+          if (opts.bash === true && (!isStart || rest[0] && rest[0] !== "/")) {
+            push({ type: "star", value, output: "" });
+            continue;
+          }
+          const isBrace = state.braces > 0 && (prior.type === "comma" || prior.type === "brace");
+          const isExtglob = extglobs.length && (prior.type === "pipe" || prior.type === "paren");
+          if (!isStart && prior.type !== "paren" && !isBrace && !isExtglob) {
+            push({ type: "star", value, output: "" });
+            continue;
+          }
+          while (rest.slice(0, 3) === "/**") {
+            const after = input[state.index + 4];
+            if (after && after !== "/") {
+              break;
+            }
+            rest = rest.slice(3);
+            consume("/**", 3);
+          }
+          const isEnd = eos() || state.parens > 0 && rest === ")".repeat(state.parens) && !extglobs.some((extglob) => extglob.type === "negate");
+          if (prior.type === "bos" && eos()) {
+            prev.type = "globstar";
+            prev.value += value;
+            prev.output = globstar(opts);
+            state.output = prev.output;
+            state.globstar = true;
+            consume(value);
+            continue;
+          }
+          if (prior.type === "slash" && prior.prev.type !== "bos" && !afterStar && isEnd) {
+            state.output = state.output.slice(0, -(prior.output + prev.output).length);
+            prior.output = `(?:${prior.output}`;
+            prev.type = "globstar";
+            prev.output = globstar(opts) + (opts.strictSlashes ? ")" : "|$)");
+            prev.value += value;
+            state.globstar = true;
+            state.output += prior.output + prev.output;
+            consume(value);
+            continue;
+          }
+          if (prior.type === "slash" && prior.prev.type !== "bos" && rest[0] === "/") {
+            const end = rest[1] !== void 0 ? "|$" : "";
+            state.output = state.output.slice(0, -(prior.output + prev.output).length);
+            prior.output = `(?:${prior.output}`;
+            prev.type = "globstar";
+            prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
+            prev.value += value;
+            state.output += prior.output + prev.output;
+            state.globstar = true;
+            consume(value + advance());
+            push({ type: "slash", value: "/", output: "" });
+            continue;
+          }
+          if (prior.type === "bos" && rest[0] === "/") {
+            prev.type = "globstar";
+            prev.value += value;
+            prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
+            state.output = prev.output;
+            state.globstar = true;
+            consume(value + advance());
+            push({ type: "slash", value: "/", output: "" });
+            continue;
+          }
+          state.output = state.output.slice(0, -prev.output.length);
+          prev.type = "globstar";
+          prev.output = globstar(opts);
+          prev.value += value;
+          state.output += prev.output;
+          state.globstar = true;
+          consume(value);
+          continue;
+        }
+        const token = { type: "star", value, output: star };
+        if (opts.bash === true) {
+          token.output = ".*?";
+          if (prev.type === "bos" || prev.type === "slash") {
+            token.output = nodot + token.output;
+          }
+          push(token);
+          continue;
+        }
+        if (prev && (prev.type === "bracket" || prev.type === "paren") && opts.regex === true) {
+          token.output = value;
+          push(token);
+          continue;
+        }
+        if (state.index === state.start || prev.type === "slash" || prev.type === "dot") {
+          if (prev.type === "dot") {
+            state.output += NO_DOT_SLASH;
+            prev.output += NO_DOT_SLASH;
+          } else if (opts.dot === true) {
+            state.output += NO_DOTS_SLASH;
+            prev.output += NO_DOTS_SLASH;
+          } else {
+            state.output += nodot;
+            prev.output += nodot;
+          }
+          if (peek() !== "*") {
+            state.output += ONE_CHAR;
+            prev.output += ONE_CHAR;
+          }
+        }
+        push(token);
+      }
+      while (state.brackets > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "]"));
+        state.output = utils.escapeLast(state.output, "[");
+        decrement("brackets");
+      }
+      while (state.parens > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", ")"));
+        state.output = utils.escapeLast(state.output, "(");
+        decrement("parens");
+      }
+      while (state.braces > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "}"));
+        state.output = utils.escapeLast(state.output, "{");
+        decrement("braces");
+      }
+      if (opts.strictSlashes !== true && (prev.type === "star" || prev.type === "bracket")) {
+        push({ type: "maybe_slash", value: "", output: `${SLASH_LITERAL}?` });
+      }
+      if (state.backtrack === true) {
+        state.output = "";
+        for (const token of state.tokens) {
+          state.output += token.output != null ? token.output : token.value;
+          if (token.suffix) {
+            state.output += token.suffix;
+          }
+        }
+      }
+      return state;
+    };
+    parse2.fastpaths = (input, options) => {
+      const opts = { ...options };
+      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+      const len = input.length;
+      if (len > max) {
+        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+      }
+      input = REPLACEMENTS[input] || input;
+      const {
+        DOT_LITERAL,
+        SLASH_LITERAL,
+        ONE_CHAR,
+        DOTS_SLASH,
+        NO_DOT,
+        NO_DOTS,
+        NO_DOTS_SLASH,
+        STAR,
+        START_ANCHOR
+      } = constants3.globChars(opts.windows);
+      const nodot = opts.dot ? NO_DOTS : NO_DOT;
+      const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
+      const capture = opts.capture ? "" : "?:";
+      const state = { negated: false, prefix: "" };
+      let star = opts.bash === true ? ".*?" : STAR;
+      if (opts.capture) {
+        star = `(${star})`;
+      }
+      const globstar = (opts2) => {
+        if (opts2.noglobstar === true) return star;
+        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+      };
+      const create = (str3) => {
+        switch (str3) {
+          case "*":
+            return `${nodot}${ONE_CHAR}${star}`;
+          case ".*":
+            return `${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "*.*":
+            return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "*/*":
+            return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
+          case "**":
+            return nodot + globstar(opts);
+          case "**/*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
+          case "**/*.*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "**/.*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
+          default: {
+            const match = /^(.*?)\.(\w+)$/.exec(str3);
+            if (!match) return;
+            const source2 = create(match[1]);
+            if (!source2) return;
+            return source2 + DOT_LITERAL + match[2];
+          }
+        }
+      };
+      const output = utils.removePrefix(input, state);
+      let source = create(output);
+      if (source && opts.strictSlashes !== true) {
+        source += `${SLASH_LITERAL}?`;
+      }
+      return source;
+    };
+    module.exports = parse2;
+  }
+});
+
+// node_modules/picomatch/lib/picomatch.js
+var require_picomatch = __commonJS({
+  "node_modules/picomatch/lib/picomatch.js"(exports2, module) {
+    "use strict";
+    var scan = require_scan();
+    var parse2 = require_parse();
+    var utils = require_utils();
+    var constants3 = require_constants();
+    var isObject = (val) => val && typeof val === "object" && !Array.isArray(val);
+    var picomatch3 = (glob, options, returnState = false) => {
+      if (Array.isArray(glob)) {
+        const fns = glob.map((input) => picomatch3(input, options, returnState));
+        const arrayMatcher = (str3) => {
+          for (const isMatch of fns) {
+            const state2 = isMatch(str3);
+            if (state2) return state2;
+          }
+          return false;
+        };
+        return arrayMatcher;
+      }
+      const isState = isObject(glob) && glob.tokens && glob.input;
+      if (glob === "" || typeof glob !== "string" && !isState) {
+        throw new TypeError("Expected pattern to be a non-empty string");
+      }
+      const opts = options || {};
+      const posix3 = opts.windows;
+      const regex = isState ? picomatch3.compileRe(glob, options) : picomatch3.makeRe(glob, options, false, true);
+      const state = regex.state;
+      delete regex.state;
+      let isIgnored = () => false;
+      if (opts.ignore) {
+        const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
+        isIgnored = picomatch3(opts.ignore, ignoreOpts, returnState);
+      }
+      const matcher2 = (input, returnObject = false) => {
+        const { isMatch, match, output } = picomatch3.test(input, regex, options, { glob, posix: posix3 });
+        const result = { glob, state, regex, posix: posix3, input, output, match, isMatch };
+        if (typeof opts.onResult === "function") {
+          opts.onResult(result);
+        }
+        if (isMatch === false) {
+          result.isMatch = false;
+          return returnObject ? result : false;
+        }
+        if (isIgnored(input)) {
+          if (typeof opts.onIgnore === "function") {
+            opts.onIgnore(result);
+          }
+          result.isMatch = false;
+          return returnObject ? result : false;
+        }
+        if (typeof opts.onMatch === "function") {
+          opts.onMatch(result);
+        }
+        return returnObject ? result : true;
+      };
+      if (returnState) {
+        matcher2.state = state;
+      }
+      return matcher2;
+    };
+    picomatch3.test = (input, regex, options, { glob, posix: posix3 } = {}) => {
+      if (typeof input !== "string") {
+        throw new TypeError("Expected input to be a string");
+      }
+      if (input === "") {
+        return { isMatch: false, output: "" };
+      }
+      const opts = options || {};
+      const format = opts.format || (posix3 ? utils.toPosixSlashes : null);
+      let match = input === glob;
+      let output = match && format ? format(input) : input;
+      if (match === false) {
+        output = format ? format(input) : input;
+        match = output === glob;
+      }
+      if (match === false || opts.capture === true) {
+        if (opts.matchBase === true || opts.basename === true) {
+          match = picomatch3.matchBase(input, regex, options, posix3);
+        } else {
+          match = regex.exec(output);
+        }
+      }
+      return { isMatch: Boolean(match), match, output };
+    };
+    picomatch3.matchBase = (input, glob, options, posix3 = options && options.windows) => {
+      const regex = glob instanceof RegExp ? glob : picomatch3.makeRe(glob, options);
+      return regex.test(utils.basename(input, { windows: posix3 }));
+    };
+    picomatch3.isMatch = (str3, patterns, options) => picomatch3(patterns, options)(str3);
+    picomatch3.parse = (pattern, options) => {
+      if (Array.isArray(pattern)) return pattern.map((p) => picomatch3.parse(p, options));
+      return parse2(pattern, { ...options, fastpaths: false });
+    };
+    picomatch3.scan = (input, options) => scan(input, options);
+    picomatch3.compileRe = (state, options, returnOutput = false, returnState = false) => {
+      if (returnOutput === true) {
+        return state.output;
+      }
+      const opts = options || {};
+      const prepend = opts.contains ? "" : "^";
+      const append = opts.contains ? "" : "$";
+      let source = `${prepend}(?:${state.output})${append}`;
+      if (state && state.negated === true) {
+        source = `^(?!${source}).*$`;
+      }
+      const regex = picomatch3.toRegex(source, options);
+      if (returnState === true) {
+        regex.state = state;
+      }
+      return regex;
+    };
+    picomatch3.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
+      if (!input || typeof input !== "string") {
+        throw new TypeError("Expected a non-empty string");
+      }
+      let parsed = { negated: false, fastpaths: true };
+      if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
+        parsed.output = parse2.fastpaths(input, options);
+      }
+      if (!parsed.output) {
+        parsed = parse2(input, options);
+      }
+      return picomatch3.compileRe(parsed, options, returnOutput, returnState);
+    };
+    picomatch3.toRegex = (source, options) => {
+      try {
+        const opts = options || {};
+        return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
+      } catch (err) {
+        if (options && options.debug === true) throw err;
+        return /$^/;
+      }
+    };
+    picomatch3.constants = constants3;
+    module.exports = picomatch3;
+  }
+});
+
+// node_modules/picomatch/index.js
+var require_picomatch2 = __commonJS({
+  "node_modules/picomatch/index.js"(exports2, module) {
+    "use strict";
+    var pico = require_picomatch();
+    var utils = require_utils();
+    function picomatch3(glob, options, returnState = false) {
+      if (options && (options.windows === null || options.windows === void 0)) {
+        options = { ...options, windows: utils.isWindows() };
+      }
+      return pico(glob, options, returnState);
+    }
+    Object.assign(picomatch3, pico);
+    module.exports = picomatch3;
+  }
+});
+
 // node_modules/@balena/dockerignore/ignore.js
 var require_ignore = __commonJS({
   "node_modules/@balena/dockerignore/ignore.js"(exports2, module) {
@@ -8069,9 +9845,9 @@ var require_text_decoder = __commonJS({
 var require_errors2 = __commonJS({
   "node_modules/streamx/lib/errors.js"(exports2, module) {
     module.exports = class StreamError extends Error {
-      constructor(msg, code, fn = StreamError) {
+      constructor(msg, code2, fn = StreamError) {
         super(msg);
-        this.code = code;
+        this.code = code2;
         if (Error.captureStackTrace) {
           Error.captureStackTrace(this, fn);
         }
@@ -9149,7 +10925,7 @@ var require_headers = __commonJS({
     var USTAR_VER = b4a.from([ZERO_OFFSET, ZERO_OFFSET]);
     var GNU_MAGIC = b4a.from([117, 115, 116, 97, 114, 32]);
     var GNU_VER = b4a.from([32, 0]);
-    var MASK = 4095;
+    var MASK2 = 4095;
     var MAGIC_OFFSET = 257;
     var VERSION_OFFSET = 263;
     exports2.decodeLongPath = function decodeLongPath(buf, encoding) {
@@ -9197,7 +10973,7 @@ var require_headers = __commonJS({
       if (b4a.byteLength(name) > 100 || b4a.byteLength(prefix) > 155) return null;
       if (opts.linkname && b4a.byteLength(opts.linkname) > 100) return null;
       b4a.write(buf, name);
-      b4a.write(buf, encodeOct(opts.mode & MASK, 6), 100);
+      b4a.write(buf, encodeOct(opts.mode & MASK2, 6), 100);
       b4a.write(buf, encodeOct(opts.uid, 6), 108);
       b4a.write(buf, encodeOct(opts.gid, 6), 116);
       encodeSize(opts.size, buf, 124);
@@ -9391,11 +11167,11 @@ var require_headers = __commonJS({
     function decodeStr(val, offset, length, encoding) {
       return b4a.toString(val.subarray(offset, indexOf(val, 0, offset, offset + length)), encoding);
     }
-    function addLength(str2) {
-      const len = b4a.byteLength(str2);
+    function addLength(str3) {
+      const len = b4a.byteLength(str3);
       let digits = Math.floor(Math.log(len) / Math.log(10)) + 1;
       if (len + digits >= Math.pow(10, digits)) digits++;
-      return len + digits + str2;
+      return len + digits + str3;
     }
   }
 });
@@ -9745,7 +11521,7 @@ var require_extract = __commonJS({
 });
 
 // node_modules/tar-stream/constants.js
-var require_constants = __commonJS({
+var require_constants2 = __commonJS({
   "node_modules/tar-stream/constants.js"(exports2, module) {
     var constants3 = {
       // just for envs without fs
@@ -9769,7 +11545,7 @@ var require_pack = __commonJS({
   "node_modules/tar-stream/pack.js"(exports2, module) {
     var { Readable, Writable: Writable2, getStreamError } = require_streamx();
     var b4a = require_b4a();
-    var constants3 = require_constants();
+    var constants3 = require_constants2();
     var headers = require_headers();
     var DMODE = 493;
     var FMODE = 420;
@@ -10007,7 +11783,7 @@ var require_tar_stream = __commonJS({
 });
 
 // node_modules/docker-modem/lib/utils.js
-var require_utils = __commonJS({
+var require_utils2 = __commonJS({
   "node_modules/docker-modem/lib/utils.js"(exports2, module) {
     var arr = [];
     var each2 = arr.forEach;
@@ -10038,7 +11814,7 @@ var require_http = __commonJS({
     var nativeHttps = __require("https");
     var nativeHttp = __require("http");
     var url = __require("url");
-    var utils = require_utils();
+    var utils = require_utils2();
     var maxRedirects = module.exports.maxRedirects = 5;
     var protocols = {
       https: nativeHttps,
@@ -10338,9 +12114,9 @@ var require_reader = __commonJS({
       this._offset = o;
       if (this.length === 0)
         return retbuf ? Buffer3.alloc(0) : "";
-      var str2 = this._buf.slice(this._offset, this._offset + this.length);
+      var str3 = this._buf.slice(this._offset, this._offset + this.length);
       this._offset += this.length;
-      return retbuf ? str2 : str2.toString("utf8");
+      return retbuf ? str3 : str3.toString("utf8");
     };
     Reader.prototype.readOID = function(tag) {
       if (!tag)
@@ -10521,40 +12297,40 @@ var require_writer = __commonJS({
         tag = ASN1.OID;
       if (!/^([0-9]+\.){3,}[0-9]+$/.test(s))
         throw new Error("argument is not a valid OID string");
-      function encodeOctet(bytes2, octet) {
+      function encodeOctet(bytes3, octet) {
         if (octet < 128) {
-          bytes2.push(octet);
+          bytes3.push(octet);
         } else if (octet < 16384) {
-          bytes2.push(octet >>> 7 | 128);
-          bytes2.push(octet & 127);
+          bytes3.push(octet >>> 7 | 128);
+          bytes3.push(octet & 127);
         } else if (octet < 2097152) {
-          bytes2.push(octet >>> 14 | 128);
-          bytes2.push((octet >>> 7 | 128) & 255);
-          bytes2.push(octet & 127);
+          bytes3.push(octet >>> 14 | 128);
+          bytes3.push((octet >>> 7 | 128) & 255);
+          bytes3.push(octet & 127);
         } else if (octet < 268435456) {
-          bytes2.push(octet >>> 21 | 128);
-          bytes2.push((octet >>> 14 | 128) & 255);
-          bytes2.push((octet >>> 7 | 128) & 255);
-          bytes2.push(octet & 127);
+          bytes3.push(octet >>> 21 | 128);
+          bytes3.push((octet >>> 14 | 128) & 255);
+          bytes3.push((octet >>> 7 | 128) & 255);
+          bytes3.push(octet & 127);
         } else {
-          bytes2.push((octet >>> 28 | 128) & 255);
-          bytes2.push((octet >>> 21 | 128) & 255);
-          bytes2.push((octet >>> 14 | 128) & 255);
-          bytes2.push((octet >>> 7 | 128) & 255);
-          bytes2.push(octet & 127);
+          bytes3.push((octet >>> 28 | 128) & 255);
+          bytes3.push((octet >>> 21 | 128) & 255);
+          bytes3.push((octet >>> 14 | 128) & 255);
+          bytes3.push((octet >>> 7 | 128) & 255);
+          bytes3.push(octet & 127);
         }
       }
       var tmp = s.split(".");
-      var bytes = [];
-      bytes.push(parseInt(tmp[0], 10) * 40 + parseInt(tmp[1], 10));
+      var bytes2 = [];
+      bytes2.push(parseInt(tmp[0], 10) * 40 + parseInt(tmp[1], 10));
       tmp.slice(2).forEach(function(b) {
-        encodeOctet(bytes, parseInt(b, 10));
+        encodeOctet(bytes2, parseInt(b, 10));
       });
       var self2 = this;
-      this._ensure(2 + bytes.length);
+      this._ensure(2 + bytes2.length);
       this.writeByte(tag);
-      this.writeLength(bytes.length);
-      bytes.forEach(function(b) {
+      this.writeLength(bytes2.length);
+      bytes2.forEach(function(b) {
         self2.writeByte(b);
       });
     };
@@ -10647,11 +12423,11 @@ var require_ber = __commonJS({
       Reader,
       Writer
     };
-    for (t in types) {
-      if (types.hasOwnProperty(t))
-        module.exports[t] = types[t];
+    for (t2 in types) {
+      if (types.hasOwnProperty(t2))
+        module.exports[t2] = types[t2];
     }
-    var t;
+    var t2;
     for (e in errors) {
       if (errors.hasOwnProperty(e))
         module.exports[e] = errors[e];
@@ -11065,13 +12841,13 @@ var require_nacl_fast = __commonJS({
         this.pad[6] = key[28] & 255 | (key[29] & 255) << 8;
         this.pad[7] = key[30] & 255 | (key[31] & 255) << 8;
       };
-      poly1305.prototype.blocks = function(m, mpos, bytes) {
+      poly1305.prototype.blocks = function(m, mpos, bytes2) {
         var hibit = this.fin ? 0 : 1 << 11;
         var t0, t1, t2, t3, t4, t5, t6, t7, c;
         var d0, d1, d2, d3, d4, d5, d6, d7, d8, d9;
         var h0 = this.h[0], h1 = this.h[1], h2 = this.h[2], h3 = this.h[3], h4 = this.h[4], h5 = this.h[5], h6 = this.h[6], h7 = this.h[7], h8 = this.h[8], h9 = this.h[9];
         var r0 = this.r[0], r1 = this.r[1], r2 = this.r[2], r3 = this.r[3], r4 = this.r[4], r5 = this.r[5], r6 = this.r[6], r7 = this.r[7], r8 = this.r[8], r9 = this.r[9];
-        while (bytes >= 16) {
+        while (bytes2 >= 16) {
           t0 = m[mpos + 0] & 255 | (m[mpos + 1] & 255) << 8;
           h0 += t0 & 8191;
           t1 = m[mpos + 2] & 255 | (m[mpos + 3] & 255) << 8;
@@ -11257,7 +13033,7 @@ var require_nacl_fast = __commonJS({
           h8 = d8;
           h9 = d9;
           mpos += 16;
-          bytes -= 16;
+          bytes2 -= 16;
         }
         this.h[0] = h0;
         this.h[1] = h1;
@@ -11338,15 +13114,15 @@ var require_nacl_fast = __commonJS({
         mac[macpos + 14] = this.h[7] >>> 0 & 255;
         mac[macpos + 15] = this.h[7] >>> 8 & 255;
       };
-      poly1305.prototype.update = function(m, mpos, bytes) {
+      poly1305.prototype.update = function(m, mpos, bytes2) {
         var i, want;
         if (this.leftover) {
           want = 16 - this.leftover;
-          if (want > bytes)
-            want = bytes;
+          if (want > bytes2)
+            want = bytes2;
           for (i = 0; i < want; i++)
             this.buffer[this.leftover + i] = m[mpos + i];
-          bytes -= want;
+          bytes2 -= want;
           mpos += want;
           this.leftover += want;
           if (this.leftover < 16)
@@ -11354,16 +13130,16 @@ var require_nacl_fast = __commonJS({
           this.blocks(this.buffer, 0, 16);
           this.leftover = 0;
         }
-        if (bytes >= 16) {
-          want = bytes - bytes % 16;
+        if (bytes2 >= 16) {
+          want = bytes2 - bytes2 % 16;
           this.blocks(m, mpos, want);
           mpos += want;
-          bytes -= want;
+          bytes2 -= want;
         }
-        if (bytes) {
-          for (i = 0; i < bytes; i++)
+        if (bytes2) {
+          for (i = 0; i < bytes2; i++)
             this.buffer[this.leftover + i] = m[mpos + i];
-          this.leftover += bytes;
+          this.leftover += bytes2;
         }
       };
       function crypto_onetimeauth(out, outpos, m, mpos, n, k) {
@@ -11409,34 +13185,34 @@ var require_nacl_fast = __commonJS({
         o[0] += c - 1 + 37 * (c - 1);
       }
       function sel25519(p, q, b) {
-        var t, c = ~(b - 1);
+        var t2, c = ~(b - 1);
         for (var i = 0; i < 16; i++) {
-          t = c & (p[i] ^ q[i]);
-          p[i] ^= t;
-          q[i] ^= t;
+          t2 = c & (p[i] ^ q[i]);
+          p[i] ^= t2;
+          q[i] ^= t2;
         }
       }
       function pack25519(o, n) {
         var i, j, b;
-        var m = gf(), t = gf();
-        for (i = 0; i < 16; i++) t[i] = n[i];
-        car25519(t);
-        car25519(t);
-        car25519(t);
+        var m = gf(), t2 = gf();
+        for (i = 0; i < 16; i++) t2[i] = n[i];
+        car25519(t2);
+        car25519(t2);
+        car25519(t2);
         for (j = 0; j < 2; j++) {
-          m[0] = t[0] - 65517;
+          m[0] = t2[0] - 65517;
           for (i = 1; i < 15; i++) {
-            m[i] = t[i] - 65535 - (m[i - 1] >> 16 & 1);
+            m[i] = t2[i] - 65535 - (m[i - 1] >> 16 & 1);
             m[i - 1] &= 65535;
           }
-          m[15] = t[15] - 32767 - (m[14] >> 16 & 1);
+          m[15] = t2[15] - 32767 - (m[14] >> 16 & 1);
           b = m[15] >> 16 & 1;
           m[14] &= 65535;
-          sel25519(t, m, 1 - b);
+          sel25519(t2, m, 1 - b);
         }
         for (i = 0; i < 16; i++) {
-          o[2 * i] = t[i] & 255;
-          o[2 * i + 1] = t[i] >> 8;
+          o[2 * i] = t2[i] & 255;
+          o[2 * i + 1] = t2[i] >> 8;
         }
       }
       function neq25519(a, b) {
@@ -12454,13 +14230,13 @@ var require_nacl_fast = __commonJS({
         return 0;
       }
       function add(p, q) {
-        var a = gf(), b = gf(), c = gf(), d = gf(), e = gf(), f = gf(), g = gf(), h = gf(), t = gf();
+        var a = gf(), b = gf(), c = gf(), d = gf(), e = gf(), f = gf(), g = gf(), h = gf(), t2 = gf();
         Z(a, p[1], p[0]);
-        Z(t, q[1], q[0]);
-        M(a, a, t);
+        Z(t2, q[1], q[0]);
+        M(a, a, t2);
         A(b, p[0], p[1]);
-        A(t, q[0], q[1]);
-        M(b, b, t);
+        A(t2, q[0], q[1]);
+        M(b, b, t2);
         M(c, p[3], q[3]);
         M(c, c, D2);
         M(d, p[2], q[2]);
@@ -12584,7 +14360,7 @@ var require_nacl_fast = __commonJS({
         return smlen;
       }
       function unpackneg(r, p) {
-        var t = gf(), chk = gf(), num2 = gf(), den = gf(), den2 = gf(), den4 = gf(), den6 = gf();
+        var t2 = gf(), chk = gf(), num2 = gf(), den = gf(), den2 = gf(), den4 = gf(), den6 = gf();
         set25519(r[2], gf1);
         unpack25519(r[1], p);
         S(num2, r[1]);
@@ -12594,13 +14370,13 @@ var require_nacl_fast = __commonJS({
         S(den2, den);
         S(den4, den2);
         M(den6, den4, den2);
-        M(t, den6, num2);
-        M(t, t, den);
-        pow2523(t, t);
-        M(t, t, num2);
-        M(t, t, den);
-        M(t, t, den);
-        M(r[0], t, den);
+        M(t2, den6, num2);
+        M(t2, t2, den);
+        pow2523(t2, t2);
+        M(t2, t2, num2);
+        M(t2, t2, den);
+        M(t2, t2, den);
+        M(r[0], t2, den);
         S(chk, r[0]);
         M(chk, chk, den);
         if (neq25519(chk, num2)) M(r[0], r[0], I);
@@ -12613,7 +14389,7 @@ var require_nacl_fast = __commonJS({
       }
       function crypto_sign_open(m, sm, n, pk) {
         var i, mlen;
-        var t = new Uint8Array(32), h = new Uint8Array(64);
+        var t2 = new Uint8Array(32), h = new Uint8Array(64);
         var p = [gf(), gf(), gf(), gf()], q = [gf(), gf(), gf(), gf()];
         mlen = -1;
         if (n < 64) return -1;
@@ -12625,9 +14401,9 @@ var require_nacl_fast = __commonJS({
         scalarmult(p, q, h);
         scalarbase(q, sm.subarray(32));
         add(p, q);
-        pack2(t, p);
+        pack2(t2, p);
         n -= 64;
-        if (crypto_verify_32(sm, 0, t, 0)) {
+        if (crypto_verify_32(sm, 0, t2, 0)) {
           for (i = 0; i < n; i++) m[i] = 0;
           return -1;
         }
@@ -12686,10 +14462,10 @@ var require_nacl_fast = __commonJS({
         if (sk.length !== crypto_box_SECRETKEYBYTES) throw new Error("bad secret key size");
       }
       function checkArrayTypes() {
-        var t, i;
+        var t2, i;
         for (i = 0; i < arguments.length; i++) {
-          if ((t = Object.prototype.toString.call(arguments[i])) !== "[object Uint8Array]")
-            throw new TypeError("unexpected type " + t + ", use Uint8Array");
+          if ((t2 = Object.prototype.toString.call(arguments[i])) !== "[object Uint8Array]")
+            throw new TypeError("unexpected type " + t2 + ", use Uint8Array");
         }
       }
       function cleanup(arr) {
@@ -13968,9 +15744,9 @@ var require_bcrypt_pbkdf = __commonJS({
         x[1] ^= F(this.S, x8, 0) ^ this.P[i];
         x[0] ^= F(this.S, x8, 4) ^ this.P[i + 1];
       }
-      var t = x[0];
+      var t2 = x[0];
       x[0] = x[1] ^ this.P[17];
-      x[1] = t;
+      x[1] = t2;
     };
     Blowfish.prototype.decipher = function(x) {
       var x8 = new Uint8Array(x.buffer);
@@ -13981,9 +15757,9 @@ var require_bcrypt_pbkdf = __commonJS({
         x[1] ^= F(this.S, x8, 0) ^ this.P[i];
         x[0] ^= F(this.S, x8, 4) ^ this.P[i - 1];
       }
-      var t = x[0];
+      var t2 = x[0];
       x[0] = x[1] ^ this.P[0];
-      x[1] = t;
+      x[1] = t2;
     };
     function stream2word(data, databytes) {
       var i, temp = 0;
@@ -14153,7 +15929,7 @@ var require_cpu_features = __commonJS({
 });
 
 // node_modules/ssh2/lib/protocol/constants.js
-var require_constants2 = __commonJS({
+var require_constants3 = __commonJS({
   "node_modules/ssh2/lib/protocol/constants.js"(exports2, module) {
     "use strict";
     var crypto = __require("crypto");
@@ -14545,7 +16321,7 @@ var require_constants2 = __commonJS({
 });
 
 // node_modules/ssh2/lib/protocol/utils.js
-var require_utils2 = __commonJS({
+var require_utils3 = __commonJS({
   "node_modules/ssh2/lib/protocol/utils.js"(exports2, module) {
     "use strict";
     var Ber = require_lib().Ber;
@@ -14692,7 +16468,7 @@ var require_utils2 = __commonJS({
       doFatalError: (protocol, msg, level, reason) => {
         let err;
         if (DISCONNECT_REASON === void 0)
-          ({ DISCONNECT_REASON } = require_constants2());
+          ({ DISCONNECT_REASON } = require_constants3());
         if (msg instanceof Error) {
           err = msg;
           if (typeof level !== "number")
@@ -15016,9 +16792,9 @@ var require_poly1305 = __commonJS({
             return p;
           } }, l = N(a), A = [];
           a = 0;
-          if (e) for (var t = 0; t < e.length; t++) {
-            var aa = f[d[t]];
-            aa ? (0 === a && (a = da()), A[t] = aa(e[t])) : A[t] = e[t];
+          if (e) for (var t2 = 0; t2 < e.length; t2++) {
+            var aa = f[d[t2]];
+            aa ? (0 === a && (a = da()), A[t2] = aa(e[t2])) : A[t2] = e[t2];
           }
           d = l.apply(null, A);
           d = (function(g) {
@@ -15132,10 +16908,10 @@ var require_poly1305 = __commonJS({
             var A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=".indexOf(a.charAt(d++));
             e = e << 2 | f >> 4;
             f = (f & 15) << 4 | l >> 2;
-            var t = (l & 3) << 6 | A;
+            var t2 = (l & 3) << 6 | A;
             c += String.fromCharCode(e);
             64 !== l && (c += String.fromCharCode(f));
-            64 !== A && (c += String.fromCharCode(t));
+            64 !== A && (c += String.fromCharCode(t2));
           } while (d < a.length);
           return c;
         };
@@ -15307,7 +17083,7 @@ var require_crypto = __commonJS({
       randomFillSync,
       timingSafeEqual
     } = __require("crypto");
-    var { readUInt32BE, writeUInt32BE } = require_utils2();
+    var { readUInt32BE, writeUInt32BE } = require_utils3();
     var FastBuffer = Buffer[Symbol.species];
     var MAX_SEQNO = 2 ** 32 - 1;
     var EMPTY_BUFFER = Buffer.alloc(0);
@@ -16627,7 +18403,7 @@ var require_keyParser = __commonJS({
     var {
       createDecipheriv,
       createECDH,
-      createHash: createHash5,
+      createHash: createHash6,
       createHmac,
       createSign,
       createVerify,
@@ -16639,14 +18415,14 @@ var require_keyParser = __commonJS({
     var { Ber } = require_lib();
     var bcrypt_pbkdf = require_bcrypt_pbkdf().pbkdf;
     var { CIPHER_INFO } = require_crypto();
-    var { eddsaSupported, SUPPORTED_CIPHER } = require_constants2();
+    var { eddsaSupported, SUPPORTED_CIPHER } = require_constants3();
     var {
       bufferSlice,
       makeBufferParser,
       readString,
       readUInt32BE,
       writeUInt32BE
-    } = require_utils2();
+    } = require_utils3();
     var SYM_HASH_ALGO = /* @__PURE__ */ Symbol("Hash Algorithm");
     var SYM_PRIV_PEM = /* @__PURE__ */ Symbol("Private key PEM");
     var SYM_PUB_PEM = /* @__PURE__ */ Symbol("Public key PEM");
@@ -17141,8 +18917,8 @@ ${formatted}-----END ${type} KEY-----`;
         return keys;
       };
       const regexp = /^-----BEGIN OPENSSH PRIVATE KEY-----(?:\r\n|\n)([\s\S]+)(?:\r\n|\n)-----END OPENSSH PRIVATE KEY-----$/;
-      OpenSSH_Private.parse = (str2, passphrase) => {
-        const m = regexp.exec(str2);
+      OpenSSH_Private.parse = (str3, passphrase) => {
+        const m = regexp.exec(str3);
         if (m === null)
           return null;
         let ret;
@@ -17277,8 +19053,8 @@ ${formatted}-----END ${type} KEY-----`;
     OpenSSH_Old_Private.prototype = BaseKey;
     {
       const regexp = /^-----BEGIN (RSA|DSA|EC) PRIVATE KEY-----(?:\r\n|\n)((?:[^:]+:\s*[\S].*(?:\r\n|\n))*)([\s\S]+)(?:\r\n|\n)-----END (RSA|DSA|EC) PRIVATE KEY-----$/;
-      OpenSSH_Old_Private.parse = (str2, passphrase) => {
-        const m = regexp.exec(str2);
+      OpenSSH_Old_Private.parse = (str3, passphrase) => {
+        const m = regexp.exec(str3);
         if (m === null)
           return null;
         let privBlob = Buffer.from(m[3], "base64");
@@ -17315,11 +19091,11 @@ ${formatted}-----END ${type} KEY-----`;
                 );
               }
               const ivSlice = bufferSlice(cipherIV, 0, 8);
-              let cipherKey = createHash5("md5").update(passphrase).update(ivSlice).digest();
+              let cipherKey = createHash6("md5").update(passphrase).update(ivSlice).digest();
               while (cipherKey.length < encInfo.keyLen) {
                 cipherKey = combineBuffers(
                   cipherKey,
-                  createHash5("md5").update(cipherKey).update(passphrase).update(ivSlice).digest()
+                  createHash6("md5").update(cipherKey).update(passphrase).update(ivSlice).digest()
                 );
               }
               if (cipherKey.length > encInfo.keyLen)
@@ -17469,8 +19245,8 @@ ${formatted}-----END ${type} KEY-----`;
       const PPK_PP1 = Buffer.from([0, 0, 0, 0]);
       const PPK_PP2 = Buffer.from([0, 0, 0, 1]);
       const regexp = /^PuTTY-User-Key-File-2: (ssh-(?:rsa|dss))\r?\nEncryption: (aes256-cbc|none)\r?\nComment: ([^\r\n]*)\r?\nPublic-Lines: \d+\r?\n([\s\S]+?)\r?\nPrivate-Lines: \d+\r?\n([\s\S]+?)\r?\nPrivate-MAC: ([^\r\n]+)/;
-      PPK_Private.parse = (str2, passphrase) => {
-        const m = regexp.exec(str2);
+      PPK_Private.parse = (str3, passphrase) => {
+        const m = regexp.exec(str3);
         if (m === null)
           return null;
         const cipherName = m[2];
@@ -17484,8 +19260,8 @@ ${formatted}-----END ${type} KEY-----`;
         if (encrypted) {
           const encInfo = CIPHER_INFO[cipherName];
           let cipherKey = combineBuffers(
-            createHash5("sha1").update(PPK_PP1).update(passphrase).digest(),
-            createHash5("sha1").update(PPK_PP2).update(passphrase).digest()
+            createHash6("sha1").update(PPK_PP1).update(passphrase).digest(),
+            createHash6("sha1").update(PPK_PP2).update(passphrase).digest()
           );
           if (cipherKey.length > encInfo.keyLen)
             cipherKey = bufferSlice(cipherKey, 0, encInfo.keyLen);
@@ -17525,7 +19301,7 @@ ${formatted}-----END ${type} KEY-----`;
           passphrase = EMPTY_PASSPHRASE;
         const calcMAC = createHmac(
           "sha1",
-          createHash5("sha1").update("putty-private-key-file-mac-key").update(passphrase).digest()
+          createHash6("sha1").update("putty-private-key-file-mac-key").update(passphrase).digest()
         ).update(macData).digest("hex");
         if (calcMAC !== mac) {
           if (encrypted) {
@@ -17614,8 +19390,8 @@ ${formatted}-----END ${type} KEY-----`;
         regexp = /^(((?:ssh-(?:rsa|dss|ed25519))|ecdsa-sha2-nistp(?:256|384|521))(?:-cert-v0[01]@openssh.com)?) ([A-Z0-9a-z/+=]+)(?:$|\s+([\S].*)?)$/;
       else
         regexp = /^(((?:ssh-(?:rsa|dss))|ecdsa-sha2-nistp(?:256|384|521))(?:-cert-v0[01]@openssh.com)?) ([A-Z0-9a-z/+=]+)(?:$|\s+([\S].*)?)$/;
-      OpenSSH_Public.parse = (str2) => {
-        const m = regexp.exec(str2);
+      OpenSSH_Public.parse = (str3) => {
+        const m = regexp.exec(str3);
         if (m === null)
           return null;
         const fullType = m[1];
@@ -17643,8 +19419,8 @@ ${formatted}-----END ${type} KEY-----`;
       const RE_DATA = /^[A-Z0-9a-z/+=\r\n]+$/;
       const RE_HEADER = /^([\x21-\x39\x3B-\x7E]{1,64}): ((?:[^\\]*\\\r?\n)*[^\r\n]+)\r?\n/gm;
       const RE_HEADER_ENDS = /\\\r?\n/g;
-      RFC4716_Public.parse = (str2) => {
-        let m = regexp.exec(str2);
+      RFC4716_Public.parse = (str3) => {
+        let m = regexp.exec(str3);
         if (m === null)
           return null;
         const body = m[1];
@@ -17876,7 +19652,7 @@ var require_agent = __commonJS({
       readUInt32BE,
       writeUInt32BE,
       writeUInt32LE
-    } = require_utils2();
+    } = require_utils3();
     function once(cb) {
       let called = false;
       return (...args) => {
@@ -18054,10 +19830,10 @@ var require_agent = __commonJS({
             error = err;
             cb(error);
           });
-          proc.on("close", (code) => {
+          proc.on("close", (code2) => {
             this.proc = void 0;
             if (!error) {
-              if (error = ERROR[code])
+              if (error = ERROR[code2])
                 return cb(error);
               cb();
             }
@@ -18711,11 +20487,11 @@ var require_zlib = __commonJS({
     function processCallback() {
       throw new Error("Should not get here");
     }
-    function zlibOnError(message, errno, code) {
+    function zlibOnError(message, errno, code2) {
       const self2 = this._owner;
       const error = new Error(message);
       error.errno = errno;
-      error.code = code;
+      error.code = code2;
       self2._err = error;
     }
     function _close(engine) {
@@ -18923,13 +20699,13 @@ var require_handlers_misc = __commonJS({
       doFatalError,
       sigSSHToASN1,
       writeUInt32BE
-    } = require_utils2();
+    } = require_utils3();
     var {
       CHANNEL_OPEN_FAILURE,
       COMPAT,
       MESSAGE,
       TERMINAL_MODE
-    } = require_constants2();
+    } = require_constants3();
     var {
       parseKey
     } = require_keyParser();
@@ -19847,7 +21623,7 @@ var require_kex = __commonJS({
       createDiffieHellman,
       createDiffieHellmanGroup,
       createECDH,
-      createHash: createHash5,
+      createHash: createHash6,
       createPublicKey,
       diffieHellman,
       generateKeyPairSync,
@@ -19864,7 +21640,7 @@ var require_kex = __commonJS({
       DEFAULT_COMPRESSION,
       DISCONNECT_REASON,
       MESSAGE
-    } = require_constants2();
+    } = require_constants3();
     var {
       CIPHER_INFO,
       createCipher,
@@ -19880,7 +21656,7 @@ var require_kex = __commonJS({
       FastBuffer,
       sigSSHToASN1,
       writeUInt32BE
-    } = require_utils2();
+    } = require_utils3();
     var {
       PacketReader,
       PacketWriter,
@@ -20273,7 +22049,7 @@ var require_kex = __commonJS({
               DISCONNECT_REASON.KEY_EXCHANGE_FAILED
             );
           }
-          const hash = createHash5(this.hashName);
+          const hash = createHash6(this.hashName);
           hashString(hash, isServer ? this._remoteIdentRaw : this._identRaw);
           hashString(hash, isServer ? this._identRaw : this._remoteIdentRaw);
           hashString(hash, isServer ? this._remoteKexinit : this._kexinit);
@@ -21281,9 +23057,9 @@ var require_kex = __commonJS({
     function generateKEXVal(len, hashName, secret, exchangeHash, sessionID, char) {
       let ret;
       if (len) {
-        let digest = createHash5(hashName).update(secret).update(exchangeHash).update(char).update(sessionID).digest();
+        let digest = createHash6(hashName).update(secret).update(exchangeHash).update(char).update(sessionID).digest();
         while (digest.length < len) {
-          const chunk = createHash5(hashName).update(secret).update(exchangeHash).update(digest).digest();
+          const chunk = createHash6(hashName).update(secret).update(exchangeHash).update(digest).digest();
           const extended = Buffer.allocUnsafe(digest.length + chunk.length);
           extended.set(digest, 0);
           extended.set(chunk, digest.length);
@@ -21494,7 +23270,7 @@ var require_Protocol = __commonJS({
       MESSAGE,
       SIGNALS,
       TERMINAL_MODE
-    } = require_constants2();
+    } = require_constants3();
     var {
       DEFAULT_KEXINIT_CLIENT,
       DEFAULT_KEXINIT_SERVER,
@@ -21513,7 +23289,7 @@ var require_Protocol = __commonJS({
       convertSignature,
       sendPacket,
       writeUInt32BE
-    } = require_utils2();
+    } = require_utils3();
     var {
       PacketReader,
       PacketWriter,
@@ -23003,7 +24779,7 @@ var require_Protocol = __commonJS({
     }
     function modesToBytes(modes) {
       const keys = Object.keys(modes);
-      const bytes = Buffer.allocUnsafe(5 * keys.length + 1);
+      const bytes2 = Buffer.allocUnsafe(5 * keys.length + 1);
       let b = 0;
       for (let i = 0; i < keys.length; ++i) {
         const key = keys[i];
@@ -23014,17 +24790,17 @@ var require_Protocol = __commonJS({
           continue;
         const val = modes[key];
         if (typeof val === "number" && isFinite(val)) {
-          bytes[b++] = opcode;
-          bytes[b++] = val >>> 24;
-          bytes[b++] = val >>> 16;
-          bytes[b++] = val >>> 8;
-          bytes[b++] = val;
+          bytes2[b++] = opcode;
+          bytes2[b++] = val >>> 24;
+          bytes2[b++] = val >>> 16;
+          bytes2[b++] = val >>> 8;
+          bytes2[b++] = val;
         }
       }
-      bytes[b++] = TERMINAL_MODE.TTY_OP_END;
-      if (b < bytes.length)
-        return bufferSlice(bytes, 0, b);
-      return bytes;
+      bytes2[b++] = TERMINAL_MODE.TTY_OP_END;
+      if (b < bytes2.length)
+        return bufferSlice(bytes2, 0, b);
+      return bytes2;
     }
     function sendExtInfo(proto) {
       let serverSigAlgs = "ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521rsa-sha2-512,rsa-sha2-256,ssh-rsa,ssh-dss";
@@ -23092,11 +24868,11 @@ ${suffix}`;
       }
     })();
     exports2.ERR_OUT_OF_RANGE = class ERR_OUT_OF_RANGE extends RangeError {
-      constructor(str2, range, input, replaceDefaultBoolean) {
+      constructor(str3, range, input, replaceDefaultBoolean) {
         super();
         Error.captureStackTrace(this, ERR_OUT_OF_RANGE);
         assert(range, 'Missing "range" argument');
-        let msg = replaceDefaultBoolean ? str2 : `The value of "${str2}" is out of range.`;
+        let msg = replaceDefaultBoolean ? str3 : `The value of "${str3}" is out of range.`;
         let received;
         if (Number.isInteger(input) && Math.abs(input) > MAX_32BIT_INT) {
           received = addNumericalSeparator(String(input));
@@ -23161,7 +24937,7 @@ var require_SFTP = __commonJS({
       bufferSlice,
       makeBufferParser,
       writeUInt32BE
-    } = require_utils2();
+    } = require_utils3();
     var ATTR = {
       SIZE: 1,
       UIDGID: 2,
@@ -24564,11 +26340,11 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} HANDLE`
         );
       }
-      status(reqid, code, message) {
+      status(reqid, code2, message) {
         if (!this.server)
           throw new Error("Server-only method called in client mode");
-        if (!VALID_STATUS_CODES.has(code))
-          throw new Error(`Bad status code: ${code}`);
+        if (!VALID_STATUS_CODES.has(code2))
+          throw new Error(`Bad status code: ${code2}`);
         message || (message = "");
         const msgLen = Buffer.byteLength(message);
         let p = 9;
@@ -24576,7 +26352,7 @@ var require_SFTP = __commonJS({
         writeUInt32BE(buf, buf.length - 4, 0);
         buf[4] = RESPONSE.STATUS;
         writeUInt32BE(buf, reqid, 5);
-        writeUInt32BE(buf, code, p);
+        writeUInt32BE(buf, code2, p);
         writeUInt32BE(buf, msgLen, p += 4);
         p += 4;
         if (msgLen) {
@@ -24642,14 +26418,14 @@ var require_SFTP = __commonJS({
             nameAttrs = attrsToBytes(name.attrs);
             namesLen += 4 + nameAttrs.nb;
             if (nameAttrs.nb) {
-              let bytes;
+              let bytes2;
               if (nameAttrs.nb === ATTRS_BUF.length) {
-                bytes = new Uint8Array(ATTRS_BUF);
+                bytes2 = new Uint8Array(ATTRS_BUF);
               } else {
-                bytes = new Uint8Array(nameAttrs.nb);
-                bufferCopy(ATTRS_BUF, bytes, 0, nameAttrs.nb, 0);
+                bytes2 = new Uint8Array(nameAttrs.nb);
+                bufferCopy(ATTRS_BUF, bytes2, 0, nameAttrs.nb, 0);
               }
-              nameAttrs.bytes = bytes;
+              nameAttrs.bytes = bytes2;
             }
             attrs.push(nameAttrs);
           } else {
@@ -25108,8 +26884,8 @@ var require_SFTP = __commonJS({
       "ax+": OPEN_MODE.APPEND | OPEN_MODE.CREAT | OPEN_MODE.READ | OPEN_MODE.WRITE | OPEN_MODE.EXCL,
       "xa+": OPEN_MODE.APPEND | OPEN_MODE.CREAT | OPEN_MODE.READ | OPEN_MODE.WRITE | OPEN_MODE.EXCL
     };
-    function stringToFlags(str2) {
-      const flags = stringFlagMap[str2];
+    function stringToFlags(str3) {
+      const flags = stringFlagMap[str3];
       return flags !== void 0 ? flags : null;
     }
     var flagsToString = (() => {
@@ -26128,13 +27904,13 @@ var require_SFTP = __commonJS({
         0,
         data.length,
         this.pos,
-        (er, bytes) => {
+        (er, bytes2) => {
           if (er) {
             if (this.autoClose)
               this.destroy();
             return cb(er);
           }
-          this.bytesWritten += bytes;
+          this.bytesWritten += bytes2;
           cb();
         }
       );
@@ -26149,12 +27925,12 @@ var require_SFTP = __commonJS({
       const sftp = this.sftp;
       const handle = this.handle;
       let writesLeft = data.length;
-      const onwrite = (er, bytes) => {
+      const onwrite = (er, bytes2) => {
         if (er) {
           this.destroy();
           return cb(er);
         }
-        this.bytesWritten += bytes;
+        this.bytesWritten += bytes2;
         if (--writesLeft === 0)
           cb();
       };
@@ -26208,8 +27984,8 @@ var require_Channel = __commonJS({
     } = __require("stream");
     var {
       CHANNEL_EXTENDED_DATATYPE: { STDERR }
-    } = require_constants2();
-    var { bufferSlice } = require_utils2();
+    } = require_constants3();
+    var { bufferSlice } = require_utils3();
     var PACKET_SIZE = 32 * 1024;
     var MAX_WINDOW = 2 * 1024 * 1024;
     var WINDOW_THRESHOLD = MAX_WINDOW / 2;
@@ -26434,7 +28210,7 @@ var require_Channel = __commonJS({
 });
 
 // node_modules/ssh2/lib/utils.js
-var require_utils3 = __commonJS({
+var require_utils4 = __commonJS({
   "node_modules/ssh2/lib/utils.js"(exports2, module) {
     "use strict";
     var { SFTP } = require_SFTP();
@@ -26718,7 +28494,7 @@ var require_client = __commonJS({
   "node_modules/ssh2/lib/client.js"(exports2, module) {
     "use strict";
     var {
-      createHash: createHash5,
+      createHash: createHash6,
       getHashes,
       randomFillSync
     } = __require("crypto");
@@ -26742,7 +28518,7 @@ var require_client = __commonJS({
       SUPPORTED_KEX,
       SUPPORTED_MAC,
       SUPPORTED_SERVER_HOST_KEY
-    } = require_constants2();
+    } = require_constants3();
     var { init: cryptoInit } = require_crypto();
     var Protocol = require_Protocol();
     var { parseKey } = require_keyParser();
@@ -26754,7 +28530,7 @@ var require_client = __commonJS({
       readUInt32BE,
       sigSSHToASN1,
       writeUInt32BE
-    } = require_utils2();
+    } = require_utils3();
     var { AgentContext, createAgent, isAgent } = require_agent();
     var {
       Channel,
@@ -26769,7 +28545,7 @@ var require_client = __commonJS({
       isWritable,
       onChannelOpenFailure,
       onCHANNEL_CLOSE
-    } = require_utils3();
+    } = require_utils4();
     var bufferParser = makeBufferParser();
     var sigParser = makeBufferParser();
     var RE_OPENSSH = /^OpenSSH_(?:(?![0-4])\d)|(?:\d{2,})/;
@@ -26940,7 +28716,7 @@ var require_client = __commonJS({
           }
           hostVerifier = (key, verify) => {
             if (hashAlgo)
-              key = createHash5(hashAlgo).update(key).digest("hex");
+              key = createHash6(hashAlgo).update(key).digest("hex");
             const ret = hashCb(key, verify);
             if (ret !== void 0)
               verify(ret);
@@ -28036,17 +29812,17 @@ var require_client = __commonJS({
               removeListeners();
               cb(err3);
             }
-            function onExit(code, signal) {
+            function onExit(code2, signal) {
               removeListeners();
               let msg;
-              if (typeof code === "number")
-                msg = `Received exit code ${code} while establishing SFTP session`;
+              if (typeof code2 === "number")
+                msg = `Received exit code ${code2} while establishing SFTP session`;
               else if (signal !== void 0)
                 msg = `Received signal ${signal} while establishing SFTP session`;
               else
                 msg = "Received unexpected SFTP session termination";
               const err3 = new Error(msg);
-              err3.code = code;
+              err3.code = code2;
               err3.signal = signal;
               cb(err3);
             }
@@ -28615,13 +30391,13 @@ var require_server = __commonJS({
       SUPPORTED_KEX,
       SUPPORTED_MAC,
       SUPPORTED_SERVER_HOST_KEY
-    } = require_constants2();
+    } = require_constants3();
     var { init: cryptoInit } = require_crypto();
     var { KexInit } = require_kex();
     var { parseKey } = require_keyParser();
     var Protocol = require_Protocol();
     var { SFTP } = require_SFTP();
-    var { writeUInt32BE } = require_utils2();
+    var { writeUInt32BE } = require_utils3();
     var {
       Channel,
       MAX_WINDOW,
@@ -28635,7 +30411,7 @@ var require_server = __commonJS({
       isWritable,
       onChannelOpenFailure,
       onCHANNEL_CLOSE
-    } = require_utils3();
+    } = require_utils4();
     var MAX_PENDING_AUTHS = 10;
     var AuthContext = class extends EventEmitter {
       constructor(protocol, username, service, method, cb) {
@@ -30476,19 +32252,19 @@ var require_buffer_list = __commonJS({
           var ret = p.data;
           n -= ret.length;
           while (p = p.next) {
-            var str2 = p.data;
-            var nb = n > str2.length ? str2.length : n;
-            if (nb === str2.length) ret += str2;
-            else ret += str2.slice(0, n);
+            var str3 = p.data;
+            var nb = n > str3.length ? str3.length : n;
+            if (nb === str3.length) ret += str3;
+            else ret += str3.slice(0, n);
             n -= nb;
             if (n === 0) {
-              if (nb === str2.length) {
+              if (nb === str3.length) {
                 ++c;
                 if (p.next) this.head = p.next;
                 else this.head = this.tail = null;
               } else {
                 this.head = p;
-                p.data = str2.slice(nb);
+                p.data = str3.slice(nb);
               }
               break;
             }
@@ -30638,7 +32414,7 @@ var require_errors4 = __commonJS({
   "node_modules/docker-modem/node_modules/readable-stream/errors.js"(exports2, module) {
     "use strict";
     var codes = {};
-    function createErrorType(code, message, Base) {
+    function createErrorType(code2, message, Base) {
       if (!Base) {
         Base = Error;
       }
@@ -30655,8 +32431,8 @@ var require_errors4 = __commonJS({
         }
       }
       NodeError.prototype.name = Base.name;
-      NodeError.prototype.code = code;
-      codes[code] = NodeError;
+      NodeError.prototype.code = code2;
+      codes[code2] = NodeError;
     }
     function oneOf2(expected, thing) {
       if (Array.isArray(expected)) {
@@ -30673,23 +32449,23 @@ var require_errors4 = __commonJS({
         return `of ${thing} ${String(expected)}`;
       }
     }
-    function startsWith(str2, search, pos) {
-      return str2.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
+    function startsWith(str3, search, pos) {
+      return str3.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
     }
-    function endsWith(str2, search, this_len) {
-      if (this_len === void 0 || this_len > str2.length) {
-        this_len = str2.length;
+    function endsWith(str3, search, this_len) {
+      if (this_len === void 0 || this_len > str3.length) {
+        this_len = str3.length;
       }
-      return str2.substring(this_len - search.length, this_len) === search;
+      return str3.substring(this_len - search.length, this_len) === search;
     }
-    function includes(str2, search, start) {
+    function includes(str3, search, start) {
       if (typeof start !== "number") {
         start = 0;
       }
-      if (start + search.length > str2.length) {
+      if (start + search.length > str3.length) {
         return false;
       } else {
-        return str2.indexOf(search, start) !== -1;
+        return str3.indexOf(search, start) !== -1;
       }
     }
     createErrorType("ERR_INVALID_OPT_VALUE", function(name, value) {
@@ -33091,13 +34867,13 @@ var require_ms = __commonJS({
         "val is not a non-empty string or a valid number. val=" + JSON.stringify(val)
       );
     };
-    function parse2(str2) {
-      str2 = String(str2);
-      if (str2.length > 100) {
+    function parse2(str3) {
+      str3 = String(str3);
+      if (str3.length > 100) {
         return;
       }
       var match = /^(-?(?:\d+)?\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i.exec(
-        str2
+        str3
       );
       if (!match) {
         return;
@@ -33550,7 +35326,7 @@ var require_has_flag = __commonJS({
 var require_supports_color = __commonJS({
   "node_modules/supports-color/index.js"(exports2, module) {
     "use strict";
-    var os3 = __require("os");
+    var os4 = __require("os");
     var tty = __require("tty");
     var hasFlag = require_has_flag();
     var { env } = process;
@@ -33598,7 +35374,7 @@ var require_supports_color = __commonJS({
         return min;
       }
       if (process.platform === "win32") {
-        const osRelease = os3.release().split(".");
+        const osRelease = os4.release().split(".");
         if (Number(osRelease[0]) >= 10 && Number(osRelease[2]) >= 10586) {
           return Number(osRelease[2]) >= 14931 ? 3 : 2;
         }
@@ -33813,7 +35589,7 @@ var require_node2 = __commonJS({
     var { formatters } = module.exports;
     formatters.o = function(v) {
       this.inspectOpts.colors = this.useColors;
-      return util.inspect(v, this.inspectOpts).split("\n").map((str2) => str2.trim()).join(" ");
+      return util.inspect(v, this.inspectOpts).split("\n").map((str3) => str3.trim()).join(" ");
     };
     formatters.O = function(v) {
       this.inspectOpts.colors = this.useColors;
@@ -33875,11 +35651,11 @@ var require_modem = __commonJS({
     var ssh = require_ssh2();
     var HttpDuplex = require_http_duplex();
     var debug = require_src()("modem");
-    var utils = require_utils();
+    var utils = require_utils2();
     var util = __require("util");
     var splitca = require_split_ca();
-    var os3 = __require("os");
-    var isWin = os3.type() === "Windows_NT";
+    var os4 = __require("os");
+    var isWin = os4.type() === "Windows_NT";
     var stream = __require("stream");
     var defaultOpts = function() {
       var host;
@@ -33931,7 +35707,7 @@ var require_modem = __commonJS({
     };
     var findDefaultUnixSocket = function() {
       return new Promise(function(resolve4) {
-        var userDockerSocket = path12.join(os3.homedir(), ".docker", "run", "docker.sock");
+        var userDockerSocket = path12.join(os4.homedir(), ".docker", "run", "docker.sock");
         fs13.access(userDockerSocket, function(err) {
           if (err) resolve4("/var/run/docker.sock");
           else resolve4(userDockerSocket);
@@ -34381,7 +36157,7 @@ var require_chownr = __commonJS({
     } : (path13, uid, gid) => lchownSync(path13, uid, gid);
     var nodeVersion = process.version;
     var readdir = (path13, options, cb) => fs13.readdir(path13, options, cb);
-    var readdirSync = (path13, options) => fs13.readdirSync(path13, options);
+    var readdirSync2 = (path13, options) => fs13.readdirSync(path13, options);
     if (/^v4\./.test(nodeVersion))
       readdir = (path13, options, cb) => fs13.readdir(path13, cb);
     var chown = (cpath, uid, gid, cb) => {
@@ -34452,7 +36228,7 @@ var require_chownr = __commonJS({
     var chownrSync = (p, uid, gid) => {
       let children;
       try {
-        children = readdirSync(p, { withFileTypes: true });
+        children = readdirSync2(p, { withFileTypes: true });
       } catch (er) {
         if (er.code === "ENOENT")
           return;
@@ -34651,19 +36427,19 @@ var require_buffer_list2 = __commonJS({
           var ret = p.data;
           n -= ret.length;
           while (p = p.next) {
-            var str2 = p.data;
-            var nb = n > str2.length ? str2.length : n;
-            if (nb === str2.length) ret += str2;
-            else ret += str2.slice(0, n);
+            var str3 = p.data;
+            var nb = n > str3.length ? str3.length : n;
+            if (nb === str3.length) ret += str3;
+            else ret += str3.slice(0, n);
             n -= nb;
             if (n === 0) {
-              if (nb === str2.length) {
+              if (nb === str3.length) {
                 ++c;
                 if (p.next) this.head = p.next;
                 else this.head = this.tail = null;
               } else {
                 this.head = p;
-                p.data = str2.slice(nb);
+                p.data = str3.slice(nb);
               }
               break;
             }
@@ -34813,7 +36589,7 @@ var require_errors5 = __commonJS({
   "node_modules/bl/node_modules/readable-stream/errors.js"(exports2, module) {
     "use strict";
     var codes = {};
-    function createErrorType(code, message, Base) {
+    function createErrorType(code2, message, Base) {
       if (!Base) {
         Base = Error;
       }
@@ -34830,8 +36606,8 @@ var require_errors5 = __commonJS({
         }
       }
       NodeError.prototype.name = Base.name;
-      NodeError.prototype.code = code;
-      codes[code] = NodeError;
+      NodeError.prototype.code = code2;
+      codes[code2] = NodeError;
     }
     function oneOf2(expected, thing) {
       if (Array.isArray(expected)) {
@@ -34848,23 +36624,23 @@ var require_errors5 = __commonJS({
         return `of ${thing} ${String(expected)}`;
       }
     }
-    function startsWith(str2, search, pos) {
-      return str2.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
+    function startsWith(str3, search, pos) {
+      return str3.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
     }
-    function endsWith(str2, search, this_len) {
-      if (this_len === void 0 || this_len > str2.length) {
-        this_len = str2.length;
+    function endsWith(str3, search, this_len) {
+      if (this_len === void 0 || this_len > str3.length) {
+        this_len = str3.length;
       }
-      return str2.substring(this_len - search.length, this_len) === search;
+      return str3.substring(this_len - search.length, this_len) === search;
     }
-    function includes(str2, search, start) {
+    function includes(str3, search, start) {
       if (typeof start !== "number") {
         start = 0;
       }
-      if (start + search.length > str2.length) {
+      if (start + search.length > str3.length) {
         return false;
       } else {
-        return str2.indexOf(search, start) !== -1;
+        return str3.indexOf(search, start) !== -1;
       }
     }
     createErrorType("ERR_INVALID_OPT_VALUE", function(name, value) {
@@ -36924,7 +38700,7 @@ var require_BufferList = __commonJS({
       const copy2 = !!dst;
       const off = this._offset(srcStart);
       const len = srcEnd - srcStart;
-      let bytes = len;
+      let bytes2 = len;
       let bufoff = copy2 && dstStart || 0;
       let start = off[1];
       if (srcStart === 0 && srcEnd === this.length) {
@@ -36937,23 +38713,23 @@ var require_BufferList = __commonJS({
         }
         return dst;
       }
-      if (bytes <= this._bufs[off[0]].length - start) {
-        return copy2 ? this._bufs[off[0]].copy(dst, dstStart, start, start + bytes) : this._bufs[off[0]].slice(start, start + bytes);
+      if (bytes2 <= this._bufs[off[0]].length - start) {
+        return copy2 ? this._bufs[off[0]].copy(dst, dstStart, start, start + bytes2) : this._bufs[off[0]].slice(start, start + bytes2);
       }
       if (!copy2) {
         dst = Buffer3.allocUnsafe(len);
       }
       for (let i = off[0]; i < this._bufs.length; i++) {
         const l = this._bufs[i].length - start;
-        if (bytes > l) {
+        if (bytes2 > l) {
           this._bufs[i].copy(dst, bufoff, start);
           bufoff += l;
         } else {
-          this._bufs[i].copy(dst, bufoff, start, start + bytes);
+          this._bufs[i].copy(dst, bufoff, start, start + bytes2);
           bufoff += l;
           break;
         }
-        bytes -= l;
+        bytes2 -= l;
         if (start) {
           start = 0;
         }
@@ -36989,17 +38765,17 @@ var require_BufferList = __commonJS({
     BufferList.prototype.toString = function toString(encoding, start, end) {
       return this.slice(start, end).toString(encoding);
     };
-    BufferList.prototype.consume = function consume(bytes) {
-      bytes = Math.trunc(bytes);
-      if (Number.isNaN(bytes) || bytes <= 0) return this;
+    BufferList.prototype.consume = function consume(bytes2) {
+      bytes2 = Math.trunc(bytes2);
+      if (Number.isNaN(bytes2) || bytes2 <= 0) return this;
       while (this._bufs.length) {
-        if (bytes >= this._bufs[0].length) {
-          bytes -= this._bufs[0].length;
+        if (bytes2 >= this._bufs[0].length) {
+          bytes2 -= this._bufs[0].length;
           this.length -= this._bufs[0].length;
           this._bufs.shift();
         } else {
-          this._bufs[0] = this._bufs[0].slice(bytes);
-          this.length -= bytes;
+          this._bufs[0] = this._bufs[0].slice(bytes2);
+          this.length -= bytes2;
           break;
         }
       }
@@ -37232,7 +39008,7 @@ var require_headers2 = __commonJS({
     var USTAR_VER = Buffer.from("00", "binary");
     var GNU_MAGIC = Buffer.from("ustar ", "binary");
     var GNU_VER = Buffer.from(" \0", "binary");
-    var MASK = parseInt("7777", 8);
+    var MASK2 = parseInt("7777", 8);
     var MAGIC_OFFSET = 257;
     var VERSION_OFFSET = 263;
     var clamp = function(index, len, defaultValue) {
@@ -37348,11 +39124,11 @@ var require_headers2 = __commonJS({
     var decodeStr = function(val, offset, length, encoding) {
       return val.slice(offset, indexOf(val, 0, offset, offset + length)).toString(encoding);
     };
-    var addLength = function(str2) {
-      var len = Buffer.byteLength(str2);
+    var addLength = function(str3) {
+      var len = Buffer.byteLength(str3);
       var digits = Math.floor(Math.log(len) / Math.log(10)) + 1;
       if (len + digits >= Math.pow(10, digits)) digits++;
-      return len + digits + str2;
+      return len + digits + str3;
     };
     exports2.decodeLongPath = function(buf, encoding) {
       return decodeStr(buf, 0, buf.length, encoding);
@@ -37399,7 +39175,7 @@ var require_headers2 = __commonJS({
       if (Buffer.byteLength(name) > 100 || Buffer.byteLength(prefix) > 155) return null;
       if (opts.linkname && Buffer.byteLength(opts.linkname) > 100) return null;
       buf.write(name);
-      buf.write(encodeOct(opts.mode & MASK, 6), 100);
+      buf.write(encodeOct(opts.mode & MASK2, 6), 100);
       buf.write(encodeOct(opts.uid, 6), 108);
       buf.write(encodeOct(opts.gid, 6), 116);
       buf.write(encodeOct(opts.size, 11), 124);
@@ -37641,19 +39417,19 @@ var require_buffer_list3 = __commonJS({
           var ret = p.data;
           n -= ret.length;
           while (p = p.next) {
-            var str2 = p.data;
-            var nb = n > str2.length ? str2.length : n;
-            if (nb === str2.length) ret += str2;
-            else ret += str2.slice(0, n);
+            var str3 = p.data;
+            var nb = n > str3.length ? str3.length : n;
+            if (nb === str3.length) ret += str3;
+            else ret += str3.slice(0, n);
             n -= nb;
             if (n === 0) {
-              if (nb === str2.length) {
+              if (nb === str3.length) {
                 ++c;
                 if (p.next) this.head = p.next;
                 else this.head = this.tail = null;
               } else {
                 this.head = p;
-                p.data = str2.slice(nb);
+                p.data = str3.slice(nb);
               }
               break;
             }
@@ -37803,7 +39579,7 @@ var require_errors6 = __commonJS({
   "node_modules/tar-fs/node_modules/readable-stream/errors.js"(exports2, module) {
     "use strict";
     var codes = {};
-    function createErrorType(code, message, Base) {
+    function createErrorType(code2, message, Base) {
       if (!Base) {
         Base = Error;
       }
@@ -37820,8 +39596,8 @@ var require_errors6 = __commonJS({
         }
       }
       NodeError.prototype.name = Base.name;
-      NodeError.prototype.code = code;
-      codes[code] = NodeError;
+      NodeError.prototype.code = code2;
+      codes[code2] = NodeError;
     }
     function oneOf2(expected, thing) {
       if (Array.isArray(expected)) {
@@ -37838,23 +39614,23 @@ var require_errors6 = __commonJS({
         return `of ${thing} ${String(expected)}`;
       }
     }
-    function startsWith(str2, search, pos) {
-      return str2.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
+    function startsWith(str3, search, pos) {
+      return str3.substr(!pos || pos < 0 ? 0 : +pos, search.length) === search;
     }
-    function endsWith(str2, search, this_len) {
-      if (this_len === void 0 || this_len > str2.length) {
-        this_len = str2.length;
+    function endsWith(str3, search, this_len) {
+      if (this_len === void 0 || this_len > str3.length) {
+        this_len = str3.length;
       }
-      return str2.substring(this_len - search.length, this_len) === search;
+      return str3.substring(this_len - search.length, this_len) === search;
     }
-    function includes(str2, search, start) {
+    function includes(str3, search, start) {
       if (typeof start !== "number") {
         start = 0;
       }
-      if (start + search.length > str2.length) {
+      if (start + search.length > str3.length) {
         return false;
       } else {
-        return str2.indexOf(search, start) !== -1;
+        return str3.indexOf(search, start) !== -1;
       }
     }
     createErrorType("ERR_INVALID_OPT_VALUE", function(name, value) {
@@ -40611,8 +42387,8 @@ var require_tar_fs = __commonJS({
     var mkdirp = require_mkdirp_classic();
     var fs13 = __require("fs");
     var path12 = __require("path");
-    var os3 = __require("os");
-    var win32 = os3.platform() === "win32";
+    var os4 = __require("os");
+    var win32 = os4.platform() === "win32";
     var DOTDOT_LEADING = 1;
     var DOTDOT_NONE = 2;
     var noop = function() {
@@ -42534,12 +44310,12 @@ var require_service = __commonJS({
     Service.prototype.update = function(auth, opts, callback) {
       var self2 = this;
       if (!callback) {
-        var t = typeof opts;
-        if (t === "function") {
+        var t2 = typeof opts;
+        if (t2 === "function") {
           callback = opts;
           opts = auth;
           auth = opts.authconfig || void 0;
-        } else if (t === "undefined") {
+        } else if (t2 === "undefined") {
           opts = auth;
           auth = opts.authconfig || void 0;
         }
@@ -43290,7 +45066,7 @@ var require_node3 = __commonJS({
 });
 
 // node_modules/@grpc/grpc-js/build/src/constants.js
-var require_constants3 = __commonJS({
+var require_constants4 = __commonJS({
   "node_modules/@grpc/grpc-js/build/src/constants.js"(exports2) {
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
@@ -43442,7 +45218,7 @@ var require_logging = __commonJS({
     exports2.log = exports2.setLoggerVerbosity = exports2.setLogger = exports2.getLogger = void 0;
     exports2.trace = trace;
     exports2.isTracerEnabled = isTracerEnabled;
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var process_1 = __require("process");
     var clientVersion = require_package2().version;
     var DEFAULT_LOGGER = {
@@ -43569,7 +45345,7 @@ var require_metadata = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.Metadata = void 0;
     var logging_1 = require_logging();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var error_1 = require_error();
     var LEGAL_KEY_REGEX = /^[:0-9a-z_.-]+$/;
     var LEGAL_NON_BINARY_VALUE_REGEX = /^[ -~]*$/;
@@ -44157,7 +45933,7 @@ var require_channel_credentials = __commonJS({
     var uri_parser_1 = require_uri_parser();
     var resolver_1 = require_resolver();
     var logging_1 = require_logging();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     function verifyIsBufferOrNull(obj2, friendlyName) {
       if (obj2 && !(obj2 instanceof Buffer)) {
         throw new TypeError(`${friendlyName}, if provided, must be a Buffer.`);
@@ -44555,7 +46331,7 @@ var require_load_balancer = __commonJS({
     exports2.getDefaultConfig = getDefaultConfig;
     exports2.selectLbConfigFromList = selectLbConfigFromList;
     var logging_1 = require_logging();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     function createChildChannelControlHelper(parent, overrides) {
       var _a, _b, _c, _d, _e, _f, _g, _h, _j, _k;
       return {
@@ -44640,8 +46416,8 @@ var require_service_config = __commonJS({
     exports2.validateRetryThrottling = validateRetryThrottling;
     exports2.validateServiceConfig = validateServiceConfig;
     exports2.extractAndSelectServiceConfig = extractAndSelectServiceConfig;
-    var os3 = __require("os");
-    var constants_1 = require_constants3();
+    var os4 = __require("os");
+    var constants_1 = require_constants4();
     var DURATION_REGEX = /^\d+(\.\d{1,9})?s$/;
     var CLIENT_LANGUAGE_STRING = "node";
     function validateName(obj2) {
@@ -44939,7 +46715,7 @@ var require_service_config = __commonJS({
         if (Array.isArray(validatedConfig.clientHostname)) {
           let hostnameMatched = false;
           for (const hostname of validatedConfig.clientHostname) {
-            if (hostname === os3.hostname()) {
+            if (hostname === os4.hostname()) {
               hostnameMatched = true;
             }
           }
@@ -44999,7 +46775,7 @@ var require_picker = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.QueuePicker = exports2.UnavailablePicker = exports2.PickResultType = void 0;
     var metadata_1 = require_metadata();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var PickResultType;
     (function(PickResultType2) {
       PickResultType2[PickResultType2["COMPLETE"] = 0] = "COMPLETE";
@@ -45059,7 +46835,7 @@ var require_backoff_timeout = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.BackoffTimeout = void 0;
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var logging = require_logging();
     var TRACER_NAME = "backoff";
     var INITIAL_BACKOFF_MS = 1e3;
@@ -45353,10 +47129,10 @@ var require_resolving_load_balancer = __commonJS({
     var resolver_1 = require_resolver();
     var picker_1 = require_picker();
     var backoff_timeout_1 = require_backoff_timeout();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var metadata_1 = require_metadata();
     var logging = require_logging();
-    var constants_2 = require_constants3();
+    var constants_2 = require_constants4();
     var uri_parser_1 = require_uri_parser();
     var load_balancer_child_handler_1 = require_load_balancer_child_handler();
     var TRACER_NAME = "resolving_load_balancer";
@@ -45847,64 +47623,64 @@ var require_cjs = __commonJS({
       value: true
     });
     var TreeNode = class {
-      constructor(t, e, s = 1) {
+      constructor(t2, e, s = 1) {
         this.i = void 0;
         this.h = void 0;
         this.o = void 0;
-        this.u = t;
+        this.u = t2;
         this.l = e;
         this.p = s;
       }
       I() {
-        let t = this;
-        const e = t.o.o === t;
-        if (e && t.p === 1) {
-          t = t.h;
-        } else if (t.i) {
-          t = t.i;
-          while (t.h) {
-            t = t.h;
+        let t2 = this;
+        const e = t2.o.o === t2;
+        if (e && t2.p === 1) {
+          t2 = t2.h;
+        } else if (t2.i) {
+          t2 = t2.i;
+          while (t2.h) {
+            t2 = t2.h;
           }
         } else {
           if (e) {
-            return t.o;
+            return t2.o;
           }
-          let s = t.o;
-          while (s.i === t) {
-            t = s;
-            s = t.o;
+          let s = t2.o;
+          while (s.i === t2) {
+            t2 = s;
+            s = t2.o;
           }
-          t = s;
+          t2 = s;
         }
-        return t;
+        return t2;
       }
       B() {
-        let t = this;
-        if (t.h) {
-          t = t.h;
-          while (t.i) {
-            t = t.i;
+        let t2 = this;
+        if (t2.h) {
+          t2 = t2.h;
+          while (t2.i) {
+            t2 = t2.i;
           }
-          return t;
+          return t2;
         } else {
-          let e = t.o;
-          while (e.h === t) {
-            t = e;
-            e = t.o;
+          let e = t2.o;
+          while (e.h === t2) {
+            t2 = e;
+            e = t2.o;
           }
-          if (t.h !== e) {
+          if (t2.h !== e) {
             return e;
-          } else return t;
+          } else return t2;
         }
       }
       _() {
-        const t = this.o;
+        const t2 = this.o;
         const e = this.h;
         const s = e.i;
-        if (t.o === this) t.o = e;
-        else if (t.i === this) t.i = e;
-        else t.h = e;
-        e.o = t;
+        if (t2.o === this) t2.o = e;
+        else if (t2.i === this) t2.i = e;
+        else t2.h = e;
+        e.o = t2;
         e.i = this;
         this.o = e;
         this.h = s;
@@ -45912,13 +47688,13 @@ var require_cjs = __commonJS({
         return e;
       }
       g() {
-        const t = this.o;
+        const t2 = this.o;
         const e = this.i;
         const s = e.h;
-        if (t.o === this) t.o = e;
-        else if (t.i === this) t.i = e;
-        else t.h = e;
-        e.o = t;
+        if (t2.o === this) t2.o = e;
+        else if (t2.i === this) t2.i = e;
+        else t2.h = e;
+        e.o = t2;
         e.h = this;
         this.o = e;
         this.i = s;
@@ -45932,16 +47708,16 @@ var require_cjs = __commonJS({
         this.M = 1;
       }
       _() {
-        const t = super._();
+        const t2 = super._();
         this.O();
-        t.O();
-        return t;
+        t2.O();
+        return t2;
       }
       g() {
-        const t = super.g();
+        const t2 = super.g();
         this.O();
-        t.O();
-        return t;
+        t2.O();
+        return t2;
       }
       O() {
         this.M = 1;
@@ -45954,11 +47730,11 @@ var require_cjs = __commonJS({
       }
     };
     var ContainerIterator = class {
-      constructor(t = 0) {
-        this.iteratorType = t;
+      constructor(t2 = 0) {
+        this.iteratorType = t2;
       }
-      equals(t) {
-        return this.T === t.T;
+      equals(t2) {
+        return this.T === t2.T;
       }
     };
     var Base = class {
@@ -45981,79 +47757,79 @@ var require_cjs = __commonJS({
       throw new RangeError("Iterator access denied!");
     }
     var TreeContainer = class extends Container {
-      constructor(t = function(t2, e2) {
-        if (t2 < e2) return -1;
-        if (t2 > e2) return 1;
+      constructor(t2 = function(t3, e2) {
+        if (t3 < e2) return -1;
+        if (t3 > e2) return 1;
         return 0;
       }, e = false) {
         super();
         this.v = void 0;
-        this.A = t;
+        this.A = t2;
         this.enableIndex = e;
         this.N = e ? TreeNodeEnableIndex : TreeNode;
         this.C = new this.N();
       }
-      R(t, e) {
+      R(t2, e) {
         let s = this.C;
-        while (t) {
-          const i = this.A(t.u, e);
+        while (t2) {
+          const i = this.A(t2.u, e);
           if (i < 0) {
-            t = t.h;
+            t2 = t2.h;
           } else if (i > 0) {
-            s = t;
-            t = t.i;
-          } else return t;
+            s = t2;
+            t2 = t2.i;
+          } else return t2;
         }
         return s;
       }
-      K(t, e) {
+      K(t2, e) {
         let s = this.C;
-        while (t) {
-          const i = this.A(t.u, e);
+        while (t2) {
+          const i = this.A(t2.u, e);
           if (i <= 0) {
-            t = t.h;
+            t2 = t2.h;
           } else {
-            s = t;
-            t = t.i;
+            s = t2;
+            t2 = t2.i;
           }
         }
         return s;
       }
-      L(t, e) {
+      L(t2, e) {
         let s = this.C;
-        while (t) {
-          const i = this.A(t.u, e);
+        while (t2) {
+          const i = this.A(t2.u, e);
           if (i < 0) {
-            s = t;
-            t = t.h;
+            s = t2;
+            t2 = t2.h;
           } else if (i > 0) {
-            t = t.i;
-          } else return t;
+            t2 = t2.i;
+          } else return t2;
         }
         return s;
       }
-      k(t, e) {
+      k(t2, e) {
         let s = this.C;
-        while (t) {
-          const i = this.A(t.u, e);
+        while (t2) {
+          const i = this.A(t2.u, e);
           if (i < 0) {
-            s = t;
-            t = t.h;
+            s = t2;
+            t2 = t2.h;
           } else {
-            t = t.i;
+            t2 = t2.i;
           }
         }
         return s;
       }
-      P(t) {
+      P(t2) {
         while (true) {
-          const e = t.o;
+          const e = t2.o;
           if (e === this.C) return;
-          if (t.p === 1) {
-            t.p = 0;
+          if (t2.p === 1) {
+            t2.p = 0;
             return;
           }
-          if (t === e.i) {
+          if (t2 === e.i) {
             const s = e.h;
             if (s.p === 1) {
               s.p = 0;
@@ -46076,7 +47852,7 @@ var require_cjs = __commonJS({
                 s.g();
               } else {
                 s.p = 1;
-                t = e;
+                t2 = e;
               }
             }
           } else {
@@ -46102,18 +47878,18 @@ var require_cjs = __commonJS({
                 s._();
               } else {
                 s.p = 1;
-                t = e;
+                t2 = e;
               }
             }
           }
         }
       }
-      S(t) {
+      S(t2) {
         if (this.m === 1) {
           this.clear();
           return;
         }
-        let e = t;
+        let e = t2;
         while (e.i || e.h) {
           if (e.h) {
             e = e.h;
@@ -46121,13 +47897,13 @@ var require_cjs = __commonJS({
           } else {
             e = e.i;
           }
-          const s2 = t.u;
-          t.u = e.u;
+          const s2 = t2.u;
+          t2.u = e.u;
           e.u = s2;
-          const i = t.l;
-          t.l = e.l;
+          const i = t2.l;
+          t2.l = e.l;
           e.l = i;
-          t = e;
+          t2 = e;
         }
         if (this.C.i === e) {
           this.C.i = e.o;
@@ -46148,10 +47924,10 @@ var require_cjs = __commonJS({
           }
         }
       }
-      U(t) {
-        const e = typeof t === "number" ? t : void 0;
-        const s = typeof t === "function" ? t : void 0;
-        const i = typeof t === "undefined" ? [] : void 0;
+      U(t2) {
+        const e = typeof t2 === "number" ? t2 : void 0;
+        const s = typeof t2 === "function" ? t2 : void 0;
+        const i = typeof t2 === "undefined" ? [] : void 0;
         let r = 0;
         let n = this.v;
         const h = [];
@@ -46170,9 +47946,9 @@ var require_cjs = __commonJS({
         }
         return i;
       }
-      j(t) {
+      j(t2) {
         while (true) {
-          const e = t.o;
+          const e = t2.o;
           if (e.p === 0) return;
           const s = e.o;
           if (e === s.i) {
@@ -46181,32 +47957,32 @@ var require_cjs = __commonJS({
               i.p = e.p = 0;
               if (s === this.v) return;
               s.p = 1;
-              t = s;
+              t2 = s;
               continue;
-            } else if (t === e.h) {
-              t.p = 0;
-              if (t.i) {
-                t.i.o = e;
+            } else if (t2 === e.h) {
+              t2.p = 0;
+              if (t2.i) {
+                t2.i.o = e;
               }
-              if (t.h) {
-                t.h.o = s;
+              if (t2.h) {
+                t2.h.o = s;
               }
-              e.h = t.i;
-              s.i = t.h;
-              t.i = e;
-              t.h = s;
+              e.h = t2.i;
+              s.i = t2.h;
+              t2.i = e;
+              t2.h = s;
               if (s === this.v) {
-                this.v = t;
-                this.C.o = t;
+                this.v = t2;
+                this.C.o = t2;
               } else {
                 const e2 = s.o;
                 if (e2.i === s) {
-                  e2.i = t;
-                } else e2.h = t;
+                  e2.i = t2;
+                } else e2.h = t2;
               }
-              t.o = s.o;
-              e.o = t;
-              s.o = t;
+              t2.o = s.o;
+              e.o = t2;
+              s.o = t2;
               s.p = 1;
             } else {
               e.p = 0;
@@ -46222,32 +47998,32 @@ var require_cjs = __commonJS({
               i.p = e.p = 0;
               if (s === this.v) return;
               s.p = 1;
-              t = s;
+              t2 = s;
               continue;
-            } else if (t === e.i) {
-              t.p = 0;
-              if (t.i) {
-                t.i.o = s;
+            } else if (t2 === e.i) {
+              t2.p = 0;
+              if (t2.i) {
+                t2.i.o = s;
               }
-              if (t.h) {
-                t.h.o = e;
+              if (t2.h) {
+                t2.h.o = e;
               }
-              s.h = t.i;
-              e.i = t.h;
-              t.i = s;
-              t.h = e;
+              s.h = t2.i;
+              e.i = t2.h;
+              t2.i = s;
+              t2.h = e;
               if (s === this.v) {
-                this.v = t;
-                this.C.o = t;
+                this.v = t2;
+                this.C.o = t2;
               } else {
                 const e2 = s.o;
                 if (e2.i === s) {
-                  e2.i = t;
-                } else e2.h = t;
+                  e2.i = t2;
+                } else e2.h = t2;
               }
-              t.o = s.o;
-              e.o = t;
-              s.o = t;
+              t2.o = s.o;
+              e.o = t2;
+              s.o = t2;
               s.p = 1;
             } else {
               e.p = 0;
@@ -46261,38 +48037,38 @@ var require_cjs = __commonJS({
           if (this.enableIndex) {
             e.O();
             s.O();
-            t.O();
+            t2.O();
           }
           return;
         }
       }
-      q(t, e, s) {
+      q(t2, e, s) {
         if (this.v === void 0) {
           this.m += 1;
-          this.v = new this.N(t, e, 0);
+          this.v = new this.N(t2, e, 0);
           this.v.o = this.C;
           this.C.o = this.C.i = this.C.h = this.v;
           return this.m;
         }
         let i;
         const r = this.C.i;
-        const n = this.A(r.u, t);
+        const n = this.A(r.u, t2);
         if (n === 0) {
           r.l = e;
           return this.m;
         } else if (n > 0) {
-          r.i = new this.N(t, e);
+          r.i = new this.N(t2, e);
           r.i.o = r;
           i = r.i;
           this.C.i = i;
         } else {
           const r2 = this.C.h;
-          const n2 = this.A(r2.u, t);
+          const n2 = this.A(r2.u, t2);
           if (n2 === 0) {
             r2.l = e;
             return this.m;
           } else if (n2 < 0) {
-            r2.h = new this.N(t, e);
+            r2.h = new this.N(t2, e);
             r2.h.o = r2;
             i = r2.h;
             this.C.h = i;
@@ -46300,18 +48076,18 @@ var require_cjs = __commonJS({
             if (s !== void 0) {
               const r3 = s.T;
               if (r3 !== this.C) {
-                const s2 = this.A(r3.u, t);
+                const s2 = this.A(r3.u, t2);
                 if (s2 === 0) {
                   r3.l = e;
                   return this.m;
                 } else if (s2 > 0) {
                   const s3 = r3.I();
-                  const n3 = this.A(s3.u, t);
+                  const n3 = this.A(s3.u, t2);
                   if (n3 === 0) {
                     s3.l = e;
                     return this.m;
                   } else if (n3 < 0) {
-                    i = new this.N(t, e);
+                    i = new this.N(t2, e);
                     if (s3.h === void 0) {
                       s3.h = i;
                       i.o = s3;
@@ -46326,10 +48102,10 @@ var require_cjs = __commonJS({
             if (i === void 0) {
               i = this.v;
               while (true) {
-                const s2 = this.A(i.u, t);
+                const s2 = this.A(i.u, t2);
                 if (s2 > 0) {
                   if (i.i === void 0) {
-                    i.i = new this.N(t, e);
+                    i.i = new this.N(t2, e);
                     i.i.o = i;
                     i = i.i;
                     break;
@@ -46337,7 +48113,7 @@ var require_cjs = __commonJS({
                   i = i.i;
                 } else if (s2 < 0) {
                   if (i.h === void 0) {
-                    i.h = new this.N(t, e);
+                    i.h = new this.N(t2, e);
                     i.h.o = i;
                     i = i.h;
                     break;
@@ -46352,26 +48128,26 @@ var require_cjs = __commonJS({
           }
         }
         if (this.enableIndex) {
-          let t2 = i.o;
-          while (t2 !== this.C) {
-            t2.M += 1;
-            t2 = t2.o;
+          let t3 = i.o;
+          while (t3 !== this.C) {
+            t3.M += 1;
+            t3 = t3.o;
           }
         }
         this.j(i);
         this.m += 1;
         return this.m;
       }
-      H(t, e) {
-        while (t) {
-          const s = this.A(t.u, e);
+      H(t2, e) {
+        while (t2) {
+          const s = this.A(t2.u, e);
           if (s < 0) {
-            t = t.h;
+            t2 = t2.h;
           } else if (s > 0) {
-            t = t.i;
-          } else return t;
+            t2 = t2.i;
+          } else return t2;
         }
-        return t || this.C;
+        return t2 || this.C;
       }
       clear() {
         this.m = 0;
@@ -46379,8 +48155,8 @@ var require_cjs = __commonJS({
         this.C.o = void 0;
         this.C.i = this.C.h = void 0;
       }
-      updateKeyByIterator(t, e) {
-        const s = t.T;
+      updateKeyByIterator(t2, e) {
+        const s = t2.T;
         if (s === this.C) {
           throwIteratorAccessError();
         }
@@ -46408,49 +48184,49 @@ var require_cjs = __commonJS({
         s.u = e;
         return true;
       }
-      eraseElementByPos(t) {
-        if (t < 0 || t > this.m - 1) {
+      eraseElementByPos(t2) {
+        if (t2 < 0 || t2 > this.m - 1) {
           throw new RangeError();
         }
-        const e = this.U(t);
+        const e = this.U(t2);
         this.S(e);
         return this.m;
       }
-      eraseElementByKey(t) {
+      eraseElementByKey(t2) {
         if (this.m === 0) return false;
-        const e = this.H(this.v, t);
+        const e = this.H(this.v, t2);
         if (e === this.C) return false;
         this.S(e);
         return true;
       }
-      eraseElementByIterator(t) {
-        const e = t.T;
+      eraseElementByIterator(t2) {
+        const e = t2.T;
         if (e === this.C) {
           throwIteratorAccessError();
         }
         const s = e.h === void 0;
-        const i = t.iteratorType === 0;
+        const i = t2.iteratorType === 0;
         if (i) {
-          if (s) t.next();
+          if (s) t2.next();
         } else {
-          if (!s || e.i === void 0) t.next();
+          if (!s || e.i === void 0) t2.next();
         }
         this.S(e);
-        return t;
+        return t2;
       }
       getHeight() {
         if (this.m === 0) return 0;
-        function traversal(t) {
-          if (!t) return 0;
-          return Math.max(traversal(t.i), traversal(t.h)) + 1;
+        function traversal(t2) {
+          if (!t2) return 0;
+          return Math.max(traversal(t2.i), traversal(t2.h)) + 1;
         }
         return traversal(this.v);
       }
     };
     var TreeIterator = class extends ContainerIterator {
-      constructor(t, e, s) {
+      constructor(t2, e, s) {
         super(s);
-        this.T = t;
+        this.T = t2;
         this.C = e;
         if (this.iteratorType === 0) {
           this.pre = function() {
@@ -46485,27 +48261,27 @@ var require_cjs = __commonJS({
         }
       }
       get index() {
-        let t = this.T;
+        let t2 = this.T;
         const e = this.C.o;
-        if (t === this.C) {
+        if (t2 === this.C) {
           if (e) {
             return e.M - 1;
           }
           return 0;
         }
         let s = 0;
-        if (t.i) {
-          s += t.i.M;
+        if (t2.i) {
+          s += t2.i.M;
         }
-        while (t !== e) {
-          const e2 = t.o;
-          if (t === e2.h) {
+        while (t2 !== e) {
+          const e2 = t2.o;
+          if (t2 === e2.h) {
             s += 1;
             if (e2.i) {
               s += e2.i.M;
             }
           }
-          t = e2;
+          t2 = e2;
         }
         return s;
       }
@@ -46514,28 +48290,28 @@ var require_cjs = __commonJS({
       }
     };
     var OrderedMapIterator = class _OrderedMapIterator extends TreeIterator {
-      constructor(t, e, s, i) {
-        super(t, e, i);
+      constructor(t2, e, s, i) {
+        super(t2, e, i);
         this.container = s;
       }
       get pointer() {
         if (this.T === this.C) {
           throwIteratorAccessError();
         }
-        const t = this;
+        const t2 = this;
         return new Proxy([], {
           get(e, s) {
-            if (s === "0") return t.T.u;
-            else if (s === "1") return t.T.l;
-            e[0] = t.T.u;
-            e[1] = t.T.l;
+            if (s === "0") return t2.T.u;
+            else if (s === "1") return t2.T.l;
+            e[0] = t2.T.u;
+            e[1] = t2.T.l;
             return e[s];
           },
           set(e, s, i) {
             if (s !== "1") {
               throw new TypeError("prop must be 1");
             }
-            t.T.l = i;
+            t2.T.l = i;
             return true;
           }
         });
@@ -46545,11 +48321,11 @@ var require_cjs = __commonJS({
       }
     };
     var OrderedMap = class extends TreeContainer {
-      constructor(t = [], e, s) {
+      constructor(t2 = [], e, s) {
         super(e, s);
         const i = this;
-        t.forEach((function(t2) {
-          i.setElement(t2[0], t2[1]);
+        t2.forEach((function(t3) {
+          i.setElement(t3[0], t3[1]);
         }));
       }
       begin() {
@@ -46566,66 +48342,66 @@ var require_cjs = __commonJS({
       }
       front() {
         if (this.m === 0) return;
-        const t = this.C.i;
-        return [t.u, t.l];
+        const t2 = this.C.i;
+        return [t2.u, t2.l];
       }
       back() {
         if (this.m === 0) return;
-        const t = this.C.h;
-        return [t.u, t.l];
+        const t2 = this.C.h;
+        return [t2.u, t2.l];
       }
-      lowerBound(t) {
-        const e = this.R(this.v, t);
+      lowerBound(t2) {
+        const e = this.R(this.v, t2);
         return new OrderedMapIterator(e, this.C, this);
       }
-      upperBound(t) {
-        const e = this.K(this.v, t);
+      upperBound(t2) {
+        const e = this.K(this.v, t2);
         return new OrderedMapIterator(e, this.C, this);
       }
-      reverseLowerBound(t) {
-        const e = this.L(this.v, t);
+      reverseLowerBound(t2) {
+        const e = this.L(this.v, t2);
         return new OrderedMapIterator(e, this.C, this);
       }
-      reverseUpperBound(t) {
-        const e = this.k(this.v, t);
+      reverseUpperBound(t2) {
+        const e = this.k(this.v, t2);
         return new OrderedMapIterator(e, this.C, this);
       }
-      forEach(t) {
+      forEach(t2) {
         this.U((function(e, s, i) {
-          t([e.u, e.l], s, i);
+          t2([e.u, e.l], s, i);
         }));
       }
-      setElement(t, e, s) {
-        return this.q(t, e, s);
+      setElement(t2, e, s) {
+        return this.q(t2, e, s);
       }
-      getElementByPos(t) {
-        if (t < 0 || t > this.m - 1) {
+      getElementByPos(t2) {
+        if (t2 < 0 || t2 > this.m - 1) {
           throw new RangeError();
         }
-        const e = this.U(t);
+        const e = this.U(t2);
         return [e.u, e.l];
       }
-      find(t) {
-        const e = this.H(this.v, t);
+      find(t2) {
+        const e = this.H(this.v, t2);
         return new OrderedMapIterator(e, this.C, this);
       }
-      getElementByKey(t) {
-        const e = this.H(this.v, t);
+      getElementByKey(t2) {
+        const e = this.H(this.v, t2);
         return e.l;
       }
-      union(t) {
+      union(t2) {
         const e = this;
-        t.forEach((function(t2) {
-          e.setElement(t2[0], t2[1]);
+        t2.forEach((function(t3) {
+          e.setElement(t3[0], t3[1]);
         }));
         return this.m;
       }
       *[Symbol.iterator]() {
-        const t = this.m;
+        const t2 = this.m;
         const e = this.U();
-        for (let s = 0; s < t; ++s) {
-          const t2 = e[s];
-          yield [t2.u, t2.l];
+        for (let s = 0; s < t2; ++s) {
+          const t3 = e[s];
+          yield [t3.u, t3.l];
         }
       }
     };
@@ -46661,7 +48437,7 @@ var require_call = __commonJS({
     exports2.callErrorFromStatus = callErrorFromStatus;
     var events_1 = __require("events");
     var stream_1 = __require("stream");
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     function callErrorFromStatus(status, callerStack) {
       const message = `${status.code} ${constants_1.Status[status.code]}: ${status.details}`;
       const error = new Error(message);
@@ -46882,7 +48658,7 @@ var require_client_interceptors = __commonJS({
     exports2.getInterceptingCall = getInterceptingCall;
     var metadata_1 = require_metadata();
     var call_interface_1 = require_call_interface();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var error_1 = require_error();
     var InterceptorConfigurationError = class _InterceptorConfigurationError extends Error {
       constructor(message) {
@@ -47235,7 +49011,7 @@ var require_client2 = __commonJS({
     var call_1 = require_call();
     var channel_1 = require_channel();
     var connectivity_state_1 = require_connectivity_state();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var metadata_1 = require_metadata();
     var client_interceptors_1 = require_client_interceptors();
     var CHANNEL_SYMBOL = /* @__PURE__ */ Symbol();
@@ -48127,22 +49903,22 @@ var require_base64 = __commonJS({
     var i;
     base64.encode = function encode(buffer, start, end) {
       var parts = null, chunk = [];
-      var i2 = 0, j = 0, t;
+      var i2 = 0, j = 0, t2;
       while (start < end) {
         var b = buffer[start++];
         switch (j) {
           case 0:
             chunk[i2++] = b64[b >> 2];
-            t = (b & 3) << 4;
+            t2 = (b & 3) << 4;
             j = 1;
             break;
           case 1:
-            chunk[i2++] = b64[t | b >> 4];
-            t = (b & 15) << 2;
+            chunk[i2++] = b64[t2 | b >> 4];
+            t2 = (b & 15) << 2;
             j = 2;
             break;
           case 2:
-            chunk[i2++] = b64[t | b >> 6];
+            chunk[i2++] = b64[t2 | b >> 6];
             chunk[i2++] = b64[b & 63];
             j = 0;
             break;
@@ -48153,7 +49929,7 @@ var require_base64 = __commonJS({
         }
       }
       if (j) {
-        chunk[i2++] = b64[t];
+        chunk[i2++] = b64[t2];
         chunk[i2++] = 61;
         if (j === 1)
           chunk[i2++] = 61;
@@ -48168,7 +49944,7 @@ var require_base64 = __commonJS({
     var invalidEncoding = "invalid encoding";
     base64.decode = function decode(string, buffer, offset) {
       var start = offset;
-      var j = 0, t;
+      var j = 0, t2;
       for (var i2 = 0; i2 < string.length; ) {
         var c = string.charCodeAt(i2++);
         if (c === 61 && j > 1)
@@ -48177,21 +49953,21 @@ var require_base64 = __commonJS({
           throw Error(invalidEncoding);
         switch (j) {
           case 0:
-            t = c;
+            t2 = c;
             j = 1;
             break;
           case 1:
-            buffer[offset++] = t << 2 | (c & 48) >> 4;
-            t = c;
+            buffer[offset++] = t2 << 2 | (c & 48) >> 4;
+            t2 = c;
             j = 2;
             break;
           case 2:
-            buffer[offset++] = (t & 15) << 4 | (c & 60) >> 2;
-            t = c;
+            buffer[offset++] = (t2 & 15) << 4 | (c & 60) >> 2;
+            t2 = c;
             j = 3;
             break;
           case 3:
-            buffer[offset++] = (t & 3) << 6 | c;
+            buffer[offset++] = (t2 & 3) << 6 | c;
             j = 0;
             break;
         }
@@ -48473,25 +50249,25 @@ var require_utf8 = __commonJS({
     utf8.read = function utf8_read(buffer, start, end) {
       if (end - start < 1)
         return "";
-      var parts = null, chunk = [], i = 0, t, t2, c2, c3;
+      var parts = null, chunk = [], i = 0, t2, t22, c2, c3;
       while (start < end) {
-        t = buffer[start++];
-        if (t <= 127) {
-          chunk[i++] = t;
-        } else if (t >= 192 && t < 224) {
-          c2 = (t & 31) << 6 | buffer[start++] & 63;
+        t2 = buffer[start++];
+        if (t2 <= 127) {
+          chunk[i++] = t2;
+        } else if (t2 >= 192 && t2 < 224) {
+          c2 = (t2 & 31) << 6 | buffer[start++] & 63;
           chunk[i++] = c2 >= 128 ? c2 : replacementCharCode;
-        } else if (t >= 224 && t < 240) {
-          c3 = (t & 15) << 12 | (buffer[start++] & 63) << 6 | buffer[start++] & 63;
+        } else if (t2 >= 224 && t2 < 240) {
+          c3 = (t2 & 15) << 12 | (buffer[start++] & 63) << 6 | buffer[start++] & 63;
           chunk[i++] = c3 >= 2048 ? c3 : replacementCharCode;
-        } else if (t >= 240) {
-          t2 = (t & 7) << 18 | (buffer[start++] & 63) << 12 | (buffer[start++] & 63) << 6 | buffer[start++] & 63;
-          if (t2 < 65536 || t2 > 1114111)
+        } else if (t2 >= 240) {
+          t22 = (t2 & 7) << 18 | (buffer[start++] & 63) << 12 | (buffer[start++] & 63) << 6 | buffer[start++] & 63;
+          if (t22 < 65536 || t22 > 1114111)
             chunk[i++] = replacementCharCode;
           else {
-            t2 -= 65536;
-            chunk[i++] = 55296 + (t2 >> 10);
-            chunk[i++] = 56320 + (t2 & 1023);
+            t22 -= 65536;
+            chunk[i++] = 55296 + (t22 >> 10);
+            chunk[i++] = 56320 + (t22 & 1023);
           }
         }
         if (i > 8191) {
@@ -49081,27 +50857,27 @@ var require_umd = __commonJS({
         }
         Long.fromBits = fromBits;
         var pow_dbl = Math.pow;
-        function fromString(str2, unsigned, radix) {
-          if (str2.length === 0) throw Error("empty string");
+        function fromString(str3, unsigned, radix) {
+          if (str3.length === 0) throw Error("empty string");
           if (typeof unsigned === "number") {
             radix = unsigned;
             unsigned = false;
           } else {
             unsigned = !!unsigned;
           }
-          if (str2 === "NaN" || str2 === "Infinity" || str2 === "+Infinity" || str2 === "-Infinity")
+          if (str3 === "NaN" || str3 === "Infinity" || str3 === "+Infinity" || str3 === "-Infinity")
             return unsigned ? UZERO : ZERO;
           radix = radix || 10;
           if (radix < 2 || 36 < radix) throw RangeError("radix");
           var p;
-          if ((p = str2.indexOf("-")) > 0) throw Error("interior hyphen");
+          if ((p = str3.indexOf("-")) > 0) throw Error("interior hyphen");
           else if (p === 0) {
-            return fromString(str2.substring(1), unsigned, radix).neg();
+            return fromString(str3.substring(1), unsigned, radix).neg();
           }
           var radixToPower = fromNumber(pow_dbl(radix, 8));
           var result = ZERO;
-          for (var i = 0; i < str2.length; i += 8) {
-            var size = Math.min(8, str2.length - i), value = parseInt(str2.substring(i, i + size), radix);
+          for (var i = 0; i < str3.length; i += 8) {
+            var size = Math.min(8, str3.length - i), value = parseInt(str3.substring(i, i + size), radix);
             if (size < 8) {
               var power = fromNumber(pow_dbl(radix, size));
               result = result.mul(power).add(fromNumber(value));
@@ -49600,20 +51376,20 @@ var require_umd = __commonJS({
             lo & 255
           ];
         };
-        Long.fromBytes = function fromBytes(bytes, unsigned, le) {
-          return le ? Long.fromBytesLE(bytes, unsigned) : Long.fromBytesBE(bytes, unsigned);
+        Long.fromBytes = function fromBytes(bytes2, unsigned, le) {
+          return le ? Long.fromBytesLE(bytes2, unsigned) : Long.fromBytesBE(bytes2, unsigned);
         };
-        Long.fromBytesLE = function fromBytesLE(bytes, unsigned) {
+        Long.fromBytesLE = function fromBytesLE(bytes2, unsigned) {
           return new Long(
-            bytes[0] | bytes[1] << 8 | bytes[2] << 16 | bytes[3] << 24,
-            bytes[4] | bytes[5] << 8 | bytes[6] << 16 | bytes[7] << 24,
+            bytes2[0] | bytes2[1] << 8 | bytes2[2] << 16 | bytes2[3] << 24,
+            bytes2[4] | bytes2[5] << 8 | bytes2[6] << 16 | bytes2[7] << 24,
             unsigned
           );
         };
-        Long.fromBytesBE = function fromBytesBE(bytes, unsigned) {
+        Long.fromBytesBE = function fromBytesBE(bytes2, unsigned) {
           return new Long(
-            bytes[4] << 24 | bytes[5] << 16 | bytes[6] << 8 | bytes[7],
-            bytes[0] << 24 | bytes[1] << 16 | bytes[2] << 8 | bytes[3],
+            bytes2[4] << 24 | bytes2[5] << 16 | bytes2[6] << 8 | bytes2[7],
+            bytes2[0] << 24 | bytes2[1] << 16 | bytes2[2] << 8 | bytes2[3],
             unsigned
           );
         };
@@ -49750,8 +51526,8 @@ var require_minimal = __commonJS({
         writable: true
       });
     };
-    util.lcFirst = function lcFirst(str2) {
-      return str2.charAt(0).toLowerCase() + str2.substring(1);
+    util.lcFirst = function lcFirst(str3) {
+      return str3.charAt(0).toLowerCase() + str3.substring(1);
     };
     function newError(name) {
       function CustomError(message, properties) {
@@ -50254,8 +52030,8 @@ var require_reader2 = __commonJS({
       return this._slice.call(this.buf, start, end);
     };
     Reader.prototype.string = function read_string() {
-      var bytes = this.bytes();
-      return utf8.read(bytes, 0, bytes.length);
+      var bytes2 = this.bytes();
+      return utf8.read(bytes2, 0, bytes2.length);
     };
     Reader.prototype.skip = function skip(length) {
       if (typeof length === "number") {
@@ -52334,12 +54110,12 @@ var require_util2 = __commonJS({
         return "[" + JSON.stringify(prop) + "]";
       return "." + prop;
     };
-    util.ucFirst = function ucFirst(str2) {
-      return str2.charAt(0).toUpperCase() + str2.substring(1);
+    util.ucFirst = function ucFirst(str3) {
+      return str3.charAt(0).toUpperCase() + str3.substring(1);
     };
     var camelCaseRe = /_([a-z])/g;
-    util.camelCase = function camelCase(str2) {
-      return str2.substring(0, 1) + str2.substring(1).replace(camelCaseRe, function($0, $1) {
+    util.camelCase = function camelCase(str3) {
+      return str3.substring(0, 1) + str3.substring(1).replace(camelCaseRe, function($0, $1) {
         return $1.toUpperCase();
       });
     };
@@ -53322,8 +55098,8 @@ var require_tokenize = __commonJS({
       "n": "\n",
       "t": "	"
     };
-    function unescape(str2) {
-      return str2.replace(unescapeRe, function($0, $1) {
+    function unescape(str3) {
+      return str3.replace(unescapeRe, function($0, $1) {
         switch ($1) {
           case "\\":
           case "":
@@ -53551,7 +55327,7 @@ var require_tokenize = __commonJS({
 });
 
 // node_modules/protobufjs/src/parse.js
-var require_parse = __commonJS({
+var require_parse2 = __commonJS({
   "node_modules/protobufjs/src/parse.js"(exports2, module) {
     "use strict";
     module.exports = parse2;
@@ -53650,10 +55426,10 @@ var require_parse = __commonJS({
         var token2, start;
         do {
           if (acceptStrings && ((token2 = peek()) === '"' || token2 === "'")) {
-            var str2 = readString();
-            target.push(str2);
+            var str3 = readString();
+            target.push(str3);
             if (edition >= 2023) {
-              throw illegal(str2, "id");
+              throw illegal(str3, "id");
             }
           } else {
             try {
@@ -54630,7 +56406,7 @@ var require_src2 = __commonJS({
     var protobuf = module.exports = require_index_light();
     protobuf.build = "full";
     protobuf.tokenize = require_tokenize();
-    protobuf.parse = require_parse();
+    protobuf.parse = require_parse2();
     protobuf.common = require_common2();
     protobuf.Root._configure(protobuf.Type, protobuf.parse, protobuf.common);
   }
@@ -56586,8 +58362,8 @@ var require_descriptor2 = __commonJS({
         for (; i < fromPath.length && j < k && fromPath[i] === toPath[j]; ++i, ++j) ;
       return toPath.slice(j).join(".");
     }
-    function underScore(str2) {
-      return str2.substring(0, 1) + str2.substring(1).replace(/([A-Z])(?=[a-z]|$)/g, function($0, $1) {
+    function underScore(str3) {
+      return str3.substring(0, 1) + str3.substring(1).replace(/([A-Z])(?=[a-z]|$)/g, function($0, $1) {
         return "_" + $1.toLowerCase();
       });
     }
@@ -57255,7 +59031,7 @@ var require_channelz = __commonJS({
     var net_1 = __require("net");
     var ordered_map_1 = require_cjs();
     var connectivity_state_1 = require_connectivity_state();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var subchannel_address_1 = require_subchannel_address();
     var admin_1 = require_admin();
     var make_client_1 = require_make_client();
@@ -57889,7 +59665,7 @@ var require_compression_filter = __commonJS({
     exports2.CompressionFilterFactory = exports2.CompressionFilter = void 0;
     var zlib2 = __require("zlib");
     var compression_algorithms_1 = require_compression_algorithms();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var filter_1 = require_filter();
     var logging = require_logging();
     var isCompressionAlgorithmKey = (key) => {
@@ -58156,7 +59932,7 @@ var require_control_plane_status = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.restrictControlPlaneStatusCode = restrictControlPlaneStatusCode;
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var INAPPROPRIATE_CONTROL_PLANE_CODES = [
       constants_1.Status.OK,
       constants_1.Status.INVALID_ARGUMENT,
@@ -58167,14 +59943,14 @@ var require_control_plane_status = __commonJS({
       constants_1.Status.OUT_OF_RANGE,
       constants_1.Status.DATA_LOSS
     ];
-    function restrictControlPlaneStatusCode(code, details) {
-      if (INAPPROPRIATE_CONTROL_PLANE_CODES.includes(code)) {
+    function restrictControlPlaneStatusCode(code2, details) {
+      if (INAPPROPRIATE_CONTROL_PLANE_CODES.includes(code2)) {
         return {
           code: constants_1.Status.INTERNAL,
-          details: `Invalid status from control plane: ${code} ${constants_1.Status[code]} ${details}`
+          details: `Invalid status from control plane: ${code2} ${constants_1.Status[code2]} ${details}`
         };
       } else {
-        return { code, details };
+        return { code: code2, details };
       }
     }
   }
@@ -58334,7 +60110,7 @@ var require_single_subchannel_channel = __commonJS({
     var channelz_1 = require_channelz();
     var compression_filter_1 = require_compression_filter();
     var connectivity_state_1 = require_connectivity_state();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var control_plane_status_1 = require_control_plane_status();
     var deadline_1 = require_deadline();
     var filter_stack_1 = require_filter_stack();
@@ -58401,9 +60177,9 @@ var require_single_subchannel_channel = __commonJS({
           credsMetadata = await this.subchannel.getCallCredentials().generateMetadata({ method_name: this.method, service_url: this.serviceUrl });
         } catch (e) {
           const error = e;
-          const { code, details } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(typeof error.code === "number" ? error.code : constants_1.Status.UNKNOWN, `Getting metadata from plugin failed with error: ${error.message}`);
+          const { code: code2, details } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(typeof error.code === "number" ? error.code : constants_1.Status.UNKNOWN, `Getting metadata from plugin failed with error: ${error.message}`);
           listener.onReceiveStatus({
-            code,
+            code: code2,
             details,
             metadata: new metadata_1.Metadata()
           });
@@ -58546,7 +60322,7 @@ var require_subchannel = __commonJS({
     var connectivity_state_1 = require_connectivity_state();
     var backoff_timeout_1 = require_backoff_timeout();
     var logging = require_logging();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var uri_parser_1 = require_uri_parser();
     var subchannel_address_1 = require_subchannel_address();
     var channelz_1 = require_channelz();
@@ -58906,11 +60682,11 @@ var require_resolver_dns = __commonJS({
     var resolver_1 = require_resolver();
     var dns_1 = __require("dns");
     var service_config_1 = require_service_config();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var call_interface_1 = require_call_interface();
     var metadata_1 = require_metadata();
     var logging = require_logging();
-    var constants_2 = require_constants3();
+    var constants_2 = require_constants4();
     var uri_parser_1 = require_uri_parser();
     var net_1 = __require("net");
     var backoff_timeout_1 = require_backoff_timeout();
@@ -59193,7 +60969,7 @@ var require_http_proxy = __commonJS({
     exports2.mapProxyName = mapProxyName;
     exports2.getProxiedConnection = getProxiedConnection;
     var logging_1 = require_logging();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var net_1 = __require("net");
     var http = __require("http");
     var logging = require_logging();
@@ -59495,25 +61271,25 @@ var require_subchannel_call = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.Http2SubchannelCall = void 0;
     var http2 = __require("http2");
-    var os3 = __require("os");
-    var constants_1 = require_constants3();
+    var os4 = __require("os");
+    var constants_1 = require_constants4();
     var metadata_1 = require_metadata();
     var stream_decoder_1 = require_stream_decoder();
     var logging = require_logging();
-    var constants_2 = require_constants3();
+    var constants_2 = require_constants4();
     var TRACER_NAME = "subchannel_call";
     function getSystemErrorName(errno) {
-      for (const [name, num2] of Object.entries(os3.constants.errno)) {
+      for (const [name, num2] of Object.entries(os4.constants.errno)) {
         if (num2 === errno) {
           return name;
         }
       }
       return "Unknown system error " + errno;
     }
-    function mapHttpStatusCode(code) {
-      const details = `Received HTTP status code ${code}`;
+    function mapHttpStatusCode(code2) {
+      const details = `Received HTTP status code ${code2}`;
       let mappedStatusCode;
-      switch (code) {
+      switch (code2) {
         // TODO(murgatroid99): handle 100 and 101
         case 400:
           mappedStatusCode = constants_1.Status.INTERNAL;
@@ -59632,7 +61408,7 @@ var require_subchannel_call = __commonJS({
             if (((_a2 = this.finalStatus) === null || _a2 === void 0 ? void 0 : _a2.code) === constants_1.Status.OK) {
               return;
             }
-            let code;
+            let code2;
             let details = "";
             switch (http2Stream.rstCode) {
               case http2.constants.NGHTTP2_NO_ERROR:
@@ -59641,41 +61417,41 @@ var require_subchannel_call = __commonJS({
                 }
                 if (this.httpStatusCode && this.httpStatusCode !== 200) {
                   const mappedStatus = mapHttpStatusCode(this.httpStatusCode);
-                  code = mappedStatus.code;
+                  code2 = mappedStatus.code;
                   details = mappedStatus.details;
                 } else {
-                  code = constants_1.Status.INTERNAL;
+                  code2 = constants_1.Status.INTERNAL;
                   details = `Received RST_STREAM with code ${http2Stream.rstCode} (Call ended without gRPC status)`;
                 }
                 break;
               case http2.constants.NGHTTP2_REFUSED_STREAM:
-                code = constants_1.Status.UNAVAILABLE;
+                code2 = constants_1.Status.UNAVAILABLE;
                 details = "Stream refused by server";
                 break;
               case http2.constants.NGHTTP2_CANCEL:
                 if (this.connectionDropped) {
-                  code = constants_1.Status.UNAVAILABLE;
+                  code2 = constants_1.Status.UNAVAILABLE;
                   details = "Connection dropped";
                 } else {
-                  code = constants_1.Status.CANCELLED;
+                  code2 = constants_1.Status.CANCELLED;
                   details = "Call cancelled";
                 }
                 break;
               case http2.constants.NGHTTP2_ENHANCE_YOUR_CALM:
-                code = constants_1.Status.RESOURCE_EXHAUSTED;
+                code2 = constants_1.Status.RESOURCE_EXHAUSTED;
                 details = "Bandwidth exhausted or memory limit exceeded";
                 break;
               case http2.constants.NGHTTP2_INADEQUATE_SECURITY:
-                code = constants_1.Status.PERMISSION_DENIED;
+                code2 = constants_1.Status.PERMISSION_DENIED;
                 details = "Protocol not secure enough";
                 break;
               case http2.constants.NGHTTP2_INTERNAL_ERROR:
-                code = constants_1.Status.INTERNAL;
+                code2 = constants_1.Status.INTERNAL;
                 if (this.internalError === null) {
                   details = `Received RST_STREAM with code ${http2Stream.rstCode} (Internal server error)`;
                 } else {
                   if (this.internalError.code === "ECONNRESET" || this.internalError.code === "ETIMEDOUT") {
-                    code = constants_1.Status.UNAVAILABLE;
+                    code2 = constants_1.Status.UNAVAILABLE;
                     details = this.internalError.message;
                   } else {
                     details = `Received RST_STREAM with code ${http2Stream.rstCode} triggered by internal client error: ${this.internalError.message}`;
@@ -59683,11 +61459,11 @@ var require_subchannel_call = __commonJS({
                 }
                 break;
               default:
-                code = constants_1.Status.INTERNAL;
+                code2 = constants_1.Status.INTERNAL;
                 details = `Received RST_STREAM with code ${http2Stream.rstCode}`;
             }
             this.endCall({
-              code,
+              code: code2,
               details,
               metadata: new metadata_1.Metadata(),
               rstCode: http2Stream.rstCode
@@ -59848,16 +61624,16 @@ var require_subchannel_call = __commonJS({
             this.http2Stream.end();
           }
         } else {
-          let code;
+          let code2;
           if (((_a = this.finalStatus) === null || _a === void 0 ? void 0 : _a.code) === constants_1.Status.OK) {
-            code = http2.constants.NGHTTP2_NO_ERROR;
+            code2 = http2.constants.NGHTTP2_NO_ERROR;
           } else {
-            code = http2.constants.NGHTTP2_CANCEL;
+            code2 = http2.constants.NGHTTP2_CANCEL;
           }
           if (this.traceEnabled) {
-            this.trace("close http2 stream with code " + code);
+            this.trace("close http2 stream with code " + code2);
           }
-          this.http2Stream.close(code);
+          this.http2Stream.close(code2);
         }
       }
       cancelWithStatus(status, details) {
@@ -59899,13 +61675,13 @@ var require_subchannel_call = __commonJS({
         const cb = (error) => {
           process.nextTick(() => {
             var _a;
-            let code = constants_1.Status.UNAVAILABLE;
+            let code2 = constants_1.Status.UNAVAILABLE;
             if ((error === null || error === void 0 ? void 0 : error.code) === "ERR_STREAM_WRITE_AFTER_END") {
-              code = constants_1.Status.INTERNAL;
+              code2 = constants_1.Status.INTERNAL;
             }
             if (error) {
               this.endCall({
-                code,
+                code: code2,
                 details: `Write error: ${error.message}`,
                 metadata: new metadata_1.Metadata(),
                 rstCode: this.http2Stream.rstCode
@@ -59950,7 +61726,7 @@ var require_transport = __commonJS({
     var http2 = __require("http2");
     var tls_1 = __require("tls");
     var channelz_1 = require_channelz();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var http_proxy_1 = require_http_proxy();
     var logging = require_logging();
     var resolver_1 = require_resolver();
@@ -60625,7 +62401,7 @@ var require_load_balancing_call = __commonJS({
     exports2.LoadBalancingCall = void 0;
     var call_credentials_1 = require_call_credentials();
     var connectivity_state_1 = require_connectivity_state();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var deadline_1 = require_deadline();
     var metadata_1 = require_metadata();
     var picker_1 = require_picker();
@@ -60793,27 +62569,27 @@ var require_load_balancing_call = __commonJS({
                 this.child.halfClose();
               }
             }, (error) => {
-              const { code: code2, details: details2 } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(typeof error.code === "number" ? error.code : constants_1.Status.UNKNOWN, `Getting metadata from plugin failed with error: ${error.message}`);
+              const { code: code3, details: details2 } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(typeof error.code === "number" ? error.code : constants_1.Status.UNKNOWN, `Getting metadata from plugin failed with error: ${error.message}`);
               this.outputStatus({
-                code: code2,
+                code: code3,
                 details: details2,
                 metadata: new metadata_1.Metadata()
               }, "PROCESSED");
             });
             break;
           case picker_1.PickResultType.DROP:
-            const { code, details } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(pickResult.status.code, pickResult.status.details);
+            const { code: code2, details } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(pickResult.status.code, pickResult.status.details);
             setImmediate(() => {
-              this.outputStatus({ code, details, metadata: pickResult.status.metadata }, "DROP");
+              this.outputStatus({ code: code2, details, metadata: pickResult.status.metadata }, "DROP");
             });
             break;
           case picker_1.PickResultType.TRANSIENT_FAILURE:
             if (this.metadata.getOptions().waitForReady) {
               this.channel.queueCallForPick(this);
             } else {
-              const { code: code2, details: details2 } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(pickResult.status.code, pickResult.status.details);
+              const { code: code3, details: details2 } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(pickResult.status.code, pickResult.status.details);
               setImmediate(() => {
-                this.outputStatus({ code: code2, details: details2, metadata: pickResult.status.metadata }, "PROCESSED");
+                this.outputStatus({ code: code3, details: details2, metadata: pickResult.status.metadata }, "PROCESSED");
               });
             }
             break;
@@ -60890,7 +62666,7 @@ var require_resolving_call = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.ResolvingCall = void 0;
     var call_credentials_1 = require_call_credentials();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var deadline_1 = require_deadline();
     var metadata_1 = require_metadata();
     var logging = require_logging();
@@ -61054,9 +62830,9 @@ var require_resolving_call = __commonJS({
         this.configReceivedTime = Date.now();
         const config = configResult.config;
         if (config.status !== constants_1.Status.OK) {
-          const { code, details } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(config.status, "Failed to route call to method " + this.method);
+          const { code: code2, details } = (0, control_plane_status_1.restrictControlPlaneStatusCode)(config.status, "Failed to route call to method " + this.method);
           this.outputStatus({
-            code,
+            code: code2,
             details,
             metadata: new metadata_1.Metadata()
           });
@@ -61199,7 +62975,7 @@ var require_retrying_call = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.RetryingCall = exports2.MessageBufferTracker = exports2.RetryThrottler = void 0;
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var deadline_1 = require_deadline();
     var metadata_1 = require_metadata();
     var logging = require_logging();
@@ -61448,10 +63224,10 @@ var require_retrying_call = __commonJS({
           this.commitCall(callWithMostMessages);
         }
       }
-      isStatusCodeInList(list2, code) {
+      isStatusCodeInList(list2, code2) {
         return list2.some((value) => {
           var _a;
-          return value === code || value.toString().toLowerCase() === ((_a = constants_1.Status[code]) === null || _a === void 0 ? void 0 : _a.toLowerCase());
+          return value === code2 || value.toString().toLowerCase() === ((_a = constants_1.Status[code2]) === null || _a === void 0 ? void 0 : _a.toLowerCase());
         });
       }
       getNextRetryJitter() {
@@ -61970,7 +63746,7 @@ var require_internal_channel = __commonJS({
     var subchannel_pool_1 = require_subchannel_pool();
     var picker_1 = require_picker();
     var metadata_1 = require_metadata();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var filter_stack_1 = require_filter_stack();
     var compression_filter_1 = require_compression_filter();
     var resolver_1 = require_resolver();
@@ -62592,7 +64368,7 @@ var require_server_call = __commonJS({
     exports2.serverErrorToStatus = serverErrorToStatus;
     var events_1 = __require("events");
     var stream_1 = __require("stream");
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var metadata_1 = require_metadata();
     function serverErrorToStatus(error, overrideTrailers) {
       var _a;
@@ -63155,7 +64931,7 @@ var require_orca = __commonJS({
     var duration_1 = require_duration();
     var channel_credentials_1 = require_channel_credentials();
     var subchannel_interface_1 = require_subchannel_interface();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var backoff_timeout_1 = require_backoff_timeout();
     var connectivity_state_1 = require_connectivity_state();
     var loadedOrcaProto = null;
@@ -63321,7 +65097,7 @@ var require_orca = __commonJS({
     exports2.GRPC_METRICS_HEADER = "endpoint-load-metrics-bin";
     var PARSED_LOAD_REPORT_KEY = "grpc_orca_load_report";
     function createMetricsReader(listener, previousOnCallEnded) {
-      return (code, details, metadata) => {
+      return (code2, details, metadata) => {
         let parsedLoadReport = metadata.getOpaque(PARSED_LOAD_REPORT_KEY);
         if (parsedLoadReport) {
           listener(parsedLoadReport);
@@ -63335,7 +65111,7 @@ var require_orca = __commonJS({
           }
         }
         if (previousOnCallEnded) {
-          previousOnCallEnded(code, details, metadata);
+          previousOnCallEnded(code2, details, metadata);
         }
       };
     }
@@ -63447,7 +65223,7 @@ var require_server_interceptors = __commonJS({
     exports2.isInterceptingServerListener = isInterceptingServerListener;
     exports2.getServerInterceptingCall = getServerInterceptingCall;
     var metadata_1 = require_metadata();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var http2 = __require("http2");
     var error_1 = require_error();
     var zlib2 = __require("zlib");
@@ -64257,7 +66033,7 @@ var require_server2 = __commonJS({
     exports2.Server = void 0;
     var http2 = __require("http2");
     var util = __require("util");
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var server_call_1 = require_server_call();
     var server_credentials_1 = require_server_credentials();
     var resolver_1 = require_resolver();
@@ -65700,8 +67476,8 @@ var require_status_builder = __commonJS({
       /**
        * Adds a status code to the builder.
        */
-      withCode(code) {
-        this.code = code;
+      withCode(code2) {
+        this.code = code2;
         return this;
       }
       /**
@@ -65752,7 +67528,7 @@ var require_load_balancer_pick_first = __commonJS({
     var picker_1 = require_picker();
     var subchannel_address_1 = require_subchannel_address();
     var logging = require_logging();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var subchannel_address_2 = require_subchannel_address();
     var net_1 = __require("net");
     var call_interface_1 = require_call_interface();
@@ -66166,7 +67942,7 @@ var require_certificate_provider = __commonJS({
     exports2.FileWatcherCertificateProvider = void 0;
     var fs13 = __require("fs");
     var logging = require_logging();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var util_1 = __require("util");
     var TRACER_NAME = "certificate_provider";
     function trace(text2) {
@@ -66462,7 +68238,7 @@ var require_resolver_ip = __commonJS({
     exports2.setup = setup;
     var net_1 = __require("net");
     var call_interface_1 = require_call_interface();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var metadata_1 = require_metadata();
     var resolver_1 = require_resolver();
     var subchannel_address_1 = require_subchannel_address();
@@ -66556,7 +68332,7 @@ var require_load_balancer_round_robin = __commonJS({
     var connectivity_state_1 = require_connectivity_state();
     var picker_1 = require_picker();
     var logging = require_logging();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var subchannel_address_1 = require_subchannel_address();
     var load_balancer_pick_first_1 = require_load_balancer_pick_first();
     var TRACER_NAME = "round_robin";
@@ -66729,7 +68505,7 @@ var require_load_balancer_outlier_detection = __commonJS({
     exports2.OutlierDetectionLoadBalancer = exports2.OutlierDetectionLoadBalancingConfig = void 0;
     exports2.setup = setup;
     var connectivity_state_1 = require_connectivity_state();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var duration_1 = require_duration();
     var experimental_1 = require_experimental();
     var load_balancer_1 = require_load_balancer();
@@ -67329,7 +69105,7 @@ var require_load_balancer_weighted_round_robin = __commonJS({
     exports2.WeightedRoundRobinLoadBalancingConfig = void 0;
     exports2.setup = setup;
     var connectivity_state_1 = require_connectivity_state();
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     var duration_1 = require_duration();
     var load_balancer_1 = require_load_balancer();
     var load_balancer_pick_first_1 = require_load_balancer_pick_first();
@@ -67703,7 +69479,7 @@ var require_src4 = __commonJS({
     Object.defineProperty(exports2, "Client", { enumerable: true, get: function() {
       return client_1.Client;
     } });
-    var constants_1 = require_constants3();
+    var constants_1 = require_constants4();
     Object.defineProperty(exports2, "logVerbosity", { enumerable: true, get: function() {
       return constants_1.LogVerbosity;
     } });
@@ -69839,9 +71615,9 @@ function exitCodeFor(error) {
 }
 
 // src/inputs.ts
-import * as fs2 from "node:fs";
+import * as fs3 from "node:fs";
 import * as os from "node:os";
-import * as path3 from "node:path";
+import * as path4 from "node:path";
 
 // src/policy.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -69926,19 +71702,19 @@ function git(args, options = {}) {
       "error",
       (error) => reject(new InfrastructureError(`cannot run git: ${error.message}`, { cause: error }))
     );
-    child.on("close", (code) => {
-      if (code === 0 || truncated) resolve4({ stdout: Buffer.concat(chunks), truncated });
-      else reject(new GitError(args, code, stderr.trim()));
+    child.on("close", (code2) => {
+      if (code2 === 0 || truncated) resolve4({ stdout: Buffer.concat(chunks), truncated });
+      else reject(new GitError(args, code2, stderr.trim()));
     });
     child.stdin.on("error", () => void 0);
     child.stdin.end(options.input ?? "");
   });
 }
 var GitError = class extends Error {
-  constructor(args, code, stderr) {
-    super(`git ${args[0]} failed (exit ${code}): ${stderr}`);
+  constructor(args, code2, stderr) {
+    super(`git ${args[0]} failed (exit ${code2}): ${stderr}`);
     this.args = args;
-    this.code = code;
+    this.code = code2;
     this.stderr = stderr;
     this.name = "GitError";
   }
@@ -70266,8 +72042,8 @@ function port(raw, what) {
   return n;
 }
 function parseHostRule(raw) {
-  const t = raw.trim();
-  const m = /^(\*\.)?([^:*\s]+)(?::(\d+))?$/.exec(t);
+  const t2 = raw.trim();
+  const m = /^(\*\.)?([^:*\s]+)(?::(\d+))?$/.exec(t2);
   if (!m) {
     throw new Error(
       `"${raw}" is not a host; use an exact name (api.example.com), a wildcard (*.example.com), optionally :port`
@@ -70287,13 +72063,13 @@ function parseHostRule(raw) {
   };
 }
 function parseHostMapping(raw) {
-  const t = raw.trim();
-  const eq = t.indexOf("=");
-  const host = eq > 0 ? normalizeHost(t.slice(0, eq)) : void 0;
-  if (host === void 0 || isIpLiteral(t.slice(0, eq))) {
+  const t2 = raw.trim();
+  const eq = t2.indexOf("=");
+  const host = eq > 0 ? normalizeHost(t2.slice(0, eq)) : void 0;
+  if (host === void 0 || isIpLiteral(t2.slice(0, eq))) {
     throw new Error(`"${raw}" is not NAME=ADDRESS[:PORT] (e.g. api.test=172.18.0.5:8443)`);
   }
-  const target = t.slice(eq + 1);
+  const target = t2.slice(eq + 1);
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(target);
   const v4 = /^([0-9.]+)(?::(\d+))?$/.exec(target);
   const m = v6 ?? v4;
@@ -70304,10 +72080,10 @@ function parseHostMapping(raw) {
 }
 var HEADER_NAME = /^[A-Za-z0-9-]+$/;
 function headerForm(raw) {
-  const t = raw.trim().toLowerCase();
-  if (t === "bearer" || t === "authorization") return { kind: "bearer" };
-  if (t === "x-api-key") return { kind: "x-api-key" };
-  if (t === "x-goog-api-key") return { kind: "x-goog-api-key" };
+  const t2 = raw.trim().toLowerCase();
+  if (t2 === "bearer" || t2 === "authorization") return { kind: "bearer" };
+  if (t2 === "x-api-key") return { kind: "x-api-key" };
+  if (t2 === "x-goog-api-key") return { kind: "x-goog-api-key" };
   const m = /^header:(.+)$/.exec(raw.trim());
   if (m && HEADER_NAME.test(m[1])) return { kind: "header", name: m[1].toLowerCase() };
   throw new Error(
@@ -70554,6 +72330,535 @@ function readCa(raw, workspace) {
   return text2;
 }
 
+// src/evidence/snapshot.ts
+import { createHash } from "node:crypto";
+import * as fs2 from "node:fs";
+import * as path3 from "node:path";
+import * as zlib from "node:zlib";
+var DEFAULT_SNAPSHOT_LIMITS = {
+  maxFiles: 1e5,
+  maxBytes: 1024 * 1024 * 1024
+};
+function displayPath(p) {
+  const text2 = p.toString("utf8");
+  if (Buffer.from(text2, "utf8").equals(p)) return text2;
+  let out = "";
+  for (const byte of p)
+    out += byte >= 32 && byte < 127 ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`;
+  return out;
+}
+async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS, knownTree) {
+  const skipped = [];
+  let truncated = false;
+  const objects = path3.join(gitDir, "objects");
+  const known = knownTree === void 0 ? /* @__PURE__ */ new Set() : await objectIds(gitDir, knownTree);
+  const written = /* @__PURE__ */ new Set();
+  const madeDirs = /* @__PURE__ */ new Set();
+  const writeObject = (type, data) => {
+    const header = Buffer.from(`${type} ${data.length}\0`);
+    const oid = createHash("sha1").update(header).update(data).digest("hex");
+    if (!known.has(oid) && !written.has(oid)) {
+      written.add(oid);
+      const file = path3.join(objects, oid.slice(0, 2), oid.slice(2));
+      if (!fs2.existsSync(file)) {
+        const fanout = oid.slice(0, 2);
+        if (!madeDirs.has(fanout)) {
+          fs2.mkdirSync(path3.dirname(file), { recursive: true });
+          madeDirs.add(fanout);
+        }
+        const tmp = `${file}.tmp-${process.pid}`;
+        fs2.writeFileSync(tmp, zlib.deflateSync(Buffer.concat([header, data]), { level: 1 }));
+        fs2.renameSync(tmp, file);
+      }
+    }
+    return oid;
+  };
+  const found = [];
+  const slash = Buffer.from("/");
+  const walk = (rel, parts) => {
+    const abs = rel === void 0 ? Buffer.from(dir) : Buffer.concat([Buffer.from(dir + "/"), rel]);
+    const names = fs2.readdirSync(abs, { encoding: "buffer" }).sort(Buffer.compare);
+    for (const name of names) {
+      const childRel = rel === void 0 ? name : Buffer.concat([rel, slash, name]);
+      const childAbs = Buffer.concat([abs, slash, name]);
+      if (name.toString("latin1") === ".git") {
+        skipped.push({ path: displayPath(childRel), reason: "git-dir" });
+        continue;
+      }
+      const st = fs2.lstatSync(childAbs);
+      if (st.isDirectory()) {
+        walk(childRel, [...parts, name]);
+        continue;
+      }
+      if (st.isFIFO() || st.isSocket() || st.isBlockDevice() || st.isCharacterDevice()) {
+        const reason = st.isFIFO() ? "fifo" : st.isSocket() ? "socket" : "device";
+        skipped.push({ path: displayPath(childRel), reason });
+        continue;
+      }
+      found.push({
+        parts: [...parts, name],
+        rel: childRel,
+        abs: childAbs,
+        kind: st.isSymbolicLink() ? "link" : "file",
+        executable: (st.mode & 64) !== 0,
+        size: st.size
+      });
+    }
+  };
+  walk(void 0, []);
+  const entries = [];
+  let bytes2 = 0;
+  let total = 0;
+  for (const f of found) {
+    if (entries.length >= limits.maxFiles || bytes2 + f.size > limits.maxBytes) {
+      truncated = true;
+      skipped.push({ path: displayPath(f.rel), reason: "limit" });
+      continue;
+    }
+    bytes2 += f.size;
+    const data = f.kind === "link" ? fs2.readlinkSync(f.abs, { encoding: "buffer" }) : readRegularFile(f.abs);
+    total += data.length;
+    const mode = f.kind === "link" ? "120000" : f.executable ? "100755" : "100644";
+    entries.push({ parts: f.parts, mode, oid: writeObject("blob", data) });
+  }
+  const tree = writeTrees(entries, writeObject);
+  return { tree, files: entries.length, bytes: total, skipped, truncated };
+}
+function writeTrees(entries, writeObject) {
+  const root = { files: /* @__PURE__ */ new Map(), dirs: /* @__PURE__ */ new Map() };
+  for (const e of entries) {
+    let d = root;
+    for (const part of e.parts.slice(0, -1)) {
+      const key = part.toString("latin1");
+      let child = d.dirs.get(key);
+      if (!child) {
+        child = { name: part, dir: { files: /* @__PURE__ */ new Map(), dirs: /* @__PURE__ */ new Map() } };
+        d.dirs.set(key, child);
+      }
+      d = child.dir;
+    }
+    const name = e.parts[e.parts.length - 1];
+    d.files.set(name.toString("latin1"), { name, mode: e.mode, oid: e.oid });
+  }
+  const write2 = (d) => {
+    const items = [];
+    for (const f of d.files.values()) {
+      items.push({
+        sortKey: f.name,
+        bytes: Buffer.concat([
+          Buffer.from(`${f.mode} `),
+          f.name,
+          Buffer.from([0]),
+          Buffer.from(f.oid, "hex")
+        ])
+      });
+    }
+    for (const sub of d.dirs.values()) {
+      const oid = write2(sub.dir);
+      items.push({
+        sortKey: Buffer.concat([sub.name, Buffer.from("/")]),
+        bytes: Buffer.concat([
+          Buffer.from("40000 "),
+          sub.name,
+          Buffer.from([0]),
+          Buffer.from(oid, "hex")
+        ])
+      });
+    }
+    items.sort((x, y) => Buffer.compare(x.sortKey, y.sortKey));
+    return writeObject("tree", Buffer.concat(items.map((i) => i.bytes)));
+  };
+  return write2(root);
+}
+async function objectIds(gitDir, tree) {
+  const out = (await git(["ls-tree", "-r", "-t", "-z", "--full-tree", tree], { gitDir })).stdout;
+  const ids = /* @__PURE__ */ new Set();
+  let start = 0;
+  while (start < out.length) {
+    const end = out.indexOf(0, start);
+    const rec = out.subarray(start, end < 0 ? out.length : end).toString("latin1");
+    start = end < 0 ? out.length : end + 1;
+    const [, type, oid] = rec.slice(0, rec.indexOf("	")).split(" ");
+    if (type === "blob" || type === "tree") ids.add(oid);
+  }
+  return ids;
+}
+function readRegularFile(p) {
+  const fd = fs2.openSync(
+    p,
+    fs2.constants.O_RDONLY | fs2.constants.O_NOFOLLOW | fs2.constants.O_NONBLOCK
+  );
+  try {
+    const st = fs2.fstatSync(fd);
+    if (!st.isFile()) throw new Error(`${p} is not a regular file`);
+    const data = Buffer.allocUnsafe(st.size);
+    let off = 0;
+    while (off < st.size) {
+      const n = fs2.readSync(fd, data, off, st.size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return off === st.size ? data : data.subarray(0, off);
+  } finally {
+    fs2.closeSync(fd);
+  }
+}
+
+// src/evidence/diff.ts
+var DEFAULT_DIFF_LIMITS = {
+  maxChangedFiles: 2e3,
+  maxDiffBytes: 20 * 1024 * 1024
+};
+var STATUS = {
+  A: "added",
+  M: "modified",
+  D: "deleted",
+  T: "type-changed"
+};
+var COMMON = [
+  "-r",
+  "--no-renames",
+  "--no-ext-diff",
+  "--no-textconv",
+  "--no-color",
+  "--full-index"
+];
+async function diffTrees(gitDir, baseTree, headTree, limits = DEFAULT_DIFF_LIMITS) {
+  const [summary, raw] = await Promise.all([
+    git(["diff-tree", ...COMMON, "-z", "--raw", "--numstat", baseTree, headTree], { gitDir }),
+    git(["diff-tree", ...COMMON, "-p", "--binary", baseTree, headTree], {
+      gitDir,
+      maxStdout: limits.maxDiffBytes + 1
+    })
+  ]);
+  const all = parseRawNumstat(summary.stdout);
+  const truncation = [];
+  let patch = raw.stdout;
+  let filesInPatch = countSections(patch);
+  if (raw.truncated || patch.length > limits.maxDiffBytes) {
+    patch = cutAtSection(patch, limits.maxDiffBytes);
+    filesInPatch = countSections(patch);
+    truncation.push(
+      `diff.patch is larger than max-diff-bytes (${limits.maxDiffBytes}): it holds the first ${filesInPatch} of ${all.length} changed files`
+    );
+  }
+  if (all.length > limits.maxChangedFiles) {
+    truncation.push(
+      `${all.length} files changed, more than max-changed-files (${limits.maxChangedFiles}): the report lists the first ${limits.maxChangedFiles}`
+    );
+  }
+  const listed = all.slice(0, limits.maxChangedFiles);
+  return {
+    patch,
+    files: listed.map((f) => f.file),
+    blobs: listed.map((f) => f.blobs),
+    all: { files: all.map((f) => f.file), blobs: all.map((f) => f.blobs) },
+    totalFiles: all.length,
+    filesInPatch,
+    truncated: truncation.length > 0,
+    truncation
+  };
+}
+var SECTION = Buffer.from("diff --git ");
+function sectionStarts(patch) {
+  const starts = [];
+  let at = patch.indexOf(SECTION);
+  while (at >= 0) {
+    if (at === 0 || patch[at - 1] === 10) starts.push(at);
+    at = patch.indexOf(SECTION, at + 1);
+  }
+  return starts;
+}
+function countSections(patch) {
+  return sectionStarts(patch).length;
+}
+function cutAtSection(patch, max) {
+  if (patch.length <= max) return patch;
+  const starts = sectionStarts(patch);
+  let end = 0;
+  for (const s of starts) {
+    if (s <= max) end = s;
+    else break;
+  }
+  return patch.subarray(0, end);
+}
+function parseRawNumstat(out) {
+  const fields = [];
+  let start = 0;
+  while (start < out.length) {
+    const end = out.indexOf(0, start);
+    if (end < 0) {
+      fields.push(out.subarray(start));
+      break;
+    }
+    fields.push(out.subarray(start, end));
+    start = end + 1;
+  }
+  const byPath = /* @__PURE__ */ new Map();
+  const order = [];
+  let i = 0;
+  while (i < fields.length) {
+    const f = fields[i].toString("latin1");
+    if (f.startsWith(":")) {
+      const [, dstMode, srcOid, dstOid, status] = f.slice(1).split(" ");
+      const p = fields[i + 1];
+      const key = p.toString("latin1");
+      byPath.set(key, {
+        file: {
+          path: displayPath(p),
+          status: STATUS[status[0]] ?? "modified",
+          additions: 0,
+          deletions: 0,
+          binary: false,
+          mode: dstMode
+        },
+        blobs: { before: srcOid, after: dstOid }
+      });
+      order.push(key);
+      i += 2;
+      continue;
+    }
+    const m = /^(-|\d+)\t(-|\d+)\t/.exec(f);
+    if (m) {
+      const key = fields[i].subarray(m[0].length).toString("latin1");
+      const entry = byPath.get(key)?.file;
+      if (entry) {
+        entry.binary = m[1] === "-";
+        entry.additions = m[1] === "-" ? 0 : Number(m[1]);
+        entry.deletions = m[2] === "-" ? 0 : Number(m[2]);
+      }
+    }
+    i++;
+  }
+  return order.map((k) => byPath.get(k));
+}
+
+// src/evidence/policy.ts
+var import_picomatch = __toESM(require_picomatch2(), 1);
+var LOCKFILES = [
+  // npm, yarn, pnpm, bun
+  "**/package-lock.json",
+  "**/npm-shrinkwrap.json",
+  "**/yarn.lock",
+  "**/.yarnrc.yml",
+  "**/pnpm-lock.yaml",
+  "**/pnpm-workspace.yaml",
+  "**/bun.lock",
+  "**/bun.lockb",
+  // pip, pipenv, poetry, uv, pdm
+  "**/requirements*.txt",
+  "**/constraints*.txt",
+  "**/Pipfile.lock",
+  "**/poetry.lock",
+  "**/uv.lock",
+  "**/pdm.lock",
+  // cargo, go, bundler, composer, gradle
+  "**/Cargo.lock",
+  "**/go.sum",
+  "**/go.work.sum",
+  "**/Gemfile.lock",
+  "**/composer.lock",
+  "**/gradle.lockfile",
+  "**/*.lockfile",
+  "**/gradle/verification-metadata.xml",
+  "**/gradle-wrapper.properties",
+  "**/gradle-wrapper.jar"
+];
+var LINT_FORMAT = [
+  "**/.editorconfig",
+  "**/.eslintrc*",
+  "**/eslint.config.*",
+  "**/.eslintignore",
+  "**/.prettierrc*",
+  "**/prettier.config.*",
+  "**/.prettierignore",
+  "**/.stylelintrc*",
+  "**/stylelint.config.*",
+  "**/biome.json",
+  "**/biome.jsonc",
+  "**/.markdownlint*",
+  "**/tsconfig*.json",
+  "**/.flake8",
+  "**/.pylintrc",
+  "**/pylintrc",
+  "**/ruff.toml",
+  "**/.ruff.toml",
+  "**/mypy.ini",
+  "**/.mypy.ini",
+  "**/.rubocop.yml",
+  "**/.golangci.yml",
+  "**/.golangci.yaml",
+  "**/.golangci.toml",
+  "**/rustfmt.toml",
+  "**/.rustfmt.toml",
+  "**/clippy.toml",
+  "**/.clippy.toml",
+  "**/.clang-format",
+  "**/.clang-tidy",
+  "**/.pre-commit-config.yaml",
+  "**/.husky/**"
+];
+var EDITOR_AND_GIT = [
+  "**/.gitmodules",
+  "**/.gitattributes",
+  "**/.vscode/tasks.json",
+  "**/.vscode/launch.json",
+  "**/.vscode/settings.json",
+  "**/.vscode/extensions.json",
+  "**/*.code-workspace",
+  "**/.idea/**",
+  "**/.devcontainer/**",
+  "**/.devcontainer.json",
+  "**/.envrc"
+];
+var DEFAULT_PROTECTED_PATHS = [
+  ".github/**",
+  ...LOCKFILES,
+  ...LINT_FORMAT,
+  ...EDITOR_AND_GIT,
+  "**/package.json#scripts"
+];
+var SCRIPTS_SUFFIX = "#scripts";
+function resolveProtectedPaths(items, input = "protected-paths") {
+  if (items.length === 0) return [...DEFAULT_PROTECTED_PATHS];
+  if (items.length === 1 && items[0] === "none") return [];
+  const extending = items.filter((i) => i.startsWith("+"));
+  if (extending.length > 0 && extending.length < items.length) {
+    throw new ConfigurationError(
+      input,
+      "mixes `+PATTERN` (extend the defaults) with plain patterns (replace them); use one form"
+    );
+  }
+  const patterns = extending.length > 0 ? items.map((i) => i.slice(1).trim()) : items;
+  for (const p of patterns) checkPattern(input, p);
+  return extending.length > 0 ? [...DEFAULT_PROTECTED_PATHS, ...patterns] : patterns;
+}
+function checkAllowedPaths(items, input = "allowed-paths") {
+  for (const p of items) {
+    checkPattern(input, p);
+    if (p.endsWith(SCRIPTS_SUFFIX))
+      throw new ConfigurationError(input, `"${p}": #scripts only applies to protected-paths`);
+  }
+  return items;
+}
+function checkPattern(input, pattern) {
+  const glob = pattern.endsWith(SCRIPTS_SUFFIX) ? pattern.slice(0, -SCRIPTS_SUFFIX.length) : pattern;
+  if (glob === "") throw new ConfigurationError(input, "has an empty pattern");
+  if (glob.startsWith("!"))
+    throw new ConfigurationError(
+      input,
+      `"${pattern}": negated patterns are not supported; list what you mean positively`
+    );
+  if (glob.startsWith("/") || glob.split("/").includes(".."))
+    throw new ConfigurationError(input, `"${pattern}" must be relative to the repository root`);
+  try {
+    import_picomatch.default.makeRe(glob, OPTIONS);
+  } catch (error) {
+    throw new ConfigurationError(input, `"${pattern}" is not a valid glob (${String(error)})`);
+  }
+}
+var OPTIONS = { dot: true, nonegate: true };
+function matcher(pattern) {
+  const glob = pattern.endsWith("/") ? `${pattern}**` : pattern.includes("/") ? pattern : `**/${pattern}`;
+  return (0, import_picomatch.default)(glob, OPTIONS);
+}
+function gitBlobReader(gitDir, maxBytes = 1024 * 1024) {
+  return async (oid) => {
+    if (/^0+$/.test(oid)) return null;
+    const out = await git(["cat-file", "blob", oid], { gitDir, maxStdout: maxBytes + 1 });
+    if (out.truncated || out.stdout.length > maxBytes)
+      throw new Error(`larger than ${maxBytes} bytes`);
+    return out.stdout;
+  };
+}
+async function checkPolicy(policy, files, blobs, readBlob) {
+  const violations = [];
+  const flagged = [];
+  const allowed = policy.allowed.map(matcher);
+  const whole = policy.protected.filter((p) => !p.endsWith(SCRIPTS_SUFFIX)).map((p) => ({ pattern: p, match: matcher(p) }));
+  const scripts = policy.protected.filter((p) => p.endsWith(SCRIPTS_SUFFIX)).map((p) => ({ pattern: p, match: matcher(p.slice(0, -SCRIPTS_SUFFIX.length)) }));
+  for (const [i, f] of files.entries()) {
+    if (allowed.length > 0 && !allowed.some((m) => m(f.path))) {
+      violations.push({
+        rule: "allowed-paths",
+        path: f.path,
+        detail: `${f.status} outside allowed-paths (${policy.allowed.join(", ")})`
+      });
+    }
+    const hit = whole.find((w) => w.match(f.path));
+    if (hit) {
+      flagged.push({
+        rule: "protected-paths",
+        path: f.path,
+        detail: `${f.status}; matches ${hit.pattern}`
+      });
+      continue;
+    }
+    const scriptRule = scripts.find((s) => s.match(f.path));
+    if (scriptRule) {
+      const change = await scriptsChange(blobs[i], readBlob);
+      if (change !== null)
+        flagged.push({
+          rule: "package-scripts",
+          path: f.path,
+          detail: `${change}; matches ${scriptRule.pattern}`
+        });
+    }
+  }
+  return { violations: capFindings(violations), protected: capFindings(flagged) };
+}
+var MAX_FINDINGS = 1e3;
+function capFindings(list2) {
+  if (list2.length <= MAX_FINDINGS) return list2;
+  return [
+    ...list2.slice(0, MAX_FINDINGS),
+    {
+      rule: list2[MAX_FINDINGS].rule,
+      path: null,
+      detail: `\u2026and ${list2.length - MAX_FINDINGS} more changed files like the above`
+    }
+  ];
+}
+async function scriptsChange(blobs, readBlob) {
+  if (blobs === void 0) return "the file could not be compared";
+  let before;
+  let after;
+  try {
+    before = scriptsOf(await readBlob(blobs.before));
+    after = scriptsOf(await readBlob(blobs.after));
+  } catch (error) {
+    return `scripts cannot be compared: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  const names = [.../* @__PURE__ */ new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  const added = names.filter((n) => !(n in before));
+  const removed = names.filter((n) => !(n in after));
+  const changed = names.filter(
+    (n) => n in before && n in after && JSON.stringify(before[n]) !== JSON.stringify(after[n])
+  );
+  if (added.length + removed.length + changed.length === 0) return null;
+  const list2 = (label, xs) => xs.length > 0 ? [`${label} ${xs.map((x) => JSON.stringify(x)).join(", ")}`] : [];
+  return [
+    "scripts",
+    [...list2("added", added), ...list2("removed", removed), ...list2("changed", changed)].join("; ")
+  ].join(" ");
+}
+function scriptsOf(data) {
+  if (data === null) return {};
+  let doc;
+  try {
+    doc = JSON.parse(data.toString("utf8"));
+  } catch {
+    throw new Error("package.json is not valid JSON");
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+    throw new Error("package.json is not a JSON object");
+  const scripts = doc.scripts;
+  if (scripts === void 0) return {};
+  if (typeof scripts !== "object" || scripts === null || Array.isArray(scripts))
+    throw new Error('"scripts" is not an object');
+  return scripts;
+}
+
 // src/inputs.ts
 var INPUT = {
   path: "path",
@@ -70586,6 +72891,10 @@ var INPUT = {
   testReports: "test-reports",
   compareBase: "compare-base",
   maxLogBytes: "max-log-bytes",
+  allowedPaths: "allowed-paths",
+  protectedPaths: "protected-paths",
+  maxChangedFiles: "max-changed-files",
+  maxDiffBytes: "max-diff-bytes",
   dryRun: "dry-run",
   runId: "run-id",
   artifactName: "artifact-name",
@@ -70615,7 +72924,7 @@ var DEFAULTS = {
 function getInputs(given, ctx) {
   const policy = ctx.policy ?? NO_POLICY;
   const read = withPolicy(given, policy.policy);
-  const workspace = path3.resolve(ctx.workspace);
+  const workspace = path4.resolve(ctx.workspace);
   const repoPath = insidePath(INPUT.path, read(INPUT.path) ?? ".", workspace);
   const dockerfileRaw = read(INPUT.dockerfile);
   const image = read(INPUT.image);
@@ -70675,20 +72984,20 @@ function getInputs(given, ctx) {
     ctx.environment,
     env.map((e) => e.name)
   );
-  const cpus2 = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus));
-  if (cpus2 > ctx.hostCpus) {
+  const cpus3 = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus));
+  if (cpus3 > ctx.hostCpus) {
     throw new ConfigurationError(
       INPUT.cpus,
-      `${cpus2} is more than this machine has (${ctx.hostCpus}); use at most ${ctx.hostCpus}`
+      `${cpus3} is more than this machine has (${ctx.hostCpus}); use at most ${ctx.hostCpus}`
     );
   }
   return {
     path: repoPath,
     ref: ref(read(INPUT.ref) ?? DEFAULTS.ref),
-    outputDir: path3.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir),
+    outputDir: path4.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir),
     dockerfile,
     image,
-    buildContext: buildContext ?? (dockerfile === void 0 ? void 0 : path3.dirname(dockerfile)),
+    buildContext: buildContext ?? (dockerfile === void 0 ? void 0 : path4.dirname(dockerfile)),
     buildArgs: keyValues(INPUT.buildArgs, read(INPUT.buildArgs)),
     allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
     agentCommand,
@@ -70708,7 +73017,7 @@ function getInputs(given, ctx) {
       read(INPUT.graceSeconds) ?? String(DEFAULTS.graceSeconds)
     ),
     memoryBytes: memory(read(INPUT.memory) ?? DEFAULTS.memory),
-    cpus: cpus2,
+    cpus: cpus3,
     pidsLimit: positiveInteger(
       INPUT.pidsLimit,
       read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
@@ -70720,6 +73029,16 @@ function getInputs(given, ctx) {
     maxLogBytes: positiveInteger(
       INPUT.maxLogBytes,
       read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)
+    ),
+    allowedPaths: checkAllowedPaths(list(read(INPUT.allowedPaths)), INPUT.allowedPaths),
+    protectedPaths: resolveProtectedPaths(list(read(INPUT.protectedPaths)), INPUT.protectedPaths),
+    maxChangedFiles: positiveInteger(
+      INPUT.maxChangedFiles,
+      read(INPUT.maxChangedFiles) ?? String(DEFAULT_DIFF_LIMITS.maxChangedFiles)
+    ),
+    maxDiffBytes: positiveInteger(
+      INPUT.maxDiffBytes,
+      read(INPUT.maxDiffBytes) ?? String(DEFAULT_DIFF_LIMITS.maxDiffBytes)
     ),
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     runId: runId(read(INPUT.runId) ?? ctx.defaultRunId),
@@ -70785,14 +73104,14 @@ function memory(raw) {
       `"${raw}" is not a size; use a positive amount such as 512m or 2g`
     );
   }
-  const bytes = Math.floor(Number(m[1]) * UNITS[unit]);
-  if (bytes < MIN_MEMORY) {
+  const bytes2 = Math.floor(Number(m[1]) * UNITS[unit]);
+  if (bytes2 < MIN_MEMORY) {
     throw new ConfigurationError(
       INPUT.memory,
       `"${raw}" is below Docker's minimum of 6m; use at least 6m`
     );
   }
-  return bytes;
+  return bytes2;
 }
 var PINNED_IMAGE = /^[a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}$/;
 function checkPinnedImage(image) {
@@ -70810,9 +73129,9 @@ function ref(raw) {
   return raw;
 }
 function insidePath(name, raw, workspace) {
-  const abs = path3.resolve(workspace, raw);
-  const rel = path3.relative(workspace, abs);
-  if (rel.startsWith("..") || path3.isAbsolute(rel)) {
+  const abs = path4.resolve(workspace, raw);
+  const rel = path4.relative(workspace, abs);
+  if (rel.startsWith("..") || path4.isAbsolute(rel)) {
     throw new ConfigurationError(
       name,
       `"${raw}" is outside the workspace ${workspace}; use a path inside it`
@@ -70820,13 +73139,13 @@ function insidePath(name, raw, workspace) {
   }
   let real;
   try {
-    real = fs2.realpathSync(abs);
+    real = fs3.realpathSync(abs);
   } catch {
     throw new ConfigurationError(name, `"${raw}" does not exist (looked for ${abs})`);
   }
-  const realWs = fs2.realpathSync(workspace);
-  const realRel = path3.relative(realWs, real);
-  if (realRel.startsWith("..") || path3.isAbsolute(realRel)) {
+  const realWs = fs3.realpathSync(workspace);
+  const realRel = path4.relative(realWs, real);
+  if (realRel.startsWith("..") || path4.isAbsolute(realRel)) {
     throw new ConfigurationError(
       name,
       `"${raw}" resolves (through a symlink) outside the workspace; use a path inside it`
@@ -70836,18 +73155,18 @@ function insidePath(name, raw, workspace) {
 }
 function existingFile(name, raw, workspace) {
   const p = insidePath(name, raw, workspace);
-  if (!fs2.statSync(p).isFile()) throw new ConfigurationError(name, `"${raw}" is not a file`);
+  if (!fs3.statSync(p).isFile()) throw new ConfigurationError(name, `"${raw}" is not a file`);
   return p;
 }
 function existingDir(name, raw, workspace) {
   const p = insidePath(name, raw, workspace);
-  if (!fs2.statSync(p).isDirectory())
+  if (!fs3.statSync(p).isDirectory())
     throw new ConfigurationError(name, `"${raw}" is not a directory`);
   return p;
 }
 function relativeInside(name, raw) {
-  const norm = path3.posix.normalize(raw.replace(/\\/g, "/"));
-  if (path3.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../") || norm === ".") {
+  const norm = path4.posix.normalize(raw.replace(/\\/g, "/"));
+  if (path4.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../") || norm === ".") {
     throw new ConfigurationError(
       name,
       `"${raw}" must be a path relative to the repository root, inside it`
@@ -70859,14 +73178,14 @@ function keyValues(name, raw) {
   const out = {};
   if (raw === void 0) return out;
   for (const line of raw.split("\n")) {
-    const t = line.trim();
-    if (t === "") continue;
-    const eq = t.indexOf("=");
-    const key = eq > 0 ? t.slice(0, eq) : "";
+    const t2 = line.trim();
+    if (t2 === "") continue;
+    const eq = t2.indexOf("=");
+    const key = eq > 0 ? t2.slice(0, eq) : "";
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
-      throw new ConfigurationError(name, `"${t}" is not KEY=VALUE (one per line)`);
+      throw new ConfigurationError(name, `"${t2}" is not KEY=VALUE (one per line)`);
     }
-    out[key] = t.slice(eq + 1);
+    out[key] = t2.slice(eq + 1);
   }
   return out;
 }
@@ -70874,19 +73193,19 @@ function task(raw, workspace) {
   if (raw === void 0) return { text: "", source: "text" };
   const single = !raw.includes("\n") && raw.length < 4096;
   if (single) {
-    const candidate = path3.resolve(workspace, raw.trim());
-    const rel = path3.relative(workspace, candidate);
-    if (!rel.startsWith("..") && !path3.isAbsolute(rel) && rel !== "") {
+    const candidate = path4.resolve(workspace, raw.trim());
+    const rel = path4.relative(workspace, candidate);
+    if (!rel.startsWith("..") && !path4.isAbsolute(rel) && rel !== "") {
       let st;
       try {
-        st = fs2.lstatSync(candidate);
+        st = fs3.lstatSync(candidate);
       } catch {
         st = void 0;
       }
       if (st?.isFile()) {
         if (st.size > 1024 * 1024)
           throw new ConfigurationError(INPUT.task, `file "${raw}" is larger than 1 MiB`);
-        return { text: fs2.readFileSync(candidate, "utf8"), source: "file", file: rel };
+        return { text: fs3.readFileSync(candidate, "utf8"), source: "file", file: rel };
       }
     }
   }
@@ -70963,210 +73282,329 @@ function defaultArtifactName(env, fallback) {
 
 // src/pipeline.ts
 import * as fs11 from "node:fs";
-import * as os2 from "node:os";
+import * as os3 from "node:os";
 import * as path11 from "node:path";
 
-// src/evidence/snapshot.ts
-import { createHash } from "node:crypto";
-import * as fs3 from "node:fs";
-import * as path4 from "node:path";
-import { promisify } from "node:util";
-import * as zlib from "node:zlib";
-var deflate2 = promisify(zlib.deflate);
-var DEFAULT_SNAPSHOT_LIMITS = {
-  maxFiles: 1e5,
-  maxBytes: 1024 * 1024 * 1024
-};
-function displayPath(p) {
-  const text2 = p.toString("utf8");
-  if (Buffer.from(text2, "utf8").equals(p)) return text2;
-  let out = "";
-  for (const byte of p)
-    out += byte >= 32 && byte < 127 ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`;
-  return out;
-}
-async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS) {
-  const index = [];
-  const skipped = [];
-  let files = 0;
-  let bytes = 0;
-  let truncated = false;
-  const written = /* @__PURE__ */ new Set();
-  const objects = path4.join(gitDir, "objects");
-  const writeBlob = async (data) => {
-    const header = Buffer.from(`blob ${data.length}\0`);
-    const oid = createHash("sha1").update(header).update(data).digest("hex");
-    if (!written.has(oid)) {
-      written.add(oid);
-      const file = path4.join(objects, oid.slice(0, 2), oid.slice(2));
-      if (!fs3.existsSync(file)) {
-        await fs3.promises.mkdir(path4.dirname(file), { recursive: true });
-        await fs3.promises.writeFile(
-          file,
-          await deflate2(Buffer.concat([header, data]), { level: 1 })
-        );
-      }
-    }
-    return oid;
-  };
-  const walk = async (rel) => {
-    const abs = rel === void 0 ? Buffer.from(dir) : Buffer.concat([Buffer.from(dir + "/"), rel]);
-    const names = (await fs3.promises.readdir(abs, { encoding: "buffer" })).sort(Buffer.compare);
-    for (const name of names) {
-      const childRel = rel === void 0 ? name : Buffer.concat([rel, Buffer.from("/"), name]);
-      const childAbs = Buffer.concat([abs, Buffer.from("/"), name]);
-      const st = await fs3.promises.lstat(childAbs);
-      if (name.toString("latin1") === ".git") {
-        skipped.push({ path: displayPath(childRel), reason: "git-dir" });
-        continue;
-      }
-      if (st.isDirectory()) {
-        await walk(childRel);
-        continue;
-      }
-      if (st.isFIFO() || st.isSocket() || st.isBlockDevice() || st.isCharacterDevice()) {
-        const reason = st.isFIFO() ? "fifo" : st.isSocket() ? "socket" : "device";
-        skipped.push({ path: displayPath(childRel), reason });
-        continue;
-      }
-      if (files >= limits.maxFiles || bytes + st.size > limits.maxBytes) {
-        truncated = true;
-        skipped.push({ path: displayPath(childRel), reason: "limit" });
-        continue;
-      }
-      let mode;
-      let data;
-      if (st.isSymbolicLink()) {
-        mode = "120000";
-        data = await fs3.promises.readlink(childAbs, { encoding: "buffer" });
-      } else {
-        mode = st.mode & 64 ? "100755" : "100644";
-        data = await readRegularFile(childAbs);
-      }
-      files++;
-      bytes += data.length;
-      const oid = await writeBlob(data);
-      index.push(Buffer.concat([Buffer.from(`${mode} ${oid}	`), childRel, Buffer.from([0])]));
-    }
-  };
-  await walk(void 0);
-  const indexFile = path4.join(gitDir, `airlock-index-${process.pid}-${Date.now()}`);
-  try {
-    await git(["update-index", "-z", "--index-info"], {
-      gitDir,
-      indexFile,
-      input: Buffer.concat(index)
-    });
-    const tree = (await git(["write-tree"], { gitDir, indexFile })).stdout.toString("utf8").trim();
-    return { tree, files, bytes, skipped, truncated };
-  } finally {
-    await fs3.promises.rm(indexFile, { force: true });
+// src/evidence/metadata.ts
+var import_picomatch2 = __toESM(require_picomatch2(), 1);
+import { createHash as createHash2 } from "node:crypto";
+import * as os2 from "node:os";
+
+// src/evidence/safe-read.ts
+import * as fs4 from "node:fs";
+import * as path5 from "node:path";
+async function readInside(root, rel, maxBytes) {
+  const norm = path5.posix.normalize(rel);
+  if (path5.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../")) {
+    return { ok: false, reason: "outside", detail: `${rel} is not inside the workspace` };
   }
-}
-async function readRegularFile(p) {
-  const fh = await fs3.promises.open(
-    p,
-    fs3.constants.O_RDONLY | fs3.constants.O_NOFOLLOW | fs3.constants.O_NONBLOCK
-  );
+  let current = root;
+  const parts = norm.split("/");
+  for (let i = 0; i < parts.length; i++) {
+    current = path5.join(current, parts[i]);
+    let st;
+    try {
+      st = await fs4.promises.lstat(current);
+    } catch {
+      return { ok: false, reason: "missing", detail: `${rel} does not exist` };
+    }
+    if (st.isSymbolicLink())
+      return { ok: false, reason: "symlink", detail: `${rel} goes through a symlink; not followed` };
+    if (i < parts.length - 1 && !st.isDirectory())
+      return { ok: false, reason: "missing", detail: `${rel} does not exist` };
+  }
+  let fh;
   try {
+    fh = await fs4.promises.open(
+      current,
+      fs4.constants.O_RDONLY | fs4.constants.O_NOFOLLOW | fs4.constants.O_NONBLOCK
+    );
     const st = await fh.stat();
-    if (!st.isFile()) throw new Error(`${p} is not a regular file`);
-    return await fh.readFile();
+    if (!st.isFile())
+      return { ok: false, reason: "not-a-file", detail: `${rel} is not a regular file` };
+    const size = Math.min(st.size, maxBytes);
+    const data = Buffer.alloc(size);
+    const { bytesRead } = await fh.read(data, 0, size, 0);
+    return { ok: true, data: data.subarray(0, bytesRead), truncated: st.size > maxBytes };
+  } catch (error) {
+    return {
+      ok: false,
+      reason: "error",
+      detail: `${rel}: ${error.code ?? String(error)}`
+    };
   } finally {
-    await fh.close();
+    await fh?.close();
   }
 }
 
-// src/evidence/diff.ts
-var DEFAULT_MAX_PATCH_BYTES = 20 * 1024 * 1024;
-var STATUS = {
-  A: "added",
-  M: "modified",
-  D: "deleted",
-  T: "type-changed"
-};
-async function diffTrees(gitDir, baseTree, headTree, maxPatchBytes = DEFAULT_MAX_PATCH_BYTES) {
-  const common = [
-    "-r",
-    "--no-renames",
-    "--no-ext-diff",
-    "--no-textconv",
-    "--no-color",
-    "--full-index"
-  ];
-  const summary = await git(
-    ["diff-tree", ...common, "-z", "--raw", "--numstat", baseTree, headTree],
-    { gitDir }
-  );
-  const files = parseRawNumstat(summary.stdout);
-  const patch = await git(["diff-tree", ...common, "-p", "--binary", baseTree, headTree], {
-    gitDir,
-    maxStdout: maxPatchBytes
-  });
-  return { patch: patch.stdout, files, truncated: patch.truncated };
-}
-function parseRawNumstat(out) {
-  const fields = [];
+// src/evidence/metadata.ts
+var LOCKFILE_PATTERNS = [
+  "package-lock.json",
+  "npm-shrinkwrap.json",
+  "yarn.lock",
+  "pnpm-lock.yaml",
+  "bun.lock",
+  "bun.lockb",
+  "Pipfile.lock",
+  "poetry.lock",
+  "uv.lock",
+  "pdm.lock",
+  "requirements*.txt",
+  "Cargo.lock",
+  "go.sum",
+  "go.work.sum",
+  "Gemfile.lock",
+  "composer.lock",
+  "gradle.lockfile",
+  "*.lockfile",
+  "packages.lock.json",
+  "Package.resolved",
+  "pubspec.lock",
+  "mix.lock",
+  "flake.lock"
+];
+var isLockfile = (0, import_picomatch2.default)(
+  LOCKFILE_PATTERNS.map((p) => `**/${p}`),
+  { dot: true }
+);
+var MAX_LOCKFILE_BYTES = 64 * 1024 * 1024;
+async function hashLockfiles(gitDir, tree, workspaceDir) {
+  const listing = (await git(["ls-tree", "-r", "-z", "--full-tree", tree], { gitDir })).stdout;
+  const out = [];
   let start = 0;
-  while (start < out.length) {
-    const end = out.indexOf(0, start);
-    if (end < 0) {
-      fields.push(out.subarray(start));
-      break;
-    }
-    fields.push(out.subarray(start, end));
-    start = end + 1;
-  }
-  const byPath = /* @__PURE__ */ new Map();
-  const order = [];
-  let i = 0;
-  while (i < fields.length) {
-    const f = fields[i].toString("latin1");
-    if (f.startsWith(":")) {
-      const [, dstMode, , , status] = f.slice(1).split(" ");
-      const p = fields[i + 1];
-      const key = p.toString("latin1");
-      byPath.set(key, {
-        path: displayPath(p),
-        status: STATUS[status[0]] ?? "modified",
-        additions: 0,
-        deletions: 0,
-        binary: false,
-        mode: dstMode
-      });
-      order.push(key);
-      i += 2;
+  while (start < listing.length) {
+    const end = listing.indexOf(0, start);
+    const rec = listing.subarray(start, end < 0 ? listing.length : end);
+    start = end < 0 ? listing.length : end + 1;
+    const tab = rec.indexOf(9);
+    const mode = rec.subarray(0, tab).toString("latin1").split(" ")[0];
+    const rawPath = rec.subarray(tab + 1);
+    const shown = displayPath(rawPath);
+    if (!isLockfile(shown)) continue;
+    if (mode === "120000") {
+      out.push({ path: shown, sha256: null, bytes: 0, note: "symlink (not followed)" });
       continue;
     }
-    const m = /^(-|\d+)\t(-|\d+)\t/.exec(f);
-    if (m) {
-      const key = fields[i].subarray(m[0].length).toString("latin1");
-      const entry = byPath.get(key);
-      if (entry) {
-        entry.binary = m[1] === "-";
-        entry.additions = m[1] === "-" ? 0 : Number(m[1]);
-        entry.deletions = m[2] === "-" ? 0 : Number(m[2]);
-      }
+    if (shown !== rawPath.toString("utf8")) {
+      out.push({ path: shown, sha256: null, bytes: 0, note: "name is not UTF-8" });
+      continue;
     }
-    i++;
+    const read = await readInside(workspaceDir, shown, MAX_LOCKFILE_BYTES);
+    if (!read.ok) {
+      out.push({ path: shown, sha256: null, bytes: 0, note: read.detail });
+    } else if (read.truncated) {
+      out.push({ path: shown, sha256: null, bytes: read.data.length, note: "larger than 64 MiB" });
+    } else {
+      out.push({
+        path: shown,
+        sha256: createHash2("sha256").update(read.data).digest("hex"),
+        bytes: read.data.length
+      });
+    }
   }
-  return order.map((k) => byPath.get(k));
+  return out;
+}
+async function runnerFacts(docker, runtime, env = process.env) {
+  let v = {};
+  try {
+    v = await docker.version();
+  } catch {
+    v = {};
+  }
+  return {
+    os: os2.platform(),
+    osRelease: os2.release(),
+    arch: os2.arch(),
+    node: process.version,
+    cpus: os2.cpus().length,
+    memoryBytes: os2.totalmem(),
+    docker: {
+      version: typeof v.Version === "string" ? v.Version : null,
+      apiVersion: typeof v.ApiVersion === "string" ? v.ApiVersion : null,
+      os: typeof v.Os === "string" ? v.Os : null
+    },
+    runtime,
+    github: env.GITHUB_ACTIONS === "true" ? {
+      runnerOs: env.RUNNER_OS ?? null,
+      runnerArch: env.RUNNER_ARCH ?? null,
+      imageOs: env.ImageOS ?? null
+    } : null
+  };
+}
+var USAGE_FILE = "usage.json";
+var MAX_USAGE_BYTES = 64 * 1024;
+async function readUsage(outDir) {
+  const read = await readInside(outDir, USAGE_FILE, MAX_USAGE_BYTES);
+  if (!read.ok) {
+    return {
+      status: read.reason === "missing" ? "missing" : "refused",
+      ...read.reason === "missing" ? {} : { detail: read.detail },
+      usage: null
+    };
+  }
+  if (read.truncated) return { status: "malformed", detail: "larger than 64 KiB", usage: null };
+  return parseUsage(read.data.toString("utf8"));
+}
+var COUNTS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"];
+function parseUsage(text2) {
+  let doc;
+  try {
+    doc = JSON.parse(text2);
+  } catch {
+    return { status: "malformed", detail: "not valid JSON", usage: null };
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+    return { status: "malformed", detail: "not a JSON object", usage: null };
+  const d = doc;
+  const usage2 = {};
+  for (const k of COUNTS) {
+    const v = d[k];
+    if (v === void 0) continue;
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0)
+      return { status: "malformed", detail: `${k} must be a whole number \u2265 0`, usage: null };
+    usage2[k] = v;
+  }
+  if (d.costUsd !== void 0) {
+    if (typeof d.costUsd !== "number" || !Number.isFinite(d.costUsd) || d.costUsd < 0)
+      return { status: "malformed", detail: "costUsd must be a number \u2265 0", usage: null };
+    usage2.costUsd = d.costUsd;
+  }
+  if (d.model !== void 0) {
+    if (typeof d.model !== "string" || d.model.length > 200)
+      return {
+        status: "malformed",
+        detail: "model must be a string (\u2264 200 characters)",
+        usage: null
+      };
+    usage2.model = d.model;
+  }
+  return { status: "ok", usage: usage2 };
 }
 
+// src/evidence/redact.ts
+var MASK = "***";
+var MIN_SECRET_LENGTH = 6;
+var MIN_FRAGMENT = 8;
+function escapeRegExp(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+function base64Fragments(secret) {
+  const out = [];
+  for (let k = 0; k < 3; k++) {
+    const encoded = Buffer.concat([Buffer.alloc(k), secret]).toString("base64");
+    const start = Math.ceil(8 * k / 6);
+    const end = Math.floor(8 * (k + secret.length) / 6);
+    const fragment = encoded.slice(start, end);
+    if (fragment.length >= MIN_FRAGMENT) {
+      out.push(fragment);
+      const urlSafe = fragment.replace(/\+/g, "-").replace(/\//g, "_");
+      if (urlSafe !== fragment) out.push(urlSafe);
+    }
+  }
+  return out;
+}
+function variants(value, bytes2) {
+  const raw = Buffer.from(value, "utf8");
+  const forms = /* @__PURE__ */ new Set([
+    value,
+    encodeURIComponent(value),
+    encodeURIComponent(value).replace(/%20/g, "+"),
+    encodeURI(value),
+    JSON.stringify(value).slice(1, -1),
+    raw.toString("hex"),
+    raw.toString("hex").toUpperCase(),
+    ...base64Fragments(raw)
+  ]);
+  return [...forms].map((f) => bytes2 ? Buffer.from(f, "utf8").toString("latin1") : f);
+}
+var Redactor = class {
+  pattern;
+  /** The longest text one match can span (for the streaming redactor's look-behind). */
+  maxMatch;
+  constructor(secrets, bytes2 = false) {
+    const values = [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH);
+    const alternatives = [];
+    let maxMatch = 0;
+    for (const v of values) {
+      for (const form of variants(v, bytes2)) {
+        alternatives.push([...form].map(escapeRegExp).join("(?:\\r?\\n)?"));
+        maxMatch = Math.max(maxMatch, form.length * 3);
+      }
+    }
+    alternatives.sort((a, b) => b.length - a.length);
+    this.pattern = alternatives.length > 0 ? new RegExp(alternatives.join("|"), "g") : null;
+    this.maxMatch = maxMatch;
+  }
+  get empty() {
+    return this.pattern === null;
+  }
+  redact(text2) {
+    if (this.pattern === null) return text2;
+    return text2.replace(this.pattern, (m) => MASK + "\n".repeat(m.split("\n").length - 1));
+  }
+  /** Match spans, for the streaming redactor. */
+  matches(text2) {
+    if (this.pattern === null) return [];
+    const out = [];
+    for (const m of text2.matchAll(this.pattern))
+      out.push({ start: m.index, end: m.index + m[0].length });
+    return out;
+  }
+  /** Masks every string inside a JSON-like value (keys included). */
+  redactValue(value) {
+    if (this.pattern === null) return value;
+    const walk = (v) => {
+      if (typeof v === "string") return this.redact(v);
+      if (Array.isArray(v)) return v.map(walk);
+      if (typeof v === "object" && v !== null) {
+        const out = {};
+        for (const [k, x] of Object.entries(v)) out[this.redact(k)] = walk(x);
+        return out;
+      }
+      return v;
+    };
+    return walk(value);
+  }
+};
+var StreamRedactor = class {
+  held = "";
+  redactor;
+  constructor(secrets) {
+    this.redactor = new Redactor(secrets, true);
+  }
+  push(chunk) {
+    if (this.redactor.empty) return chunk;
+    const text2 = this.held + chunk.toString("latin1");
+    let cut = Math.max(0, text2.length - this.redactor.maxMatch);
+    for (const m of this.redactor.matches(text2)) {
+      if (m.start < cut && m.end > cut) cut = m.start;
+    }
+    this.held = text2.slice(cut);
+    return Buffer.from(this.redactor.redact(text2.slice(0, cut)), "latin1");
+  }
+  flush() {
+    const rest = this.redactor.redact(this.held);
+    this.held = "";
+    return Buffer.from(rest, "latin1");
+  }
+};
+
 // src/evidence/logs.ts
-import * as fs4 from "node:fs";
+import * as fs5 from "node:fs";
 import { Writable } from "node:stream";
 var CappedLog = class extends Writable {
-  constructor(file, cap2, echo) {
+  constructor(file, cap, echo, redactor) {
     super();
     this.file = file;
-    this.cap = cap2;
+    this.cap = cap;
     this.echo = echo;
-    this.fd = fs4.openSync(file, "w", 420);
+    this.redactor = redactor;
+    this.fd = fs5.openSync(file, "w", 420);
   }
   file;
   cap;
   echo;
+  redactor;
   bytesTotal = 0;
   bytesKept = 0;
   fd;
@@ -71174,13 +73612,16 @@ var CappedLog = class extends Writable {
   get truncated() {
     return this.bytesTotal > this.bytesKept;
   }
-  _write(chunk, _enc, done) {
+  _write(raw, _enc, done) {
+    this.keep(this.redactor ? this.redactor.push(raw) : raw, done);
+  }
+  keep(chunk, done) {
     this.bytesTotal += chunk.length;
     const room = this.cap - this.bytesKept;
     if (room <= 0) return done();
     const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
     this.bytesKept += kept.length;
-    fs4.write(this.fd, kept, (error) => {
+    fs5.write(this.fd, kept, (error) => {
       if (!error) this.echoText(kept.toString("utf8"));
       done(error);
     });
@@ -71197,6 +73638,14 @@ var CappedLog = class extends Writable {
   }
   /** On end: flushes the last partial line, writes the truncation marker, closes the file. */
   _final(done) {
+    const rest = this.redactor?.flush();
+    if (rest !== void 0 && rest.length > 0) {
+      this.keep(rest, (error) => error ? done(error) : this.close(done));
+      return;
+    }
+    this.close(done);
+  }
+  close(done) {
     try {
       if (this.partial !== "") this.echo?.(this.partial);
       this.partial = "";
@@ -71204,10 +73653,10 @@ var CappedLog = class extends Writable {
         const marker2 = `
 [airlock] log truncated: kept the first ${this.bytesKept} of ${this.bytesTotal} bytes (max-log-bytes)
 `;
-        fs4.writeSync(this.fd, marker2);
+        fs5.writeSync(this.fd, marker2);
         this.echo?.(marker2.trim());
       }
-      fs4.closeSync(this.fd);
+      fs5.closeSync(this.fd);
       done();
     } catch (error) {
       done(error);
@@ -71402,7 +73851,7 @@ function validate(xmlData, options) {
   } else if (tags.length == 1) {
     return getErrorObject("InvalidTag", "Unclosed tag '" + tags[0].tagName + "'.", getLineNumberForPosition(xmlData, tags[0].tagStartPos));
   } else if (tags.length > 0) {
-    return getErrorObject("InvalidXml", "Invalid '" + JSON.stringify(tags.map((t) => t.tagName), null, 4).replace(/\r?\n/g, "") + "' found.", { line: 1, col: 1 });
+    return getErrorObject("InvalidXml", "Invalid '" + JSON.stringify(tags.map((t2) => t2.tagName), null, 4).replace(/\r?\n/g, "") + "' found.", { line: 1, col: 1 });
   }
   return true;
 }
@@ -71589,10 +74038,10 @@ function validateAmpersand(xmlData, i) {
   }
   return i;
 }
-function getErrorObject(code, message, lineNumber) {
+function getErrorObject(code2, message, lineNumber) {
   return {
     err: {
-      code,
+      code: code2,
       msg: message,
       line: lineNumber.line || lineNumber,
       col: lineNumber.col
@@ -71913,29 +74362,29 @@ var EntityDecoder = class {
    * @param {string} str
    * @returns {string}
    */
-  decode(str2) {
-    if (typeof str2 !== "string" || str2.length === 0) return str2;
-    if (str2.indexOf("&") === -1) return str2;
-    const original = str2;
+  decode(str3) {
+    if (typeof str3 !== "string" || str3.length === 0) return str3;
+    if (str3.indexOf("&") === -1) return str3;
+    const original = str3;
     const chunks = [];
-    const len = str2.length;
+    const len = str3.length;
     let last = 0;
     let i = 0;
     const limitExpansions = this._maxTotalExpansions > 0;
     const limitLength = this._maxExpandedLength > 0;
     const checkLimits = limitExpansions || limitLength;
     while (i < len) {
-      if (str2.charCodeAt(i) !== 38) {
+      if (str3.charCodeAt(i) !== 38) {
         i++;
         continue;
       }
       let j = i + 1;
-      while (j < len && str2.charCodeAt(j) !== 59 && j - i <= 32) j++;
-      if (j >= len || str2.charCodeAt(j) !== 59) {
+      while (j < len && str3.charCodeAt(j) !== 59 && j - i <= 32) j++;
+      if (j >= len || str3.charCodeAt(j) !== 59) {
         i++;
         continue;
       }
-      const token = str2.slice(i + 1, j);
+      const token = str3.slice(i + 1, j);
       if (token.length === 0) {
         i++;
         continue;
@@ -71967,7 +74416,7 @@ var EntityDecoder = class {
         i++;
         continue;
       }
-      if (i > last) chunks.push(str2.slice(last, i));
+      if (i > last) chunks.push(str3.slice(last, i));
       chunks.push(replacement);
       last = j + 1;
       i = last;
@@ -71993,8 +74442,8 @@ var EntityDecoder = class {
         }
       }
     }
-    if (last < len) chunks.push(str2.slice(last));
-    const result = chunks.length === 0 ? str2 : chunks.join("");
+    if (last < len) chunks.push(str3.slice(last));
+    const result = chunks.length === 0 ? str3 : chunks.join("");
     return this._postCheck(result, original);
   }
   // -------------------------------------------------------------------------
@@ -72313,7 +74762,7 @@ var getRegexes = (xmlVersion = "1.0", asciiOnly = false) => {
   if (asciiOnly) return regexesAscii;
   return xmlVersion === "1.1" ? regexes11 : regexes10;
 };
-var qName = (str2, { xmlVersion = "1.0", asciiOnly = false } = {}) => getRegexes(xmlVersion, asciiOnly).qName.test(str2);
+var qName = (str3, { xmlVersion = "1.0", asciiOnly = false } = {}) => getRegexes(xmlVersion, asciiOnly).qName.test(str3);
 
 // node_modules/fast-xml-parser/src/xmlparser/DocTypeReader.js
 var DocTypeReader = class {
@@ -72761,13 +75210,13 @@ var CHAR_0 = 48;
 var CHAR_9 = 57;
 var CHAR_MINUS = 45;
 var MINUS_SET = /* @__PURE__ */ new Set([8722, 65293, 65123]);
-function anynum(str2) {
-  if (typeof str2 !== "string") return str2;
-  const len = str2.length;
-  if (len === 0) return str2;
+function anynum(str3) {
+  if (typeof str3 !== "string") return str3;
+  const len = str3.length;
+  if (len === 0) return str3;
   let firstHit = -1;
   for (let i = 0; i < len; i++) {
-    const cc = str2.charCodeAt(i);
+    const cc = str3.charCodeAt(i);
     if (cc >= CHAR_0 && cc <= CHAR_9 || cc === CHAR_MINUS) continue;
     if (cc < TABLE_OFFSET) {
       if (MINUS_SET.has(cc)) {
@@ -72778,7 +75227,7 @@ function anynum(str2) {
     }
     if (cc >= 55296 && cc <= 56319) {
       if (i + 1 < len) {
-        const low = str2.charCodeAt(i + 1);
+        const low = str3.charCodeAt(i + 1);
         if (low >= 56320 && low <= 57343) {
           const cp = 65536 + (cc - 55296 << 10) + (low - 56320);
           if (HIGH_MAP.has(cp)) {
@@ -72794,22 +75243,22 @@ function anynum(str2) {
       break;
     }
   }
-  if (firstHit === -1) return str2;
+  if (firstHit === -1) return str3;
   const chars = [];
-  if (firstHit > 0) chars.push(str2.slice(0, firstHit));
+  if (firstHit > 0) chars.push(str3.slice(0, firstHit));
   for (let i = firstHit; i < len; i++) {
-    const cc = str2.charCodeAt(i);
+    const cc = str3.charCodeAt(i);
     if (cc >= CHAR_0 && cc <= CHAR_9 || cc === CHAR_MINUS) {
-      chars.push(str2[i]);
+      chars.push(str3[i]);
       continue;
     }
     if (cc < TABLE_OFFSET) {
-      chars.push(MINUS_SET.has(cc) ? "-" : str2[i]);
+      chars.push(MINUS_SET.has(cc) ? "-" : str3[i]);
       continue;
     }
     if (cc >= 55296 && cc <= 56319) {
       if (i + 1 < len) {
-        const low = str2.charCodeAt(i + 1);
+        const low = str3.charCodeAt(i + 1);
         if (low >= 56320 && low <= 57343) {
           const cp = 65536 + (cc - 55296 << 10) + (low - 56320);
           const d2 = HIGH_MAP.get(cp);
@@ -72820,7 +75269,7 @@ function anynum(str2) {
           }
         }
       }
-      chars.push(str2[i]);
+      chars.push(str3[i]);
       continue;
     }
     if (MINUS_SET.has(cc)) {
@@ -72828,7 +75277,7 @@ function anynum(str2) {
       continue;
     }
     const d = TABLE[cc - TABLE_OFFSET];
-    chars.push(d !== NOT_DIGIT ? String.fromCharCode(d + 48) : str2[i]);
+    chars.push(d !== NOT_DIGIT ? String.fromCharCode(d + 48) : str3[i]);
   }
   return chars.join("");
 }
@@ -72851,12 +75300,12 @@ var consider = {
   // "null", "infinity" (Infinity type), "string" ("Infinity" (the string literal))
   unicode: false
 };
-function toNumber(str2, options = {}) {
+function toNumber(str3, options = {}) {
   options = Object.assign({}, consider, options);
-  if (!str2 || typeof str2 !== "string") return str2;
-  let trimmedStr = str2.trim();
-  if (trimmedStr.length === 0) return str2;
-  else if (options.skipLike !== void 0 && options.skipLike.test(trimmedStr)) return str2;
+  if (!str3 || typeof str3 !== "string") return str3;
+  let trimmedStr = str3.trim();
+  if (trimmedStr.length === 0) return str3;
+  else if (options.skipLike !== void 0 && options.skipLike.test(trimmedStr)) return str3;
   else if (trimmedStr === "0") return 0;
   if (options.unicode) {
     trimmedStr = anynum_default(trimmedStr);
@@ -72870,10 +75319,10 @@ function toNumber(str2, options = {}) {
     return parse_int(trimmedStr, 8);
   } else if (!isFinite(trimmedStr)) {
     const num2 = Number(trimmedStr);
-    if (Number.isNaN(num2)) return str2;
-    return handleInfinity(str2, num2, options);
+    if (Number.isNaN(num2)) return str3;
+    return handleInfinity(str3, num2, options);
   } else if (trimmedStr.includes("e") || trimmedStr.includes("E")) {
-    return resolveEnotation(str2, trimmedStr, options);
+    return resolveEnotation(str3, trimmedStr, options);
   } else {
     const match = numRegex.exec(trimmedStr);
     if (match) {
@@ -72885,35 +75334,35 @@ function toNumber(str2, options = {}) {
         trimmedStr[leadingZeros.length + 1] === "."
       ) : trimmedStr[leadingZeros.length] === ".";
       if (!options.leadingZeros && (leadingZeros.length > 1 || leadingZeros.length === 1 && !decimalAdjacentToLeadingZeros)) {
-        return str2;
+        return str3;
       } else {
         const num2 = Number(trimmedStr);
         const parsedStr = String(num2);
         if (num2 === 0) return num2;
         if (parsedStr.search(/[eE]/) !== -1) {
           if (options.eNotation) return num2;
-          else return str2;
+          else return str3;
         } else if (trimmedStr.indexOf(".") !== -1) {
           if (parsedStr === "0") return num2;
           else if (parsedStr === numTrimmedByZeros) return num2;
           else if (parsedStr === `${sign}${numTrimmedByZeros}`) return num2;
-          else return str2;
+          else return str3;
         }
         let n = leadingZeros ? numTrimmedByZeros : trimmedStr;
         if (leadingZeros) {
-          return n === parsedStr || sign + n === parsedStr ? num2 : str2;
+          return n === parsedStr || sign + n === parsedStr ? num2 : str3;
         } else {
-          return n === parsedStr || n === sign + parsedStr ? num2 : str2;
+          return n === parsedStr || n === sign + parsedStr ? num2 : str3;
         }
       }
     } else {
-      return str2;
+      return str3;
     }
   }
 }
 var eNotationRegx = /^([-+])?(0*)(\d*(\.\d*)?[eE][-\+]?\d+)$/;
-function resolveEnotation(str2, trimmedStr, options) {
-  if (!options.eNotation) return str2;
+function resolveEnotation(str3, trimmedStr, options) {
+  if (!options.eNotation) return str3;
   const notation = trimmedStr.match(eNotationRegx);
   if (notation) {
     let sign = notation[1] || "";
@@ -72923,18 +75372,18 @@ function resolveEnotation(str2, trimmedStr, options) {
       // 0E.
       trimmedStr[leadingZeros.length + 1] === eChar
     ) : trimmedStr[leadingZeros.length] === eChar;
-    if (leadingZeros.length > 1 && eAdjacentToLeadingZeros) return str2;
+    if (leadingZeros.length > 1 && eAdjacentToLeadingZeros) return str3;
     else if (leadingZeros.length === 1 && (notation[3].startsWith(`.${eChar}`) || notation[3][0] === eChar)) {
       return Number(trimmedStr);
     } else if (leadingZeros.length > 0) {
       if (options.leadingZeros && !eAdjacentToLeadingZeros) {
         return Number(trimmedStr);
-      } else return str2;
+      } else return str3;
     } else {
       return Number(trimmedStr);
     }
   } else {
-    return str2;
+    return str3;
   }
 }
 function trimZeros(numStr) {
@@ -72950,14 +75399,14 @@ function trimZeros(numStr) {
   return numStr;
 }
 function parse_int(numStr, base) {
-  const str2 = numStr.trim();
-  if (base === 2 || base === 8) numStr = str2.substring(2);
+  const str3 = numStr.trim();
+  if (base === 2 || base === 8) numStr = str3.substring(2);
   if (parseInt) return parseInt(numStr, base);
   else if (Number.parseInt) return Number.parseInt(numStr, base);
   else if (window && window.parseInt) return window.parseInt(numStr, base);
   else throw new Error("parseInt, Number.parseInt, window.parseInt are not supported");
 }
-function handleInfinity(str2, num2, options) {
+function handleInfinity(str3, num2, options) {
   const isPositive = num2 === Infinity;
   switch (options.infinity.toLowerCase()) {
     case "null":
@@ -72969,7 +75418,7 @@ function handleInfinity(str2, num2, options) {
       return isPositive ? "Infinity" : "-Infinity";
     case "original":
     default:
-      return str2;
+      return str3;
   }
 }
 
@@ -73276,8 +75725,8 @@ var ExpressionSet = class {
    *   // handle stop node
    * }
    */
-  matchesAny(matcher) {
-    return this.findMatch(matcher) !== null;
+  matchesAny(matcher2) {
+    return this.findMatch(matcher2) !== null;
   }
   /**
   * Find and return the first Expression that matches the matcher's current path.
@@ -73296,30 +75745,30 @@ var ExpressionSet = class {
   *   // access expr.config, expr.pattern, etc.
   * }
   */
-  findMatch(matcher) {
-    const depth = matcher.getDepth();
-    const tag = matcher.getCurrentTag();
+  findMatch(matcher2) {
+    const depth = matcher2.getDepth();
+    const tag = matcher2.getCurrentTag();
     const exactKey = `${depth}:${tag}`;
     const exactBucket = this._byDepthAndTag.get(exactKey);
     if (exactBucket) {
       for (let i = 0; i < exactBucket.length; i++) {
-        if (matcher.matches(exactBucket[i])) return exactBucket[i];
+        if (matcher2.matches(exactBucket[i])) return exactBucket[i];
       }
     }
     const wildcardBucket = this._wildcardByDepth.get(depth);
     if (wildcardBucket) {
       for (let i = 0; i < wildcardBucket.length; i++) {
-        if (matcher.matches(wildcardBucket[i])) return wildcardBucket[i];
+        if (matcher2.matches(wildcardBucket[i])) return wildcardBucket[i];
       }
     }
     const deepBucket = this._deepByTerminalTag.get(tag);
     if (deepBucket) {
       for (let i = 0; i < deepBucket.length; i++) {
-        if (matcher.matches(deepBucket[i])) return deepBucket[i];
+        if (matcher2.matches(deepBucket[i])) return deepBucket[i];
       }
     }
     for (let i = 0; i < this._deepWildcards.length; i++) {
-      if (matcher.matches(this._deepWildcards[i])) return this._deepWildcards[i];
+      if (matcher2.matches(this._deepWildcards[i])) return this._deepWildcards[i];
     }
     return null;
   }
@@ -73330,8 +75779,8 @@ var MatcherView = class {
   /**
    * @param {Matcher} matcher - The parent Matcher instance to read from.
    */
-  constructor(matcher) {
-    this._matcher = matcher;
+  constructor(matcher2) {
+    this._matcher = matcher2;
   }
   /**
    * Get the path separator used by the parent matcher.
@@ -75017,9 +77466,9 @@ function getOriginalIndex(index, crlfPositions) {
   }
   return index + low;
 }
-function addChild(currentNode, childNode, matcher, startIndex) {
+function addChild(currentNode, childNode, matcher2, startIndex) {
   if (!this.options.captureMetaData) startIndex = void 0;
-  const jPathOrMatcher = this.options.jPath ? matcher.toString() : matcher;
+  const jPathOrMatcher = this.options.jPath ? matcher2.toString() : matcher2;
   const result = this.options.updateTag(childNode.tagname, jPathOrMatcher, childNode[":@"]);
   if (result === false) {
   } else if (typeof result === "string") {
@@ -75049,13 +77498,13 @@ function replaceEntitiesValue(val, tagName, jPath) {
   }
   return this.entityDecoder.decode(val);
 }
-function saveTextToParentTag(textData, parentNode, matcher, isLeafNode) {
+function saveTextToParentTag(textData, parentNode, matcher2, isLeafNode) {
   if (textData) {
     if (isLeafNode === void 0) isLeafNode = parentNode.child.length === 0;
     textData = this.parseTextData(
       textData,
       parentNode.tagname,
-      matcher,
+      matcher2,
       false,
       parentNode[":@"] ? Object.keys(parentNode[":@"]).length !== 0 : false,
       isLeafNode
@@ -75077,11 +77526,11 @@ function tagExpWithClosingIndex(xmlData, i, closingChar = ">") {
   let result = "";
   let segmentStart = i;
   for (let index = i; index < len; index++) {
-    const code = xmlData.charCodeAt(index);
-    if (code === 34 || code === 39) {
+    const code2 = xmlData.charCodeAt(index);
+    if (code2 === 34 || code2 === 39) {
       index = xmlData.indexOf(xmlData[index], index + 1);
       if (index === -1) return;
-    } else if (code === closeCode0) {
+    } else if (code2 === closeCode0) {
       if (closeCode1 !== -1) {
         if (xmlData.charCodeAt(index + 1) === closeCode1) {
           result += xmlData.substring(segmentStart, index);
@@ -75091,18 +77540,18 @@ function tagExpWithClosingIndex(xmlData, i, closingChar = ">") {
         result += xmlData.substring(segmentStart, index);
         return { data: result, index };
       }
-    } else if (code === 9) {
+    } else if (code2 === 9) {
       result += xmlData.substring(segmentStart, index) + " ";
       segmentStart = index + 1;
     }
   }
 }
-function findClosingIndex(xmlData, str2, i, errMsg) {
-  const closingIndex = xmlData.indexOf(str2, i);
+function findClosingIndex(xmlData, str3, i, errMsg) {
+  const closingIndex = xmlData.indexOf(str3, i);
   if (closingIndex === -1) {
     throw new Error(errMsg);
   } else {
-    return closingIndex + str2.length - 1;
+    return closingIndex + str3.length - 1;
   }
 }
 function findClosingChar(xmlData, char, i, errMsg) {
@@ -75246,10 +77695,10 @@ function stripAttributePrefix(attrs, prefix) {
   }
   return rawAttrs;
 }
-function prettify(node, options, matcher, readonlyMatcher) {
-  return compress(node, options, matcher, readonlyMatcher);
+function prettify(node, options, matcher2, readonlyMatcher) {
+  return compress(node, options, matcher2, readonlyMatcher);
 }
-function compress(arr, options, matcher, readonlyMatcher) {
+function compress(arr, options, matcher2, readonlyMatcher) {
   let text2;
   const compressedObj = {};
   for (let i = 0; i < arr.length; i++) {
@@ -75260,7 +77709,7 @@ function compress(arr, options, matcher, readonlyMatcher) {
         tagObj[":@"] || {},
         options.attributeNamePrefix
       );
-      matcher.push(property, rawAttrs);
+      matcher2.push(property, rawAttrs);
     }
     if (property === options.textNodeName) {
       if (text2 === void 0) text2 = tagObj[property];
@@ -75268,7 +77717,7 @@ function compress(arr, options, matcher, readonlyMatcher) {
     } else if (property === void 0) {
       continue;
     } else if (tagObj[property]) {
-      let val = compress(tagObj[property], options, matcher, readonlyMatcher);
+      let val = compress(tagObj[property], options, matcher2, readonlyMatcher);
       const isLeaf = isLeafTag(val, options);
       if (Object.keys(val).length === 0 && options.alwaysCreateTextNode) {
         val[options.textNodeName] = "";
@@ -75298,7 +77747,7 @@ function compress(arr, options, matcher, readonlyMatcher) {
         }
       }
       if (property !== void 0 && property !== options.textNodeName) {
-        matcher.pop();
+        matcher2.pop();
       }
     }
   }
@@ -75406,59 +77855,18 @@ var XMLParser = class {
   }
 };
 
-// src/evidence/safe-read.ts
-import * as fs5 from "node:fs";
-import * as path5 from "node:path";
-async function readInside(root, rel, maxBytes) {
-  const norm = path5.posix.normalize(rel);
-  if (path5.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../")) {
-    return { ok: false, reason: "outside", detail: `${rel} is not inside the workspace` };
-  }
-  let current = root;
-  const parts = norm.split("/");
-  for (let i = 0; i < parts.length; i++) {
-    current = path5.join(current, parts[i]);
-    let st;
-    try {
-      st = await fs5.promises.lstat(current);
-    } catch {
-      return { ok: false, reason: "missing", detail: `${rel} does not exist` };
-    }
-    if (st.isSymbolicLink())
-      return { ok: false, reason: "symlink", detail: `${rel} goes through a symlink; not followed` };
-    if (i < parts.length - 1 && !st.isDirectory())
-      return { ok: false, reason: "missing", detail: `${rel} does not exist` };
-  }
-  let fh;
-  try {
-    fh = await fs5.promises.open(
-      current,
-      fs5.constants.O_RDONLY | fs5.constants.O_NOFOLLOW | fs5.constants.O_NONBLOCK
-    );
-    const st = await fh.stat();
-    if (!st.isFile())
-      return { ok: false, reason: "not-a-file", detail: `${rel} is not a regular file` };
-    const size = Math.min(st.size, maxBytes);
-    const data = Buffer.alloc(size);
-    const { bytesRead } = await fh.read(data, 0, size, 0);
-    return { ok: true, data: data.subarray(0, bytesRead), truncated: st.size > maxBytes };
-  } catch (error) {
-    return {
-      ok: false,
-      reason: "error",
-      detail: `${rel}: ${error.code ?? String(error)}`
-    };
-  } finally {
-    await fh?.close();
-  }
-}
-
 // src/evidence/tests.ts
 var MAX_REPORT_BYTES = 20 * 1024 * 1024;
 var MAX_MESSAGE = 2e3;
+var SANDBOX_ROOT = "/workspace/";
 function summarize(cases) {
   const s = { total: cases.length, passed: 0, failed: 0, skipped: 0 };
-  for (const c of cases) s[c.status]++;
+  let flaky = 0;
+  for (const c of cases) {
+    s[c.status]++;
+    if (c.flaky === true) flaky++;
+  }
+  if (flaky > 0) s.flaky = flaky;
   return s;
 }
 async function collectTestReports(root, paths) {
@@ -75475,20 +77883,233 @@ async function collectTestReports(root, paths) {
       });
       continue;
     }
-    try {
-      const parsed = parseJUnit(read.data.toString("utf8"));
-      cases.push(...parsed);
-      sources.push({ path: p, format: "junit", status: "ok", truncated: read.truncated });
-    } catch (error) {
-      sources.push({
-        path: p,
-        format: "junit",
-        status: "malformed",
-        detail: error.message.slice(0, 300)
+    const parsed = parseTestReport(read.data);
+    cases.push(...parsed.cases);
+    sources.push({
+      path: p,
+      format: parsed.format,
+      status: parsed.error === void 0 ? "ok" : "malformed",
+      ...parsed.error !== void 0 ? { detail: parsed.error.slice(0, 300) } : {},
+      ...parsed.detail !== void 0 && parsed.error === void 0 ? { detail: parsed.detail } : {},
+      ...read.truncated ? { truncated: true } : {},
+      cases: parsed.cases.length
+    });
+  }
+  return { summary: summarize(cases), cases, sources };
+}
+function parseTestReport(data) {
+  const text2 = data.toString("utf8").replace(/^\ufeff/, "");
+  const trimmed = text2.trimStart();
+  if (trimmed === "") return { format: "unknown", cases: [], error: "the file is empty" };
+  let format = "unknown";
+  try {
+    if (trimmed.startsWith("<")) {
+      format = "junit";
+      return { format, cases: parseJUnit(text2) };
+    }
+    if (/^\{\s*"(Time|Action)"/.test(trimmed)) return parseGoTestJson(text2);
+    if (trimmed.startsWith("{")) {
+      const head = text2.slice(0, 4096);
+      if (/"testResults"/.test(head)) format = "jest-json";
+      else if (/"(nodeid|tests)"/.test(head)) format = "pytest-json";
+      let doc;
+      try {
+        doc = JSON.parse(text2);
+      } catch (error) {
+        return { format, cases: [], error: `not valid JSON: ${errorText(error)}` };
+      }
+      if (isNode(doc) && "testResults" in doc) {
+        format = "jest-json";
+        return { format, cases: parseJestJson(doc) };
+      }
+      if (isNode(doc) && Array.isArray(doc.tests) && "summary" in doc) {
+        format = "pytest-json";
+        return { format, cases: parsePytestJson(doc) };
+      }
+      return {
+        format: "unknown",
+        cases: [],
+        error: "JSON, but not a Jest/Vitest (--json), pytest-json-report or go test -json report"
+      };
+    }
+  } catch (error) {
+    return { format, cases: [], error: errorText(error) };
+  }
+  return {
+    format: "unknown",
+    cases: [],
+    error: "not a recognized test report (JUnit XML, Jest/Vitest JSON, pytest-json-report, go test -json)"
+  };
+}
+function errorText(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+function isNode(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+function str(v) {
+  return typeof v === "string" ? v : void 0;
+}
+function relFile(file) {
+  return file.startsWith(SANDBOX_ROOT) ? file.slice(SANDBOX_ROOT.length) : file;
+}
+function clip(message) {
+  return message === void 0 || message === "" ? {} : { message: message.slice(0, MAX_MESSAGE) };
+}
+var JEST_STATUS = {
+  passed: "passed",
+  failed: "failed",
+  pending: "skipped",
+  skipped: "skipped",
+  todo: "skipped",
+  disabled: "skipped",
+  focused: "passed"
+};
+function parseJestJson(doc) {
+  if (!Array.isArray(doc.testResults)) throw new Error("testResults is not an array");
+  const cases = [];
+  for (const file of doc.testResults) {
+    if (!isNode(file)) throw new Error("an entry of testResults is not an object");
+    const suite = relFile(str(file.name) ?? str(file.testFilePath) ?? "");
+    const assertions = Array.isArray(file.assertionResults) ? file.assertionResults : [];
+    for (const a of assertions) {
+      if (!isNode(a)) continue;
+      const titles = [
+        ...Array.isArray(a.ancestorTitles) ? a.ancestorTitles.map(String) : [],
+        String(a.title ?? "")
+      ];
+      const status = JEST_STATUS[String(a.status)];
+      if (status === void 0) throw new Error(`unknown test status "${String(a.status)}"`);
+      const name = titles.join(" \u203A ");
+      const messages = Array.isArray(a.failureMessages) ? a.failureMessages.map(String) : [];
+      const duration = typeof a.duration === "number" ? Math.round(a.duration) : void 0;
+      cases.push({
+        id: `${suite}::${name}`,
+        name,
+        suite,
+        status,
+        ...duration !== void 0 ? { durationMs: duration } : {},
+        ...status === "failed" ? clip(messages.join("\n")) : {}
+      });
+    }
+    if (assertions.length === 0 && file.status === "failed") {
+      cases.push({
+        id: `${suite}::(test file)`,
+        name: "(test file)",
+        suite,
+        status: "failed",
+        ...clip(str(file.message) ?? str(file.failureMessage) ?? "the test file failed to run")
       });
     }
   }
-  return { summary: summarize(cases), cases, sources };
+  return cases;
+}
+var PYTEST_STATUS = {
+  passed: "passed",
+  failed: "failed",
+  error: "failed",
+  skipped: "skipped",
+  xfailed: "skipped",
+  xpassed: "passed"
+};
+function parsePytestJson(doc) {
+  const cases = [];
+  for (const t2 of doc.tests) {
+    if (!isNode(t2) || typeof t2.nodeid !== "string") throw new Error("a test has no nodeid");
+    const status = PYTEST_STATUS[String(t2.outcome)];
+    if (status === void 0) throw new Error(`unknown outcome "${String(t2.outcome)}"`);
+    const cut = t2.nodeid.lastIndexOf("::");
+    const stages = ["setup", "call", "teardown"].map((k) => t2[k]).filter(isNode);
+    const failing = stages.find((s) => s.outcome === "failed") ?? stages.find((s) => "longrepr" in s);
+    const crash = failing && isNode(failing.crash) ? str(failing.crash.message) : void 0;
+    const seconds = stages.reduce(
+      (sum, s) => sum + (typeof s.duration === "number" ? s.duration : 0),
+      0
+    );
+    cases.push({
+      id: t2.nodeid,
+      name: cut < 0 ? t2.nodeid : t2.nodeid.slice(cut + 2),
+      suite: cut < 0 ? "" : t2.nodeid.slice(0, cut),
+      status,
+      durationMs: Math.round(seconds * 1e3),
+      ...status === "failed" ? clip(crash ?? str(failing?.longrepr)) : {}
+    });
+  }
+  return cases;
+}
+function parseGoTestJson(text2) {
+  const tests = /* @__PURE__ */ new Map();
+  const failedPackages = /* @__PURE__ */ new Set();
+  const packageOutput = /* @__PURE__ */ new Map();
+  let events = 0;
+  let ignored = 0;
+  for (const line of text2.split("\n")) {
+    if (line.trim() === "") continue;
+    let e;
+    try {
+      e = JSON.parse(line);
+    } catch {
+      ignored++;
+      continue;
+    }
+    if (!isNode(e) || typeof e.Action !== "string") {
+      ignored++;
+      continue;
+    }
+    events++;
+    const pkg = str(e.Package) ?? "";
+    const name = str(e.Test);
+    if (name === void 0) {
+      if (e.Action === "fail") failedPackages.add(pkg);
+      if (e.Action === "output" && typeof e.Output === "string")
+        packageOutput.set(pkg, ((packageOutput.get(pkg) ?? "") + e.Output).slice(-MAX_MESSAGE));
+      continue;
+    }
+    const key = `${pkg}::${name}`;
+    const t2 = tests.get(key) ?? { pkg, test: name, output: "" };
+    tests.set(key, t2);
+    if (e.Action === "pass") t2.status = "passed";
+    else if (e.Action === "fail") t2.status = "failed";
+    else if (e.Action === "skip") t2.status = "skipped";
+    else if (e.Action === "output" && typeof e.Output === "string" && t2.output.length < MAX_MESSAGE)
+      t2.output += e.Output;
+    if (typeof e.Elapsed === "number") t2.elapsed = e.Elapsed;
+  }
+  if (events === 0) {
+    return { format: "go-test-json", cases: [], error: "no go test -json events in the file" };
+  }
+  const cases = [];
+  const pkgsWithFailures = /* @__PURE__ */ new Set();
+  for (const [key, t2] of tests) {
+    const status = t2.status ?? "failed";
+    if (status === "failed") pkgsWithFailures.add(t2.pkg);
+    cases.push({
+      id: key,
+      name: t2.test,
+      suite: t2.pkg,
+      status,
+      ...t2.elapsed !== void 0 ? { durationMs: Math.round(t2.elapsed * 1e3) } : {},
+      ...status === "failed" ? clip(
+        t2.status === void 0 ? `no result (the test binary stopped)
+${t2.output}` : t2.output
+      ) : {}
+    });
+  }
+  for (const pkg of failedPackages) {
+    if (pkgsWithFailures.has(pkg)) continue;
+    cases.push({
+      id: `${pkg}::(package)`,
+      name: "(package)",
+      suite: pkg,
+      status: "failed",
+      ...clip(packageOutput.get(pkg) || "the package failed outside its tests")
+    });
+  }
+  return {
+    format: "go-test-json",
+    cases,
+    ...ignored > 0 ? { detail: `${ignored} line(s) were not go test -json events and were ignored` } : {}
+  };
 }
 function asArray(v) {
   if (v === void 0 || v === null) return [];
@@ -75560,6 +78181,7 @@ function classify(base, head) {
 function compareTests(base, head) {
   const baseById = new Map(base.map((c) => [c.id, c.status]));
   const headById = new Map(head.map((c) => [c.id, c.status]));
+  const flakyIds = new Set(head.filter((c) => c.flaky === true).map((c) => c.id));
   const ids = [.../* @__PURE__ */ new Set([...head.map((c) => c.id), ...base.map((c) => c.id)])];
   const counts = {
     "newly-failing": 0,
@@ -75575,16 +78197,16 @@ function compareTests(base, head) {
     const h = headById.get(id) ?? null;
     const classification = classify(b, h);
     counts[classification]++;
-    return { id, base: b, head: h, classification };
+    return { id, base: b, head: h, classification, ...flakyIds.has(id) ? { flaky: true } : {} };
   });
   return { counts, cases };
 }
 
 // src/plan.ts
-import { createHash as createHash3 } from "node:crypto";
+import { createHash as createHash4 } from "node:crypto";
 
 // src/egress/plan.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 
 // src/egress/env.ts
 var PROXY_HOST = "airlock-proxy";
@@ -75615,7 +78237,7 @@ function planEgress(inputs) {
     allowHosts: inputs.allow,
     hostMap: inputs.hostMap,
     credentials,
-    upstreamCaSha256: inputs.upstreamCa !== void 0 ? createHash2("sha256").update(inputs.upstreamCa).digest("hex") : null,
+    upstreamCaSha256: inputs.upstreamCa !== void 0 ? createHash3("sha256").update(inputs.upstreamCa).digest("hex") : null,
     proxyImage: inputs.proxyImage,
     proxyNetwork: inputs.proxyNetwork ?? null,
     agentEnv: agentEgressEnv(credentials)
@@ -75626,6 +78248,8 @@ function planEgress(inputs) {
 var SANDBOX_PATHS = {
   workspace: "/workspace",
   task: "/airlock/task.md",
+  /** Writable folder of the agent phase for files about the run (usage.json); not in the diff. */
+  out: "/airlock/out",
   tmp: "/tmp"
 };
 var LABELS = {
@@ -75702,13 +78326,19 @@ function planRun(inputs) {
     env: inputs.env.map((e) => e.name),
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },
+    policy: {
+      allowedPaths: inputs.allowedPaths,
+      protectedPaths: inputs.protectedPaths,
+      maxChangedFiles: inputs.maxChangedFiles,
+      maxDiffBytes: inputs.maxDiffBytes
+    },
     labels: { [LABELS.managed]: "true", [LABELS.runId]: inputs.runId },
     dryRun: inputs.dryRun,
-    policy: inputs.policy
+    policyFile: inputs.policy
   };
 }
 function sha256(data) {
-  return createHash3("sha256").update(data).digest("hex");
+  return createHash4("sha256").update(data).digest("hex");
 }
 
 // src/report/report.ts
@@ -75737,7 +78367,7 @@ var ANSI = (
   // eslint-disable-next-line no-control-regex -- matching escape sequences is the point
   /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009b[0-?]*[ -/]*[@-~]/g
 );
-var INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e]/g;
+var INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e\u2028\u2029\u061c\u{e0000}-\u{e007f}]/gu;
 function stripControls(text2) {
   return text2.replace(ANSI, "").replace(CONTROL, "").replace(INVISIBLE, "");
 }
@@ -75751,10 +78381,6 @@ function codeBlock(text2, lang = "") {
   return `${fence}${lang}
 ${clean.replace(/@/g, "@\u2060")}
 ${fence}`;
-}
-function cap(text2, max, note) {
-  if (text2.length <= max) return text2;
-  return text2.slice(0, Math.max(0, max - note.length - 1)) + "\n" + note;
 }
 
 // src/egress/comment.ts
@@ -75775,10 +78401,10 @@ ${[...new Set(names.map((h) => h.replace(/:(443|80)$/, "")))].map((h) => `  ${h}
       ) : "")
     );
   }
-  const t = e.transcript;
-  if (t) {
+  const t2 = e.transcript;
+  if (t2) {
     parts.push(
-      `**Model:** ${t.models.length > 0 ? t.models.map((m) => `\`${m.replace(/[^A-Za-z0-9._:/-]/g, "") || "?"}\``).join(", ") : "unknown"} \xB7 ${t.requests} request(s) \xB7 ${t.tokens.input} input / ${t.tokens.output} output tokens (transcript.jsonl in the artifact)`
+      `**Model:** ${t2.models.length > 0 ? t2.models.map((m) => `\`${m.replace(/[^A-Za-z0-9._:/-]/g, "") || "?"}\``).join(", ") : "unknown"} \xB7 ${t2.requests} request(s) \xB7 ${t2.tokens.input} input / ${t2.tokens.output} output tokens (transcript.jsonl in the artifact)`
     );
   }
   return parts.join("\n\n");
@@ -75788,6 +78414,9 @@ ${[...new Set(names.map((h) => h.replace(/:(443|80)$/, "")))].map((h) => `  ${h}
 var MAX_COMMENT_CHARS = 6e4;
 var MAX_DIFF_CHARS = 2e4;
 var MAX_FILES = 100;
+var MAX_TESTS_LISTED = 20;
+var MAX_FINDINGS2 = 30;
+var MAX_NAME = 200;
 var OUTCOME_LINE = {
   success: "\u2705 success",
   "agent-failed": "\u274C agent failed",
@@ -75806,89 +78435,231 @@ function marker(report) {
   const safe = JSON.stringify(fields).replace(/[^A-Za-z0-9._:,"{}-]/g, "");
   return `<!-- airlock:report ${safe} -->`;
 }
-function renderComment(report, patch) {
-  const parts = [];
-  parts.push(`## Agent Airlock: ${OUTCOME_LINE[report.outcome]}`);
-  parts.push(escapeMarkdown(report.outcomeReason));
-  const diff = report.diff.sha256 ? `\`${report.diff.sha256.slice(0, 12)}\`` : "none";
-  parts.push(
-    `**Gate:** awaiting approval of diff ${diff} \xB7 run \`${escapeMarkdown(report.runId)}\``
-  );
-  if (report.policy.violations.length > 0) {
-    parts.push(
-      "### Policy\n" + report.policy.violations.map(
-        (v) => `- **${escapeMarkdown(v.rule)}**${v.path ? ` \`${escapeMarkdown(v.path)}\`` : ""}: ${escapeMarkdown(v.detail)}`
-      ).join("\n")
-    );
-  }
-  const t = report.tests.summary;
-  if (report.tests.command !== null) {
-    const failed = report.tests.cases.filter((c) => c.status === "failed").slice(0, 20);
-    parts.push(
-      `### Tests
-| total | passed | failed | skipped |
-|---:|---:|---:|---:|
-| ${t.total} | ${t.passed} | ${t.failed} | ${t.skipped} |` + (failed.length > 0 ? "\n\nFailing:\n" + failed.map((c) => `- ${escapeMarkdown(c.id)}`).join("\n") : "")
-    );
-  }
-  const files = report.diff.files.slice(0, MAX_FILES);
-  parts.push(
-    `### Changed files (${report.diff.files.length})
-` + (files.length === 0 ? "_none_" : "| file | status | + | \u2212 |\n|---|---|---:|---:|\n" + files.map(
-      (f) => `| ${escapeMarkdown(f.path)} | ${f.status}${f.binary ? " (binary)" : ""} | ${f.additions} | ${f.deletions} |`
-    ).join("\n")) + (report.diff.files.length > MAX_FILES ? `
+function t(text2, max = MAX_NAME) {
+  const chars = [...text2];
+  return escapeMarkdown(chars.length > max ? chars.slice(0, max).join("") + "\u2026" : text2);
+}
+function code(text2, max = MAX_NAME) {
+  return `<code>${t(text2, max)}</code>`;
+}
+function more(shown, total, what) {
+  return total > shown ? `
 
-\u2026and ${report.diff.files.length - MAX_FILES} more (see the artifact)` : "")
-  );
-  if (patch !== "") {
-    const shown = cap(
-      patch,
-      MAX_DIFF_CHARS,
-      "\u2026 diff truncated: the full diff.patch is in the run artifact"
+\u2026and ${total - shown} more ${what} (see report.json in the run artifact)` : "";
+}
+function bytes(n) {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GiB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(0)} MiB`;
+  return `${n} bytes`;
+}
+function gateLine(report) {
+  const diff = report.diff.sha256 ? `\`${report.diff.sha256.slice(0, 12)}\`` : "none";
+  if (report.outcome === "success")
+    return `**Gate:** \u23F3 pending \u2014 awaiting a maintainer's approval of diff ${diff} at head \`${(report.repo.headSha ?? "unknown").slice(0, 12)}\``;
+  return `**Gate:** \u{1F6AB} blocked \u2014 outcome ${report.outcome}; this run's diff ${diff} cannot be approved`;
+}
+function policySection(report) {
+  const { violations, protected: flagged } = report.policy;
+  if (violations.length === 0 && flagged.length === 0) return null;
+  const item = (v) => `- **${t(v.rule, 60)}**${v.path !== null ? ` ${code(v.path)}` : ""}: ${t(v.detail, 300)}`;
+  const lines2 = ["### Policy"];
+  if (violations.length > 0) {
+    lines2.push(`\u{1F6AB} **${violations.length} violation(s)**`);
+    lines2.push(violations.slice(0, MAX_FINDINGS2).map(item).join("\n"));
+    lines2.push(
+      more(Math.min(MAX_FINDINGS2, violations.length), violations.length, "violations").trim()
     );
-    parts.push(`<details><summary>Diff</summary>
+  }
+  if (flagged.length > 0) {
+    lines2.push(`\u{1F512} **${flagged.length} protected change(s)** need explicit approval`);
+    lines2.push(flagged.slice(0, MAX_FINDINGS2).map(item).join("\n"));
+    lines2.push(
+      more(Math.min(MAX_FINDINGS2, flagged.length), flagged.length, "protected changes").trim()
+    );
+  }
+  return lines2.filter((l) => l !== "").join("\n\n");
+}
+function newlyFailingSection(report) {
+  const cmp = report.tests.comparison;
+  if (cmp !== null) {
+    const newly = cmp.cases.filter((c) => c.classification === "newly-failing");
+    if (newly.length === 0) return null;
+    return `### \u274C Newly failing tests (${newly.length})
+` + newly.slice(0, MAX_TESTS_LISTED).map((c) => `- ${code(c.id)}`).join("\n") + more(Math.min(MAX_TESTS_LISTED, newly.length), newly.length, "tests");
+  }
+  const failed = report.tests.cases.filter((c) => c.status === "failed");
+  if (failed.length === 0) return null;
+  return `### \u274C Failing tests (${failed.length})
+` + failed.slice(0, MAX_TESTS_LISTED).map((c) => `- ${code(c.id)}`).join("\n") + more(Math.min(MAX_TESTS_LISTED, failed.length), failed.length, "tests");
+}
+function testsSection(report) {
+  const tests = report.tests;
+  if (tests.command === null) return null;
+  const row = (name, s) => `| ${name} | ${s.total} | ${s.passed} | ${s.failed} | ${s.skipped} | ${s.flaky ?? 0} |`;
+  const rows = [
+    "| run | total | passed | failed | skipped | flaky |",
+    "|---|---:|---:|---:|---:|---:|"
+  ];
+  if (tests.baseline) rows.push(row("base (before the agent)", tests.baseline.summary));
+  rows.push(row("head (after the agent)", tests.summary));
+  const lines2 = ["### Tests", rows.join("\n")];
+  if (tests.comparison) {
+    const c = tests.comparison.counts;
+    lines2.push(
+      `Compared with the base: ${c["newly-failing"]} newly failing \xB7 ${c.fixed} fixed \xB7 ${c["still-failing"]} still failing \xB7 ${c.passing} passing \xB7 ${c.new} new \xB7 ${c.removed} removed \xB7 ${c.skipped} skipped`
+    );
+  }
+  if (tests.rerun && tests.rerun.flaky.length > 0) {
+    lines2.push(
+      `\u26A0\uFE0F Flaky (failed, then passed on the one re-run):
+` + tests.rerun.flaky.slice(0, MAX_TESTS_LISTED).map((id) => `- ${code(id)}`).join("\n") + more(
+        Math.min(MAX_TESTS_LISTED, tests.rerun.flaky.length),
+        tests.rerun.flaky.length,
+        "tests"
+      )
+    );
+  }
+  const bad = tests.sources.filter((s) => s.status !== "ok");
+  if (bad.length > 0) {
+    lines2.push(
+      "Reports not read:\n" + bad.slice(0, 10).map((s) => `- ${code(s.path)}: ${s.status}${s.detail ? ` (${t(s.detail, 200)})` : ""}`).join("\n")
+    );
+  }
+  if (tests.sources.length === 0)
+    lines2.push("_No test-reports configured: only the exit code counts._");
+  return lines2.join("\n\n");
+}
+function filesSection(report) {
+  const d = report.diff;
+  const files = d.files.slice(0, MAX_FILES);
+  const table = files.length === 0 ? "_none_" : "| file | change | + | \u2212 |\n|---|---|---:|---:|\n" + files.map(
+    (f) => `| ${code(f.path)} | ${f.status}${f.binary ? " (binary)" : ""}${f.mode === "120000" ? " (symlink)" : ""}${f.mode === "100755" ? " (executable)" : ""} | ${f.additions} | ${f.deletions} |`
+  ).join("\n");
+  const notes = [];
+  if (d.totalFiles > files.length)
+    notes.push(
+      `\u2026and ${d.totalFiles - files.length} more (the full list is in report.json and diff.patch)`
+    );
+  for (const x of d.truncation) notes.push(`\u2702\uFE0F ${t(x, 300)}`);
+  if (d.redacted) notes.push("\u{1F511} the change contained a secret value; it is masked in diff.patch");
+  const skipped = d.skipped.filter((s) => s.reason !== "git-dir" && s.reason !== "limit");
+  if (skipped.length > 0)
+    notes.push(
+      `Not taken (not regular files): ${skipped.slice(0, 10).map((s) => `${code(s.path, 100)} (${s.reason})`).join(", ")}${skipped.length > 10 ? ", \u2026" : ""}`
+    );
+  return [`### Changed files (${d.totalFiles})`, table, ...notes].join("\n\n");
+}
+function diffSection(patch, budget) {
+  if (patch === "") return null;
+  const room = Math.max(0, Math.min(MAX_DIFF_CHARS, budget));
+  const note = "\u2026 diff truncated here: the full diff.patch is in the run artifact";
+  let shown = patch;
+  if (patch.length > room) {
+    const cut = patch.lastIndexOf("\n", Math.max(0, room - note.length));
+    shown = patch.slice(0, Math.max(0, cut)) + "\n" + note;
+  }
+  if (room < 200) shown = note;
+  return `<details><summary>Diff</summary>
 
 ${codeBlock(shown, "diff")}
 
-</details>`);
-  }
+</details>`;
+}
+function sandboxSection(report) {
   const s = report.sandbox;
-  parts.push(
-    `<details><summary>Sandbox</summary>
-
-| setting | value |
-|---|---|
-| runtime | ${escapeMarkdown(s.runtime)} |
-| network | ${escapeMarkdown(s.network)} |
-| user | ${escapeMarkdown(s.user)} |
-| read-only rootfs | ${s.readOnlyRootfs} |
-| capabilities dropped | ${escapeMarkdown(s.capDrop.join(", "))} |
-| memory | ${s.memory} bytes |
-| cpus | ${s.cpus} |
-| pids limit | ${s.pidsLimit} |
-| image | \`${escapeMarkdown(report.image.id ?? "n/a")}\` |
-| settings read from | ${s.source} |
-
-</details>`
-  );
-  const egressDetails = renderEgress(report);
-  if (egressDetails !== "") parts.push(egressDetails);
-  parts.push(
-    `**Egress:** ${report.egress.allowed} allowed, ${report.egress.denied} denied \xB7 **Cost:** ${(report.cost.wallMs / 1e3).toFixed(1)} s wall` + (report.cost.cpuSeconds !== null ? `, ${report.cost.cpuSeconds.toFixed(1)} CPU s` : "") + (report.cost.peakMemoryBytes !== null ? `, ${Math.round(report.cost.peakMemoryBytes / 1048576)} MiB peak` : "")
-  );
-  const tail = `
+  const a = s.applied;
+  const rows = [
+    ["runtime", a?.runtime ?? s.runtime],
+    ["network", a?.network ?? s.network],
+    ["user", a?.user ?? s.user],
+    ["read-only root filesystem", String(a?.readOnlyRootfs ?? s.readOnlyRootfs)],
+    ["capabilities dropped", (a?.capDrop ?? s.capDrop).join(", ")],
+    ["no-new-privileges", String(a?.noNewPrivileges ?? s.noNewPrivileges)],
+    ["memory (swap included)", bytes(a?.memoryBytes ?? s.memory)],
+    ["cpus", String(a?.cpus ?? s.cpus)],
+    ["pids limit", String(a?.pidsLimit ?? s.pidsLimit)],
+    ["image", report.image.id ?? "n/a"],
+    ["base images", report.image.baseDigests.join(", ") || "n/a"],
+    ["settings read from", s.source === "inspect" ? "the container (docker inspect)" : "the plan"]
+  ];
+  return "<details><summary>Sandbox</summary>\n\n| setting | value |\n|---|---|\n" + rows.map(([k, v]) => `| ${k} | ${t(v, 300)} |`).join("\n") + "\n\n</details>";
+}
+function costLine(report) {
+  const c = report.cost;
+  const parts = [`${(c.wallMs / 1e3).toFixed(1)} s wall`];
+  if (c.cpuSeconds !== null) parts.push(`${c.cpuSeconds.toFixed(1)} CPU s`);
+  if (c.peakMemoryBytes !== null) parts.push(`${bytes(c.peakMemoryBytes)} peak`);
+  if (c.tokens !== null) {
+    const tk = c.tokens;
+    const n = (x) => x === null ? "?" : String(x);
+    parts.push(`${n(tk.input)} in / ${n(tk.output)} out tokens`);
+  }
+  if (c.usd !== null) parts.push(`$${c.usd.toFixed(4)} (as reported by the agent)`);
+  return `**Egress:** ${report.egress.allowed} allowed, ${report.egress.denied} denied \xB7 **Cost:** ${parts.join(", ")}`;
+}
+function metadataSection(report) {
+  const rows = [
+    ["run", report.runId],
+    ["head", report.repo.headSha ?? "n/a"],
+    ["task sha256", report.task.sha256],
+    ["model", report.agent.model ?? "n/a"],
+    ["model (usage.json)", report.cost.tokens?.model ?? "n/a"],
+    ["agent command", report.agent.command],
+    ["diff sha256", report.diff.sha256 ?? "n/a"],
+    [
+      "lockfiles",
+      report.dependencies.length === 0 ? "none" : `${report.dependencies.length} hashed (report.json)`
+    ]
+  ];
+  if (report.runner)
+    rows.push([
+      "runner",
+      `${report.runner.os} ${report.runner.arch}, docker ${report.runner.docker.version ?? "?"}, node ${report.runner.node}`
+    ]);
+  return "<details><summary>Run</summary>\n\n| | |\n|---|---|\n" + rows.map(([k, v]) => `| ${k} | ${t(v, 300)} |`).join("\n") + "\n\n</details>";
+}
+function renderComment(report, patch) {
+  const head = [
+    `## Agent Airlock: ${OUTCOME_LINE[report.outcome]}`,
+    `> ${t(report.outcomeReason, 500)}`,
+    gateLine(report)
+  ];
+  const body = [
+    policySection(report),
+    newlyFailingSection(report),
+    testsSection(report),
+    filesSection(report)
+  ];
+  const egress = renderEgress(report);
+  const tail = [
+    sandboxSection(report),
+    egress === "" ? null : egress,
+    costLine(report),
+    metadataSection(report)
+  ];
+  const end = `
 
 ${marker(report)}
 `;
-  return cap(
-    parts.join("\n\n"),
-    MAX_COMMENT_CHARS - tail.length,
-    "\u2026 comment truncated: see the run artifact"
-  ) + tail;
+  const assemble = (diff) => [...head, ...body, diff, ...tail].filter((p) => p !== null).join("\n\n") + end;
+  const withoutDiff = assemble(null).length;
+  const rendered = assemble(diffSection(patch, MAX_COMMENT_CHARS - withoutDiff - 200));
+  if (rendered.length <= MAX_COMMENT_CHARS) return rendered;
+  const sections = [...head, ...body, ...tail].filter((p) => p !== null);
+  const note = "\u2026 comment truncated: see report.json in the run artifact";
+  let out = "";
+  for (const s of sections) {
+    if (out.length + s.length + note.length + end.length + 4 > MAX_COMMENT_CHARS) break;
+    out += (out === "" ? "" : "\n\n") + s;
+  }
+  return `${out}
+
+${note}${end}`;
 }
 
 // src/report/output.ts
-async function writeOutputs(out, report) {
+async function writeOutputs(out, unmasked, redactor) {
+  const report = redactor ? redactor.redactValue(unmasked) : unmasked;
   await fs6.promises.mkdir(out, { recursive: true });
   await fs6.promises.writeFile(path6.join(out, "report.json"), JSON.stringify(report, null, 2) + "\n");
   await fs6.promises.writeFile(
@@ -75907,7 +78678,7 @@ async function writeOutputs(out, report) {
 // src/sandbox/image.ts
 var import_dockerignore = __toESM(require_ignore(), 1);
 var tar = __toESM(require_tar_stream(), 1);
-import { createHash as createHash4 } from "node:crypto";
+import { createHash as createHash5 } from "node:crypto";
 import * as fs7 from "node:fs";
 import * as path7 from "node:path";
 
@@ -76135,7 +78906,7 @@ async function contextEntries(root) {
   return out;
 }
 async function buildKey(dockerfile, buildArgs, baseIds, entries) {
-  const h = createHash4("sha256");
+  const h = createHash5("sha256");
   h.update("airlock-build-key-v1\0");
   h.update(dockerfile);
   h.update("\0args\0");
@@ -76226,7 +78997,7 @@ function parseSse(text2) {
 }
 var obj = (v) => typeof v === "object" && v !== null && !Array.isArray(v) ? v : void 0;
 var num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
-var str = (v) => typeof v === "string" ? v.slice(0, 200) : null;
+var str2 = (v) => typeof v === "string" ? v.slice(0, 200) : null;
 function parseJson(s) {
   try {
     return obj(JSON.parse(s));
@@ -76249,7 +79020,7 @@ function parseExchange(record) {
     streamed: false
   };
   const request = parseJson(record.request.body.text);
-  ex.model = str(request?.model);
+  ex.model = str2(request?.model);
   const contentType = record.response.headers["content-type"] ?? "";
   const body = record.response.body.text;
   if (contentType.includes("text/event-stream") || /^(event|data):/m.test(body.slice(0, 200))) {
@@ -76262,7 +79033,7 @@ function parseExchange(record) {
 }
 function readMessage(m, ex) {
   if (!m) return;
-  ex.model = str(m.model) ?? ex.model;
+  ex.model = str2(m.model) ?? ex.model;
   const u = usage(obj(m.usage));
   ex.inputTokens += u.input;
   ex.outputTokens += u.output;
@@ -76270,7 +79041,7 @@ function readMessage(m, ex) {
     for (const b of m.content.map(obj)) {
       if (b?.type === "text" && typeof b.text === "string") ex.text += b.text;
       if (b?.type === "tool_use")
-        ex.toolCalls.push({ name: str(b.name) ?? "?", input: JSON.stringify(b.input ?? null) });
+        ex.toolCalls.push({ name: str2(b.name) ?? "?", input: JSON.stringify(b.input ?? null) });
     }
   }
   if (Array.isArray(m.choices)) {
@@ -76278,9 +79049,9 @@ function readMessage(m, ex) {
       const msg = obj(c?.message);
       if (typeof msg?.content === "string") ex.text += msg.content;
       if (Array.isArray(msg?.tool_calls)) {
-        for (const t of msg.tool_calls.map(obj)) {
-          const f = obj(t?.function);
-          ex.toolCalls.push({ name: str(f?.name) ?? "?", input: String(f?.arguments ?? "") });
+        for (const t2 of msg.tool_calls.map(obj)) {
+          const f = obj(t2?.function);
+          ex.toolCalls.push({ name: str2(f?.name) ?? "?", input: String(f?.arguments ?? "") });
         }
       }
     }
@@ -76288,9 +79059,9 @@ function readMessage(m, ex) {
   if (Array.isArray(m.output)) {
     for (const o of m.output.map(obj)) {
       if (o?.type === "function_call")
-        ex.toolCalls.push({ name: str(o.name) ?? "?", input: String(o.arguments ?? "") });
+        ex.toolCalls.push({ name: str2(o.name) ?? "?", input: String(o.arguments ?? "") });
       if (o?.type === "custom_tool_call")
-        ex.toolCalls.push({ name: str(o.name) ?? "?", input: String(o.input ?? "") });
+        ex.toolCalls.push({ name: str2(o.name) ?? "?", input: String(o.input ?? "") });
       if (Array.isArray(o?.content)) {
         for (const c of o.content.map(obj)) {
           if (c?.type === "output_text" && typeof c.text === "string") ex.text += c.text;
@@ -76308,12 +79079,12 @@ function readStream(events, ex) {
     if (e.data === "[DONE]") continue;
     const d = parseJson(e.data);
     if (!d) continue;
-    const type = str(d.type) ?? e.event;
+    const type = str2(d.type) ?? e.event;
     switch (type) {
       // Anthropic messages stream.
       case "message_start": {
         const m = obj(d.message);
-        ex.model = str(m?.model) ?? ex.model;
+        ex.model = str2(m?.model) ?? ex.model;
         const u = usage(obj(m?.usage));
         ex.inputTokens += u.input;
         ex.outputTokens += u.output;
@@ -76322,7 +79093,7 @@ function readStream(events, ex) {
       case "content_block_start": {
         const b = obj(d.content_block);
         if (b?.type === "tool_use")
-          blocks.set(num(d.index), { name: str(b.name) ?? "?", input: "" });
+          blocks.set(num(d.index), { name: str2(b.name) ?? "?", input: "" });
         if (b?.type === "text" && typeof b.text === "string") ex.text += b.text;
         break;
       }
@@ -76353,7 +79124,7 @@ function readStream(events, ex) {
       }
       case "response.completed": {
         const r = obj(d.response);
-        ex.model = str(r?.model) ?? ex.model;
+        ex.model = str2(r?.model) ?? ex.model;
         const u = usage(obj(r?.usage));
         ex.inputTokens = u.input;
         ex.outputTokens = u.output;
@@ -76367,14 +79138,14 @@ function readStream(events, ex) {
       }
       default: {
         if (Array.isArray(d.choices) || d.object === "chat.completion.chunk") {
-          ex.model = str(d.model) ?? ex.model;
+          ex.model = str2(d.model) ?? ex.model;
           for (const c of (Array.isArray(d.choices) ? d.choices : []).map(obj)) {
             const delta = obj(c?.delta);
             if (typeof delta?.content === "string") ex.text += delta.content;
             if (Array.isArray(delta?.tool_calls)) {
-              for (const t of delta.tool_calls.map(obj)) {
-                const i = num(t?.index);
-                const f = obj(t?.function);
+              for (const t2 of delta.tool_calls.map(obj)) {
+                const i = num(t2?.index);
+                const f = obj(t2?.function);
                 const cur = openaiTools.get(i) ?? { name: "?", input: "" };
                 if (typeof f?.name === "string") cur.name = f.name.slice(0, 200);
                 if (typeof f?.arguments === "string") cur.input += f.arguments;
@@ -76700,6 +79471,7 @@ function containerSpec(plan, phase, res) {
       "AIRLOCK=1",
       `AIRLOCK_PHASE=${phase.name}`,
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
+      ...res.outDir !== void 0 ? [`AIRLOCK_OUT_DIR=${SANDBOX_PATHS.out}`] : [],
       ...res.env.map((e) => `${e.name}=${e.value}`),
       ...egress?.env ?? []
     ],
@@ -76737,7 +79509,15 @@ function containerSpec(plan, phase, res) {
           Target: SANDBOX_PATHS.workspace,
           ReadOnly: !phase.workspaceWritable
         },
-        { Type: "bind", Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true }
+        { Type: "bind", Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true },
+        ...res.outDir !== void 0 ? [
+          {
+            Type: "bind",
+            Source: res.outDir,
+            Target: SANDBOX_PATHS.out,
+            ReadOnly: false
+          }
+        ] : []
       ],
       Binds: [],
       Devices: [],
@@ -76861,19 +79641,23 @@ var OUTPUT_FILES = {
   task: "task.md",
   agentLog: "logs/agent.log",
   testsLog: "logs/tests.log",
+  rerunLog: "logs/tests-rerun.log",
   baselineLog: "logs/baseline.log",
   tests: "tests.json",
   comment: "comment.md",
   ...EGRESS_FILES
 };
-async function runPipeline(plan, secrets, deps) {
+async function runPipeline(plan, secrets, given) {
+  const secretValues = [...secrets.env.map((e) => e.value), ...secrets.secrets ?? []];
+  const redactor = new Redactor(secretValues);
+  const deps = { ...given, log: redactingLogger(given.log, redactor) };
   const { log, sandbox } = deps;
   const started = Date.now();
   const out = plan.outputDir;
   await prepareOutputDir(out);
-  await fs11.promises.writeFile(path11.join(out, OUTPUT_FILES.task), secrets.task);
+  await fs11.promises.writeFile(path11.join(out, OUTPUT_FILES.task), redactor.redact(secrets.task));
   const tmp = await fs11.promises.mkdtemp(
-    path11.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os2.tmpdir(), `airlock-${plan.runId}-`)
+    path11.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os3.tmpdir(), `airlock-${plan.runId}-`)
   );
   const taskFile = path11.join(tmp, "task.md");
   await fs11.promises.writeFile(taskFile, secrets.task, { mode: 292 });
@@ -76889,6 +79673,7 @@ async function runPipeline(plan, secrets, deps) {
   };
   try {
     await sandbox.preflight(plan.sandbox.runtime);
+    report.runner = await runnerFacts(deps.docker, plan.sandbox.runtime);
     checkCancelled();
     const image = await log.group(
       "image",
@@ -76931,6 +79716,9 @@ async function runPipeline(plan, secrets, deps) {
       checkCancelled();
     }
     const agentPhase = plan.phases.find((p) => p.name === "agent");
+    const agentOut = path11.join(tmp, "out");
+    await fs11.promises.mkdir(agentOut);
+    if (process.getuid?.() === 0) await chownTree(agentOut, ...containerIds(plan));
     const egress = await startEgressFor(plan, secrets, deps);
     let agent;
     try {
@@ -76943,32 +79731,99 @@ async function runPipeline(plan, secrets, deps) {
         secrets,
         deps,
         OUTPUT_FILES.agentLog,
-        egress
+        { outDir: agentOut, ...egress ? { egress } : {} }
       );
     } finally {
       if (egress) await stopEgress(egress, report, secrets, plan.outputDir, deps);
     }
     Object.assign(report.agent, agent.report);
+    const usage2 = await readUsage(agentOut);
+    report.cost.usageFile = {
+      status: usage2.status,
+      ...usage2.detail !== void 0 ? { detail: usage2.detail } : {}
+    };
+    if (usage2.usage) {
+      const u = usage2.usage;
+      if (report.egress.transcript === null)
+        report.cost.tokens = {
+          model: u.model ?? null,
+          input: u.inputTokens ?? null,
+          output: u.outputTokens ?? null,
+          cacheRead: u.cacheReadTokens ?? null,
+          cacheWrite: u.cacheWriteTokens ?? null
+        };
+      report.cost.usd = u.costUsd ?? null;
+    }
     if (agent.result.applied) {
       report.sandbox.applied = agent.result.applied;
       report.sandbox.source = "inspect";
     }
     await log.group("diff", async () => {
-      const snap = await snapshotWorkspace(workspace.dir, workspace.gitDir);
-      const diff = await diffTrees(workspace.gitDir, workspace.tree, snap.tree);
-      await fs11.promises.writeFile(path11.join(out, OUTPUT_FILES.diff), diff.patch);
+      const ws = workspace;
+      const snap = await snapshotWorkspace(ws.dir, ws.gitDir, void 0, ws.tree);
+      const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, plan.policy);
+      const patch = redactor.empty ? diff.patch : Buffer.from(
+        new Redactor(secretValues, true).redact(diff.patch.toString("latin1")),
+        "latin1"
+      );
+      const redacted = !patch.equals(diff.patch);
+      await fs11.promises.writeFile(path11.join(out, OUTPUT_FILES.diff), patch);
+      const truncation = [...diff.truncation];
+      if (snap.truncated)
+        truncation.push(
+          `the workspace snapshot stopped at its limits: ${snap.skipped.filter((x) => x.reason === "limit").length} file(s) not taken`
+        );
       report.diff = {
-        sha256: sha256(diff.patch),
-        bytes: diff.patch.length,
+        sha256: sha256(patch),
+        bytes: patch.length,
         files: diff.files,
+        totalFiles: diff.totalFiles,
+        filesInPatch: diff.filesInPatch,
         truncated: diff.truncated || snap.truncated,
-        skipped: snap.skipped,
-        baseTree: workspace.tree,
+        truncation,
+        redacted,
+        skipped: snap.skipped.slice(0, 1e3),
+        baseTree: ws.tree,
         resultTree: snap.tree
       };
-      report.diff.resultTree = snap.tree;
-      for (const s of snap.skipped) log.warn(`not taken into the diff: ${s.path} (${s.reason})`);
-      log.info(`${diff.files.length} file(s) changed, diff sha256 ${report.diff.sha256}`);
+      const policy = await checkPolicy(
+        { allowed: plan.policy.allowedPaths, protected: plan.policy.protectedPaths },
+        // Every changed file, also beyond max-changed-files.
+        diff.all.files,
+        diff.all.blobs,
+        gitBlobReader(ws.gitDir)
+      );
+      report.policy.violations.push(...policy.violations);
+      report.policy.protected.push(...policy.protected);
+      if (diff.totalFiles > plan.policy.maxChangedFiles)
+        report.policy.violations.push({
+          rule: "max-changed-files",
+          path: null,
+          detail: `${diff.totalFiles} files changed (max-changed-files: ${plan.policy.maxChangedFiles})`
+        });
+      if (diff.filesInPatch < diff.totalFiles)
+        report.policy.violations.push({
+          rule: "max-diff-bytes",
+          path: null,
+          detail: `diff.patch holds ${diff.filesInPatch} of ${diff.totalFiles} files (max-diff-bytes: ${plan.policy.maxDiffBytes})`
+        });
+      if (snap.truncated)
+        report.policy.violations.push({
+          rule: "snapshot-limit",
+          path: null,
+          detail: "the workspace was larger than the snapshot limits; not every file was taken"
+        });
+      if (redacted)
+        report.policy.violations.push({
+          rule: "secret-in-diff",
+          path: null,
+          detail: "the change contains the value of a secret the run knows; it is masked in diff.patch"
+        });
+      report.dependencies = await hashLockfiles(ws.gitDir, snap.tree, ws.dir);
+      for (const x of snap.skipped.slice(0, 50))
+        log.warn(`not taken into the diff: ${x.path} (${x.reason})`);
+      for (const t2 of truncation) log.warn(t2);
+      log.info(`${diff.totalFiles} file(s) changed, diff sha256 ${report.diff.sha256}`);
     });
     if (agent.result.cancelled) throw new CancelledError("signal");
     if (agent.result.error !== void 0) {
@@ -77001,6 +79856,36 @@ async function runPipeline(plan, secrets, deps) {
         );
         report.tests.phase = tests.report;
         const results = await collectTestReports(workspace.dir, plan.capture.testReports);
+        let rerunPassed = false;
+        const failedFirst = results.cases.filter((c) => c.status === "failed");
+        if (!tests.result.timedOut && !tests.result.cancelled && tests.result.error === void 0 && (failedFirst.length > 0 || tests.result.exitCode !== 0)) {
+          checkCancelled();
+          const rerunDir = path11.join(tmp, "rerun");
+          await fs11.promises.mkdir(rerunDir);
+          await materializeTree(
+            workspace.gitDir,
+            report.diff.resultTree ?? workspace.tree,
+            rerunDir
+          );
+          if (process.getuid?.() === 0) await chownTree(rerunDir, ...containerIds(plan));
+          const rerun = await runPhase(
+            plan,
+            testsPhase,
+            image,
+            rerunDir,
+            taskFile,
+            secrets,
+            deps,
+            OUTPUT_FILES.rerunLog,
+            { nameSuffix: "-rerun" }
+          );
+          const again = await collectTestReports(rerunDir, plan.capture.testReports);
+          const flaky = markFlaky(results.cases, again.cases);
+          report.tests.rerun = { phase: rerun.report, flaky };
+          rerunPassed = rerun.result.exitCode === 0 && results.cases.every((c) => c.status !== "failed");
+          if (flaky.length > 0)
+            log.warn(`flaky (failed, then passed on the re-run): ${flaky.length}`);
+        }
         report.tests.cases = results.cases;
         report.tests.summary = summarize(results.cases);
         report.tests.sources = results.sources;
@@ -77011,17 +79896,26 @@ async function runPipeline(plan, secrets, deps) {
           setOutcome("infrastructure-error", `the tests container failed: ${tests.result.error}`);
         } else if (tests.result.timedOut) {
           setOutcome("timed-out", "the tests ran past timeout-minutes");
-        } else if (tests.result.exitCode !== 0 || report.tests.summary.failed > 0) {
+        } else if (tests.result.exitCode !== 0 && !rerunPassed || report.tests.summary.failed > 0) {
           setOutcome(
             "tests-failed",
             `the tests failed (exit ${tests.result.exitCode}, ${report.tests.summary.failed} failed)`
           );
         } else {
-          setOutcome("success", "the agent finished and the tests pass");
+          setOutcome(
+            "success",
+            report.tests.rerun ? `the agent finished and the tests pass on the re-run (flaky: ${report.tests.rerun.flaky.length})` : "the agent finished and the tests pass"
+          );
         }
       } else {
         setOutcome("success", "the agent finished (no test-command configured)");
       }
+    }
+    if (report.policy.violations.length > 0 && (report.outcome === "success" || report.outcome === "tests-failed")) {
+      setOutcome(
+        "policy-violation",
+        `${report.policy.violations.length} policy violation(s): ${[...new Set(report.policy.violations.map((v) => v.rule))].join(", ")} (was: ${report.outcome})`
+      );
     }
   } catch (caught) {
     if (caught instanceof UnpinnedBaseError) {
@@ -77045,14 +79939,17 @@ async function runPipeline(plan, secrets, deps) {
   } finally {
     report.finishedAt = (/* @__PURE__ */ new Date()).toISOString();
     report.cost.wallMs = Date.now() - started;
-    const phases = [report.tests.baseline?.phase ?? null, report.agent, report.tests.phase].filter(
-      (p) => p !== null
-    );
+    const phases = [
+      report.tests.baseline?.phase ?? null,
+      report.agent,
+      report.tests.phase,
+      report.tests.rerun?.phase ?? null
+    ].filter((p) => p !== null);
     const cpu = phases.map((p) => p.cpuSeconds).filter((c) => c !== null);
     report.cost.cpuSeconds = cpu.length > 0 ? cpu.reduce((a, b) => a + b, 0) : null;
     const mem = phases.map((p) => p.peakMemoryBytes).filter((m) => m !== null);
     report.cost.peakMemoryBytes = mem.length > 0 ? Math.max(...mem) : null;
-    await writeOutputs(out, report).catch(
+    await writeOutputs(out, report, redactor).catch(
       (e) => log.error(`could not write the report: ${errorMessage(e)}`)
     );
     await sandbox.cleanup(plan.runId).catch((e) => log.warn(`cleanup: ${errorMessage(e)}`));
@@ -77065,21 +79962,24 @@ async function runPipeline(plan, secrets, deps) {
     ...error !== void 0 ? { error } : {}
   };
 }
-async function runPhase(plan, phase, image, workspaceDir, taskFile, secrets, deps, logName, egress) {
+async function runPhase(plan, phase, image, workspaceDir, taskFile, secrets, deps, logName, extra = {}) {
   return deps.log.group(phase.name, async () => {
     const logFile = path11.join(plan.outputDir, logName);
     const capped = new CappedLog(
       logFile,
       plan.capture.maxLogBytes,
-      (line) => deps.log.output(phase.name, line)
+      (line) => deps.log.output(phase.name, line),
+      new StreamRedactor([...secrets.env.map((e) => e.value), ...secrets.secrets ?? []])
     );
     const spec = containerSpec(plan, phase, {
       imageId: image.id,
       workspaceDir,
       taskFile,
       env: secrets.env,
-      ...egress ? { egress: { network: egress.network, env: egress.env } } : {}
+      ...extra.outDir !== void 0 ? { outDir: extra.outDir } : {},
+      ...extra.egress ? { egress: { network: extra.egress.network, env: extra.egress.env } } : {}
     });
+    if (extra.nameSuffix !== void 0) spec.name = `${spec.name}${extra.nameSuffix}`;
     const result = await deps.sandbox.runPhase(spec, {
       timeoutMs: phase.timeoutMs,
       graceMs: phase.graceMs,
@@ -77134,10 +80034,16 @@ async function stopEgress(session, report, secrets, out, deps) {
   const secretValues = (secrets.egress?.credentials ?? []).map((c) => c.secret);
   await writeEgressEvidence(out, capture.events, capture.transcript, secretValues);
   report.egress = summarizeEgress(capture.events, capture.transcript, capture.overflow);
-  const t = report.egress.transcript;
-  if (t) {
-    report.cost.tokens = t.tokens;
-    if (report.agent.model === null && t.models.length > 0) report.agent.model = t.models.join(", ");
+  const t2 = report.egress.transcript;
+  if (t2) {
+    report.cost.tokens = {
+      model: t2.models.length > 0 ? t2.models.join(", ") : null,
+      input: t2.tokens.input,
+      output: t2.tokens.output,
+      cacheRead: null,
+      cacheWrite: null
+    };
+    if (report.agent.model === null && t2.models.length > 0) report.agent.model = t2.models.join(", ");
   }
   deps.log.info(
     `egress: ${report.egress.allowed} allowed, ${report.egress.denied} denied` + (report.egress.deniedHosts.length > 0 ? ` (denied: ${report.egress.deniedHosts.join(", ")})` : "")
@@ -77195,7 +80101,8 @@ function initialReport(plan, started) {
       cases: [],
       sources: [],
       baseline: null,
-      comparison: null
+      comparison: null,
+      rerun: null
     },
     sandbox: {
       runtime: s.runtime,
@@ -77215,15 +80122,56 @@ function initialReport(plan, started) {
       sha256: null,
       bytes: 0,
       files: [],
+      totalFiles: 0,
+      filesInPatch: 0,
       truncated: false,
+      truncation: [],
+      redacted: false,
       skipped: [],
       baseTree: null,
       resultTree: null
     },
-    policy: { violations: [], source: plan.policy },
-    cost: { wallMs: 0, cpuSeconds: null, peakMemoryBytes: null, tokens: null },
+    policy: {
+      allowedPaths: plan.policy.allowedPaths,
+      protectedPaths: plan.policy.protectedPaths,
+      violations: [],
+      protected: [],
+      source: plan.policyFile
+    },
+    dependencies: [],
+    runner: null,
+    cost: {
+      wallMs: 0,
+      cpuSeconds: null,
+      peakMemoryBytes: null,
+      tokens: null,
+      usd: null,
+      usageFile: { status: "missing" }
+    },
     egress: { allowed: 0, denied: 0, deniedHosts: [], transcript: null },
     env: plan.env
+  };
+}
+function markFlaky(first, rerun) {
+  const again = new Map(rerun.map((c) => [c.id, c.status]));
+  const flaky = [];
+  for (const c of first) {
+    if (c.status === "failed" && again.get(c.id) === "passed") {
+      c.status = "passed";
+      c.flaky = true;
+      flaky.push(c.id);
+    }
+  }
+  return flaky;
+}
+function redactingLogger(log, redactor) {
+  if (redactor.empty) return log;
+  return {
+    group: (name, fn) => log.group(name, fn),
+    info: (m) => log.info(redactor.redact(m)),
+    warn: (m) => log.warn(redactor.redact(m)),
+    error: (m) => log.error(redactor.redact(m)),
+    output: (phase, line) => log.output(phase, redactor.redact(line))
   };
 }
 
@@ -77430,7 +80378,9 @@ var LIST_INPUTS = /* @__PURE__ */ new Set([
   INPUT.credentials,
   INPUT.env,
   INPUT.testReports,
-  INPUT.buildArgs
+  INPUT.buildArgs,
+  INPUT.allowedPaths,
+  INPUT.protectedPaths
 ]);
 var BOOLEAN_INPUTS = /* @__PURE__ */ new Set([INPUT.allowUnpinnedBase, INPUT.dryRun, INPUT.compareBase]);
 var USAGE = `airlock \u2014 run an AI coding agent in a hardened, network-isolated sandbox and keep the evidence
@@ -77453,7 +80403,13 @@ Flags (the action's inputs, same names):
   --allow-unpinned-base    accept FROM lines not pinned by digest (recorded as a warning)
   --agent-command CMD      shell command that runs the agent (required)
   --test-command CMD       shell command that runs the tests, in a fresh network-less container
-  --test-reports PATH      JUnit XML report the tests write, relative to the repo (repeatable)
+  --test-reports PATH      report the tests write, relative to the repo (repeatable): JUnit XML,
+                           Jest/Vitest --json, pytest-json-report, go test -json
+  --allowed-paths GLOB     the agent may change only these paths (repeatable); others: violation
+  --protected-paths GLOB   changes here need explicit approval (repeatable); +GLOB extends the
+                           defaults, plain GLOBs replace them, none protects nothing
+  --max-changed-files N    files listed in the report (default 2000); more: truncated, violation
+  --max-diff-bytes N       size of diff.patch (default 20971520); more: cut, violation
   --compare-base           run the tests on the unchanged tree too and classify each test
   --task TEXT|FILE         the task, given to the agent at /airlock/task.md
   --model NAME             the model the agent uses (recorded in the report)
@@ -77630,15 +80586,15 @@ async function main(argv) {
   }
 }
 async function cli(argv) {
-  let code;
+  let code2;
   try {
-    code = await main(argv);
+    code2 = await main(argv);
   } catch (error) {
     process.stderr.write(`airlock: ${errorMessage(error)}
 `);
-    code = exitCodeFor(error);
+    code2 = exitCodeFor(error);
   }
-  process.exitCode = code;
+  process.exitCode = code2;
 }
 
 // src/bin.ts

@@ -1,7 +1,8 @@
 // `npm run bench`: bundles the benchmark and the CLI from the current sources into bench/dist/
 // (not committed), makes sure the Docker engine and the busybox base image are there, then runs
 // bench/dist/run.js. Extra arguments go to the benchmark: --rounds N (default 10), --only P1,P3,
-// --markdown (also print the table as Markdown).
+// --markdown (also print the table as Markdown). Then the diff-capture benchmark
+// (bench/diff-capture.ts) runs, unless --only names P-benchmarks alone.
 import * as esbuild from 'esbuild'
 import { spawnSync } from 'node:child_process'
 import { chmod, rm } from 'node:fs/promises'
@@ -39,7 +40,20 @@ await esbuild.build({
 })
 await chmod('bench/dist/cli.js', 0o755)
 
+await esbuild.build({
+  ...common,
+  entryPoints: { 'diff-capture': 'bench/diff-capture.ts' },
+  outdir: 'bench/dist'
+})
+
 const r = spawnSync(process.execPath, ['bench/dist/run.js', ...process.argv.slice(2)], {
   stdio: 'inherit'
 })
-process.exit(r.status ?? 1)
+const onlyAt = process.argv.indexOf('--only')
+const only = onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : []
+let diffStatus = 0
+if (only.length === 0 || only.some((o) => o.toLowerCase().startsWith('diff'))) {
+  diffStatus =
+    spawnSync(process.execPath, ['bench/dist/diff-capture.js'], { stdio: 'inherit' }).status ?? 1
+}
+process.exit(r.status === 0 && diffStatus === 0 ? 0 : 1)

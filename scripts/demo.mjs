@@ -106,9 +106,22 @@ process.stdout.write(
     report.tests.comparison
       ? `Fixed:          ${report.tests.comparison.counts.fixed}, newly failing: ${report.tests.comparison.counts['newly-failing']}`
       : '',
+    `Policy:         ${report.policy.violations.length} violation(s), ${report.policy.protected.length} protected change(s)`,
+    `Cost:           ${(report.cost.wallMs / 1000).toFixed(1)} s wall` +
+      (report.cost.cpuSeconds !== null ? `, ${report.cost.cpuSeconds.toFixed(1)} CPU s` : '') +
+      (report.cost.peakMemoryBytes !== null
+        ? `, ${Math.round(report.cost.peakMemoryBytes / 1048576)} MiB peak`
+        : '') +
+      (report.cost.tokens
+        ? `, ${report.cost.tokens.input} in / ${report.cost.tokens.output} out tokens`
+        : ''),
+    `Lockfiles:      ${report.dependencies.map((d) => `${d.path} ${d.sha256?.slice(0, 12) ?? d.note}`).join(', ') || 'none'}`,
     `Image:          ${report.image.id}${report.image.cached ? ' (cached)' : ''}`,
     `Diff sha256:    ${report.diff.sha256}`,
     `Evidence:       ${out}/ (report.json, diff.patch, comment.md, logs/)`,
+    '',
+    '--- comment.md (the review comment, rendered from report.json) ---',
+    readFileSync(join(out, 'comment.md'), 'utf8'),
     ''
   ].join('\n')
 )

@@ -16,7 +16,9 @@ const LIST_INPUTS = new Set<string>([
   INPUT.credentials,
   INPUT.env,
   INPUT.testReports,
-  INPUT.buildArgs
+  INPUT.buildArgs,
+  INPUT.allowedPaths,
+  INPUT.protectedPaths
 ])
 const BOOLEAN_INPUTS = new Set<string>([INPUT.allowUnpinnedBase, INPUT.dryRun, INPUT.compareBase])
 
@@ -40,7 +42,13 @@ Flags (the action's inputs, same names):
   --allow-unpinned-base    accept FROM lines not pinned by digest (recorded as a warning)
   --agent-command CMD      shell command that runs the agent (required)
   --test-command CMD       shell command that runs the tests, in a fresh network-less container
-  --test-reports PATH      JUnit XML report the tests write, relative to the repo (repeatable)
+  --test-reports PATH      report the tests write, relative to the repo (repeatable): JUnit XML,
+                           Jest/Vitest --json, pytest-json-report, go test -json
+  --allowed-paths GLOB     the agent may change only these paths (repeatable); others: violation
+  --protected-paths GLOB   changes here need explicit approval (repeatable); +GLOB extends the
+                           defaults, plain GLOBs replace them, none protects nothing
+  --max-changed-files N    files listed in the report (default 2000); more: truncated, violation
+  --max-diff-bytes N       size of diff.patch (default 20971520); more: cut, violation
   --compare-base           run the tests on the unchanged tree too and classify each test
   --task TEXT|FILE         the task, given to the agent at /airlock/task.md
   --model NAME             the model the agent uses (recorded in the report)

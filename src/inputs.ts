@@ -6,6 +6,8 @@ import { NO_POLICY, recordFor, withPolicy } from './policy.js'
 import type { LoadedPolicy, PolicyRecord } from './policy.js'
 import { readEgressInputs } from './egress/inputs.js'
 import type { EgressInputs } from './egress/inputs.js'
+import { DEFAULT_DIFF_LIMITS } from './evidence/diff.js'
+import { checkAllowedPaths, resolveProtectedPaths } from './evidence/policy.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -39,6 +41,10 @@ export const INPUT = {
   testReports: 'test-reports',
   compareBase: 'compare-base',
   maxLogBytes: 'max-log-bytes',
+  allowedPaths: 'allowed-paths',
+  protectedPaths: 'protected-paths',
+  maxChangedFiles: 'max-changed-files',
+  maxDiffBytes: 'max-diff-bytes',
   dryRun: 'dry-run',
   runId: 'run-id',
   artifactName: 'artifact-name',
@@ -83,6 +89,12 @@ export interface Inputs {
   /** Run the test command on the unchanged tree too, and classify each test by the change. */
   compareBase: boolean
   maxLogBytes: number
+  /** Globs the agent may change (empty: anywhere). */
+  allowedPaths: string[]
+  /** The effective protected globs (defaults, extended or replaced). */
+  protectedPaths: string[]
+  maxChangedFiles: number
+  maxDiffBytes: number
   dryRun: boolean
   runId: string
   /** Name of the run's artifact (default `airlock-<run id>-<attempt>`). */
@@ -254,6 +266,16 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     maxLogBytes: positiveInteger(
       INPUT.maxLogBytes,
       read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)
+    ),
+    allowedPaths: checkAllowedPaths(list(read(INPUT.allowedPaths)), INPUT.allowedPaths),
+    protectedPaths: resolveProtectedPaths(list(read(INPUT.protectedPaths)), INPUT.protectedPaths),
+    maxChangedFiles: positiveInteger(
+      INPUT.maxChangedFiles,
+      read(INPUT.maxChangedFiles) ?? String(DEFAULT_DIFF_LIMITS.maxChangedFiles)
+    ),
+    maxDiffBytes: positiveInteger(
+      INPUT.maxDiffBytes,
+      read(INPUT.maxDiffBytes) ?? String(DEFAULT_DIFF_LIMITS.maxDiffBytes)
     ),
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     runId: runId(read(INPUT.runId) ?? ctx.defaultRunId),

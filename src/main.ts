@@ -8,7 +8,7 @@ import type { ArtifactRecord } from './github/artifact.js'
 import { ActionLogger } from './github/logger.js'
 import { defaultContext, getInputs } from './inputs.js'
 import { describePolicy, policyForRun } from './policy.js'
-import { runPipeline } from './pipeline.js'
+import { OUTPUT_FILES, runPipeline } from './pipeline.js'
 import { planRun } from './plan.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
 import { applyMode, approveMode, publishMode } from './github/modes.js'
@@ -78,6 +78,14 @@ export async function run(): Promise<void> {
         tempRoot
       }
     )
+    // The job summary is the review comment (same renderer, already escaped and redacted).
+    const comment = path.join(plan.outputDir, OUTPUT_FILES.comment)
+    if (fs.existsSync(comment)) {
+      await core.summary
+        .addRaw(await fs.promises.readFile(comment, 'utf8'))
+        .write()
+        .catch((e: unknown) => core.warning(`job summary: ${errorMessage(e)}`))
+    }
     core.setOutput(OUTPUT.outcome, result.report.outcome)
     core.setOutput(OUTPUT.reportPath, result.reportPath)
     core.setOutput(OUTPUT.diffSha256, result.diffSha256 ?? '')

@@ -4,9 +4,13 @@ import * as path from 'node:path'
 import type Docker from 'dockerode'
 import { CancelledError, ConfigurationError, errorMessage } from './errors.js'
 import { diffTrees } from './evidence/diff.js'
+import { hashLockfiles, readUsage, runnerFacts } from './evidence/metadata.js'
+import { checkPolicy, gitBlobReader } from './evidence/policy.js'
+import { Redactor, StreamRedactor } from './evidence/redact.js'
 import { CappedLog } from './evidence/logs.js'
 import { snapshotWorkspace } from './evidence/snapshot.js'
 import { collectTestReports, summarize } from './evidence/tests.js'
+import type { TestCase } from './evidence/tests.js'
 import { compareTests } from './evidence/compare.js'
 import type { Logger } from './log.js'
 import type { PhasePlan, RunPlan } from './plan.js'
@@ -30,6 +34,8 @@ export interface RunSecrets {
   env: { name: string; value: string }[]
   /** With `network: allowlist`: the proxy's settings, credentials included. */
   egress?: EgressInputs
+  /** Other values to mask in every output (credentials the run holds). */
+  secrets?: string[]
 }
 
 export interface PipelineDeps {
@@ -58,6 +64,7 @@ export const OUTPUT_FILES = {
   task: 'task.md',
   agentLog: 'logs/agent.log',
   testsLog: 'logs/tests.log',
+  rerunLog: 'logs/tests-rerun.log',
   baselineLog: 'logs/baseline.log',
   tests: 'tests.json',
   comment: 'comment.md',
@@ -72,13 +79,17 @@ export const OUTPUT_FILES = {
 export async function runPipeline(
   plan: RunPlan,
   secrets: RunSecrets,
-  deps: PipelineDeps
+  given: PipelineDeps
 ): Promise<RunResult> {
+  const secretValues = [...secrets.env.map((e) => e.value), ...(secrets.secrets ?? [])]
+  const redactor = new Redactor(secretValues)
+  // Everything the pipeline logs can carry agent-made text (file names, reasons): masked too.
+  const deps: PipelineDeps = { ...given, log: redactingLogger(given.log, redactor) }
   const { log, sandbox } = deps
   const started = Date.now()
   const out = plan.outputDir
   await prepareOutputDir(out)
-  await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), secrets.task)
+  await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), redactor.redact(secrets.task))
   const tmp = await fs.promises.mkdtemp(
     path.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os.tmpdir(), `airlock-${plan.runId}-`)
   )
@@ -98,6 +109,7 @@ export async function runPipeline(
 
   try {
     await sandbox.preflight(plan.sandbox.runtime)
+    report.runner = await runnerFacts(deps.docker, plan.sandbox.runtime)
     checkCancelled()
     const image = await log.group('image', () =>
       resolveImage(deps.docker, plan.image, { info: (l) => log.info(l) })
@@ -143,6 +155,10 @@ export async function runPipeline(
     }
 
     const agentPhase = plan.phases.find((p) => p.name === 'agent') as PhasePlan
+    // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
+    const agentOut = path.join(tmp, 'out')
+    await fs.promises.mkdir(agentOut)
+    if (process.getuid?.() === 0) await chownTree(agentOut, ...containerIds(plan))
     const egress = await startEgressFor(plan, secrets, deps)
     let agent: Awaited<ReturnType<typeof runPhase>>
     try {
@@ -155,33 +171,105 @@ export async function runPipeline(
         secrets,
         deps,
         OUTPUT_FILES.agentLog,
-        egress
+        { outDir: agentOut, ...(egress ? { egress } : {}) }
       )
     } finally {
       if (egress) await stopEgress(egress, report, secrets, plan.outputDir, deps)
     }
     Object.assign(report.agent, agent.report)
+    const usage = await readUsage(agentOut)
+    report.cost.usageFile = {
+      status: usage.status,
+      ...(usage.detail !== undefined ? { detail: usage.detail } : {})
+    }
+    if (usage.usage) {
+      const u = usage.usage
+      // The proxy's count (allowlist credential routes) is measured: it wins over the agent's claim.
+      if (report.egress.transcript === null)
+        report.cost.tokens = {
+          model: u.model ?? null,
+          input: u.inputTokens ?? null,
+          output: u.outputTokens ?? null,
+          cacheRead: u.cacheReadTokens ?? null,
+          cacheWrite: u.cacheWriteTokens ?? null
+        }
+      report.cost.usd = u.costUsd ?? null
+    }
     if (agent.result.applied) {
       report.sandbox.applied = agent.result.applied
       report.sandbox.source = 'inspect'
     }
 
     await log.group('diff', async () => {
-      const snap = await snapshotWorkspace(workspace!.dir, workspace!.gitDir)
-      const diff = await diffTrees(workspace!.gitDir, workspace!.tree, snap.tree)
-      await fs.promises.writeFile(path.join(out, OUTPUT_FILES.diff), diff.patch)
+      const ws = workspace as Workspace
+      const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)
+      const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, plan.policy)
+      // Secret values the agent wrote into files are masked in the patch (and flagged below).
+      const patch = redactor.empty
+        ? diff.patch
+        : Buffer.from(
+            new Redactor(secretValues, true).redact(diff.patch.toString('latin1')),
+            'latin1'
+          )
+      const redacted = !patch.equals(diff.patch)
+      await fs.promises.writeFile(path.join(out, OUTPUT_FILES.diff), patch)
+      const truncation = [...diff.truncation]
+      if (snap.truncated)
+        truncation.push(
+          `the workspace snapshot stopped at its limits: ${snap.skipped.filter((x) => x.reason === 'limit').length} file(s) not taken`
+        )
       report.diff = {
-        sha256: sha256(diff.patch),
-        bytes: diff.patch.length,
+        sha256: sha256(patch),
+        bytes: patch.length,
         files: diff.files,
+        totalFiles: diff.totalFiles,
+        filesInPatch: diff.filesInPatch,
         truncated: diff.truncated || snap.truncated,
-        skipped: snap.skipped,
-        baseTree: workspace!.tree,
+        truncation,
+        redacted,
+        skipped: snap.skipped.slice(0, 1000),
+        baseTree: ws.tree,
         resultTree: snap.tree
       }
-      report.diff.resultTree = snap.tree
-      for (const s of snap.skipped) log.warn(`not taken into the diff: ${s.path} (${s.reason})`)
-      log.info(`${diff.files.length} file(s) changed, diff sha256 ${report.diff.sha256}`)
+      const policy = await checkPolicy(
+        { allowed: plan.policy.allowedPaths, protected: plan.policy.protectedPaths },
+        // Every changed file, also beyond max-changed-files.
+        diff.all.files,
+        diff.all.blobs,
+        gitBlobReader(ws.gitDir)
+      )
+      report.policy.violations.push(...policy.violations)
+      report.policy.protected.push(...policy.protected)
+      if (diff.totalFiles > plan.policy.maxChangedFiles)
+        report.policy.violations.push({
+          rule: 'max-changed-files',
+          path: null,
+          detail: `${diff.totalFiles} files changed (max-changed-files: ${plan.policy.maxChangedFiles})`
+        })
+      if (diff.filesInPatch < diff.totalFiles)
+        report.policy.violations.push({
+          rule: 'max-diff-bytes',
+          path: null,
+          detail: `diff.patch holds ${diff.filesInPatch} of ${diff.totalFiles} files (max-diff-bytes: ${plan.policy.maxDiffBytes})`
+        })
+      if (snap.truncated)
+        report.policy.violations.push({
+          rule: 'snapshot-limit',
+          path: null,
+          detail: 'the workspace was larger than the snapshot limits; not every file was taken'
+        })
+      if (redacted)
+        report.policy.violations.push({
+          rule: 'secret-in-diff',
+          path: null,
+          detail:
+            'the change contains the value of a secret the run knows; it is masked in diff.patch'
+        })
+      report.dependencies = await hashLockfiles(ws.gitDir, snap.tree, ws.dir)
+      for (const x of snap.skipped.slice(0, 50))
+        log.warn(`not taken into the diff: ${x.path} (${x.reason})`)
+      for (const t of truncation) log.warn(t)
+      log.info(`${diff.totalFiles} file(s) changed, diff sha256 ${report.diff.sha256}`)
     })
 
     if (agent.result.cancelled) throw new CancelledError('signal')
@@ -215,6 +303,43 @@ export async function runPipeline(
         )
         report.tests.phase = tests.report
         const results = await collectTestReports(workspace.dir, plan.capture.testReports)
+        let rerunPassed = false
+        const failedFirst = results.cases.filter((c) => c.status === 'failed')
+        if (
+          !tests.result.timedOut &&
+          !tests.result.cancelled &&
+          tests.result.error === undefined &&
+          (failedFirst.length > 0 || tests.result.exitCode !== 0)
+        ) {
+          // Failures are re-run once, on a fresh copy of the agent's tree: tests that pass then are flaky.
+          checkCancelled()
+          const rerunDir = path.join(tmp, 'rerun')
+          await fs.promises.mkdir(rerunDir)
+          await materializeTree(
+            workspace.gitDir,
+            report.diff.resultTree ?? workspace.tree,
+            rerunDir
+          )
+          if (process.getuid?.() === 0) await chownTree(rerunDir, ...containerIds(plan))
+          const rerun = await runPhase(
+            plan,
+            testsPhase,
+            image,
+            rerunDir,
+            taskFile,
+            secrets,
+            deps,
+            OUTPUT_FILES.rerunLog,
+            { nameSuffix: '-rerun' }
+          )
+          const again = await collectTestReports(rerunDir, plan.capture.testReports)
+          const flaky = markFlaky(results.cases, again.cases)
+          report.tests.rerun = { phase: rerun.report, flaky }
+          rerunPassed =
+            rerun.result.exitCode === 0 && results.cases.every((c) => c.status !== 'failed')
+          if (flaky.length > 0)
+            log.warn(`flaky (failed, then passed on the re-run): ${flaky.length}`)
+        }
         report.tests.cases = results.cases
         report.tests.summary = summarize(results.cases)
         report.tests.sources = results.sources
@@ -225,17 +350,34 @@ export async function runPipeline(
           setOutcome('infrastructure-error', `the tests container failed: ${tests.result.error}`)
         } else if (tests.result.timedOut) {
           setOutcome('timed-out', 'the tests ran past timeout-minutes')
-        } else if (tests.result.exitCode !== 0 || report.tests.summary.failed > 0) {
+        } else if (
+          (tests.result.exitCode !== 0 && !rerunPassed) ||
+          report.tests.summary.failed > 0
+        ) {
           setOutcome(
             'tests-failed',
             `the tests failed (exit ${tests.result.exitCode}, ${report.tests.summary.failed} failed)`
           )
         } else {
-          setOutcome('success', 'the agent finished and the tests pass')
+          setOutcome(
+            'success',
+            report.tests.rerun
+              ? `the agent finished and the tests pass on the re-run (flaky: ${report.tests.rerun.flaky.length})`
+              : 'the agent finished and the tests pass'
+          )
         }
       } else {
         setOutcome('success', 'the agent finished (no test-command configured)')
       }
+    }
+    if (
+      report.policy.violations.length > 0 &&
+      (report.outcome === 'success' || report.outcome === 'tests-failed')
+    ) {
+      setOutcome(
+        'policy-violation',
+        `${report.policy.violations.length} policy violation(s): ${[...new Set(report.policy.violations.map((v) => v.rule))].join(', ')} (was: ${report.outcome})`
+      )
     }
   } catch (caught) {
     if (caught instanceof UnpinnedBaseError) {
@@ -259,14 +401,17 @@ export async function runPipeline(
   } finally {
     report.finishedAt = new Date().toISOString()
     report.cost.wallMs = Date.now() - started
-    const phases = [report.tests.baseline?.phase ?? null, report.agent, report.tests.phase].filter(
-      (p): p is PhaseReport => p !== null
-    )
+    const phases = [
+      report.tests.baseline?.phase ?? null,
+      report.agent,
+      report.tests.phase,
+      report.tests.rerun?.phase ?? null
+    ].filter((p): p is PhaseReport => p !== null)
     const cpu = phases.map((p) => p.cpuSeconds).filter((c): c is number => c !== null)
     report.cost.cpuSeconds = cpu.length > 0 ? cpu.reduce((a, b) => a + b, 0) : null
     const mem = phases.map((p) => p.peakMemoryBytes).filter((m): m is number => m !== null)
     report.cost.peakMemoryBytes = mem.length > 0 ? Math.max(...mem) : null
-    await writeOutputs(out, report).catch((e: unknown) =>
+    await writeOutputs(out, report, redactor).catch((e: unknown) =>
       log.error(`could not write the report: ${errorMessage(e)}`)
     )
     await sandbox.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
@@ -289,20 +434,25 @@ async function runPhase(
   secrets: RunSecrets,
   deps: PipelineDeps,
   logName: string,
-  egress?: EgressSession
+  extra: { outDir?: string; nameSuffix?: string; egress?: EgressSession } = {}
 ): Promise<{ result: PhaseResult; report: PhaseReport }> {
   return deps.log.group(phase.name, async () => {
     const logFile = path.join(plan.outputDir, logName)
-    const capped = new CappedLog(logFile, plan.capture.maxLogBytes, (line) =>
-      deps.log.output(phase.name, line)
+    const capped = new CappedLog(
+      logFile,
+      plan.capture.maxLogBytes,
+      (line) => deps.log.output(phase.name, line),
+      new StreamRedactor([...secrets.env.map((e) => e.value), ...(secrets.secrets ?? [])])
     )
     const spec = containerSpec(plan, phase, {
       imageId: image.id,
       workspaceDir,
       taskFile,
       env: secrets.env,
-      ...(egress ? { egress: { network: egress.network, env: egress.env } } : {})
+      ...(extra.outDir !== undefined ? { outDir: extra.outDir } : {}),
+      ...(extra.egress ? { egress: { network: extra.egress.network, env: extra.egress.env } } : {})
     })
+    if (extra.nameSuffix !== undefined) spec.name = `${spec.name}${extra.nameSuffix}`
     const result = await deps.sandbox.runPhase(spec, {
       timeoutMs: phase.timeoutMs,
       graceMs: phase.graceMs,
@@ -381,7 +531,14 @@ async function stopEgress(
   report.egress = summarizeEgress(capture.events, capture.transcript, capture.overflow)
   const t = report.egress.transcript
   if (t) {
-    report.cost.tokens = t.tokens
+    // Counted by the proxy: measured, so it takes the place of what usage.json claimed.
+    report.cost.tokens = {
+      model: t.models.length > 0 ? t.models.join(', ') : null,
+      input: t.tokens.input,
+      output: t.tokens.output,
+      cacheRead: null,
+      cacheWrite: null
+    }
     if (report.agent.model === null && t.models.length > 0) report.agent.model = t.models.join(', ')
   }
   deps.log.info(
@@ -448,7 +605,8 @@ function initialReport(plan: RunPlan, started: number): Report {
       cases: [],
       sources: [],
       baseline: null,
-      comparison: null
+      comparison: null,
+      rerun: null
     },
     sandbox: {
       runtime: s.runtime,
@@ -468,14 +626,62 @@ function initialReport(plan: RunPlan, started: number): Report {
       sha256: null,
       bytes: 0,
       files: [],
+      totalFiles: 0,
+      filesInPatch: 0,
       truncated: false,
+      truncation: [],
+      redacted: false,
       skipped: [],
       baseTree: null,
       resultTree: null
     },
-    policy: { violations: [], source: plan.policy },
-    cost: { wallMs: 0, cpuSeconds: null, peakMemoryBytes: null, tokens: null },
+    policy: {
+      allowedPaths: plan.policy.allowedPaths,
+      protectedPaths: plan.policy.protectedPaths,
+      violations: [],
+      protected: [],
+      source: plan.policyFile
+    },
+    dependencies: [],
+    runner: null,
+    cost: {
+      wallMs: 0,
+      cpuSeconds: null,
+      peakMemoryBytes: null,
+      tokens: null,
+      usd: null,
+      usageFile: { status: 'missing' }
+    },
     egress: { allowed: 0, denied: 0, deniedHosts: [], transcript: null },
     env: plan.env
+  }
+}
+
+/**
+ * Marks the tests that failed in the first run and passed in the re-run as flaky (and passed);
+ * returns their ids.
+ */
+export function markFlaky(first: TestCase[], rerun: TestCase[]): string[] {
+  const again = new Map(rerun.map((c) => [c.id, c.status]))
+  const flaky: string[] = []
+  for (const c of first) {
+    if (c.status === 'failed' && again.get(c.id) === 'passed') {
+      c.status = 'passed'
+      c.flaky = true
+      flaky.push(c.id)
+    }
+  }
+  return flaky
+}
+
+/** A logger that masks secret values in every message (phase output is masked at the source). */
+function redactingLogger(log: Logger, redactor: Redactor): Logger {
+  if (redactor.empty) return log
+  return {
+    group: (name, fn) => log.group(name, fn),
+    info: (m) => log.info(redactor.redact(m)),
+    warn: (m) => log.warn(redactor.redact(m)),
+    error: (m) => log.error(redactor.redact(m)),
+    output: (phase, line) => log.output(phase, redactor.redact(line))
   }
 }

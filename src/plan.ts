@@ -8,6 +8,8 @@ import type { EgressPlan } from './egress/plan.js'
 export const SANDBOX_PATHS = {
   workspace: '/workspace',
   task: '/airlock/task.md',
+  /** Writable folder of the agent phase for files about the run (usage.json); not in the diff. */
+  out: '/airlock/out',
   tmp: '/tmp'
 } as const
 
@@ -65,10 +67,16 @@ export interface RunPlan {
   env: string[]
   phases: PhasePlan[]
   capture: { maxLogBytes: number; testReports: string[] }
+  policy: {
+    allowedPaths: string[]
+    protectedPaths: string[]
+    maxChangedFiles: number
+    maxDiffBytes: number
+  }
   labels: Record<string, string>
   dryRun: boolean
   /** The policy file (from the base commit) these settings came from. */
-  policy: PolicyRecord
+  policyFile: PolicyRecord
 }
 
 export const LABELS = {
@@ -150,9 +158,15 @@ export function planRun(inputs: Inputs): RunPlan {
     env: inputs.env.map((e) => e.name),
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },
+    policy: {
+      allowedPaths: inputs.allowedPaths,
+      protectedPaths: inputs.protectedPaths,
+      maxChangedFiles: inputs.maxChangedFiles,
+      maxDiffBytes: inputs.maxDiffBytes
+    },
     labels: { [LABELS.managed]: 'true', [LABELS.runId]: inputs.runId },
     dryRun: inputs.dryRun,
-    policy: inputs.policy
+    policyFile: inputs.policy
   }
 }
 

@@ -8,6 +8,7 @@ import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline.js'
 import type { RunResult } from '../../src/pipeline.js'
 import { planRun } from '../../src/plan.js'
+import { validateReport } from '../../src/report/schema.js'
 import { DockerSandbox } from '../../src/sandbox/docker.js'
 
 export const BUSYBOX = 'airlock-local/busybox:1'
@@ -98,6 +99,10 @@ export async function runAirlock(
       ...(options.signal ? { signal: options.signal } : {})
     }
   )
+  // Every report an integration test produces must validate against schema/report.schema.json.
+  const written: unknown = JSON.parse(read(path.join(plan.outputDir, 'report.json')))
+  const check = validateReport(written)
+  if (!check.valid) throw new Error(`report.json does not validate:\n${check.errors.join('\n')}`)
   return { ...result, log, outputDir: plan.outputDir }
 }
 

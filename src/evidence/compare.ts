@@ -8,6 +8,8 @@ export interface ComparedCase {
   base: TestCase['status'] | null
   head: TestCase['status'] | null
   classification: Classification
+  /** Failed, then passed when re-run (in the result tree's run). */
+  flaky?: boolean
 }
 
 export interface Comparison {
@@ -30,6 +32,7 @@ function classify(
 export function compareTests(base: TestCase[], head: TestCase[]): Comparison {
   const baseById = new Map(base.map((c) => [c.id, c.status]))
   const headById = new Map(head.map((c) => [c.id, c.status]))
+  const flakyIds = new Set(head.filter((c) => c.flaky === true).map((c) => c.id))
   const ids = [...new Set([...head.map((c) => c.id), ...base.map((c) => c.id)])]
   const counts: Record<Classification, number> = {
     'newly-failing': 0,
@@ -45,7 +48,7 @@ export function compareTests(base: TestCase[], head: TestCase[]): Comparison {
     const h = headById.get(id) ?? null
     const classification = classify(b, h)
     counts[classification]++
-    return { id, base: b, head: h, classification }
+    return { id, base: b, head: h, classification, ...(flakyIds.has(id) ? { flaky: true } : {}) }
   })
   return { counts, cases }
 }

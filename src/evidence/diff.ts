@@ -13,13 +13,41 @@ export interface ChangedFile {
   mode: string
 }
 
-export interface DiffResult {
-  patch: Buffer
-  files: ChangedFile[]
-  truncated: boolean
+/** The blob ids before and after of one changed file ('0'×40 where there is none). */
+export interface ChangedBlobs {
+  before: string
+  after: string
 }
 
-export const DEFAULT_MAX_PATCH_BYTES = 20 * 1024 * 1024
+export interface DiffLimits {
+  /** Files listed in the report (the rest are counted, not listed). */
+  maxChangedFiles: number
+  /** Bytes of diff.patch; the patch is cut at the last whole file that fits. */
+  maxDiffBytes: number
+}
+
+export const DEFAULT_DIFF_LIMITS: DiffLimits = {
+  maxChangedFiles: 2000,
+  maxDiffBytes: 20 * 1024 * 1024
+}
+
+export interface DiffResult {
+  /** What `git apply` takes: whole file sections only, also when cut. */
+  patch: Buffer
+  /** At most `maxChangedFiles` entries. */
+  files: ChangedFile[]
+  /** Blob ids of each entry of `files`, in the same order (for host-side checks such as package.json scripts). */
+  blobs: ChangedBlobs[]
+  /** Every changed file, also those not listed (for the path policy), with its blobs. */
+  all: { files: ChangedFile[]; blobs: ChangedBlobs[] }
+  /** Every changed file, also those not listed. */
+  totalFiles: number
+  /** Files whose section is in `patch`. */
+  filesInPatch: number
+  truncated: boolean
+  /** Why it was cut, for the report (empty when it was not). */
+  truncation: string[]
+}
 
 const STATUS: Record<string, FileStatus> = {
   A: 'added',
@@ -28,39 +56,106 @@ const STATUS: Record<string, FileStatus> = {
   T: 'type-changed'
 }
 
+const COMMON = [
+  '-r',
+  '--no-renames',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--no-color',
+  '--full-index'
+]
+
 /**
  * The change between two trees of the private repository, as a patch that `git apply` takes
  * (binary files as binary patches) and a per-file list. Tree to tree in a bare repository: no
- * worktree attributes, no textconv, no external diff, no renames guessed.
+ * worktree, so no attributes, filters, textconv or external diff of the repository apply (and
+ * `git()` disables hooks, fsmonitor, pager and config on top); no renames guessed.
  */
 export async function diffTrees(
   gitDir: string,
   baseTree: string,
   headTree: string,
-  maxPatchBytes = DEFAULT_MAX_PATCH_BYTES
+  limits: DiffLimits = DEFAULT_DIFF_LIMITS
 ): Promise<DiffResult> {
-  const common = [
-    '-r',
-    '--no-renames',
-    '--no-ext-diff',
-    '--no-textconv',
-    '--no-color',
-    '--full-index'
-  ]
-  const summary = await git(
-    ['diff-tree', ...common, '-z', '--raw', '--numstat', baseTree, headTree],
-    { gitDir }
-  )
-  const files = parseRawNumstat(summary.stdout)
-  const patch = await git(['diff-tree', ...common, '-p', '--binary', baseTree, headTree], {
-    gitDir,
-    maxStdout: maxPatchBytes
-  })
-  return { patch: patch.stdout, files, truncated: patch.truncated }
+  // The file list and the patch, side by side. One byte over the cap tells "exactly the cap"
+  // apart from "more than the cap".
+  const [summary, raw] = await Promise.all([
+    git(['diff-tree', ...COMMON, '-z', '--raw', '--numstat', baseTree, headTree], { gitDir }),
+    git(['diff-tree', ...COMMON, '-p', '--binary', baseTree, headTree], {
+      gitDir,
+      maxStdout: limits.maxDiffBytes + 1
+    })
+  ])
+  const all = parseRawNumstat(summary.stdout)
+  const truncation: string[] = []
+  let patch = raw.stdout
+  let filesInPatch = countSections(patch)
+  if (raw.truncated || patch.length > limits.maxDiffBytes) {
+    patch = cutAtSection(patch, limits.maxDiffBytes)
+    filesInPatch = countSections(patch)
+    truncation.push(
+      `diff.patch is larger than max-diff-bytes (${limits.maxDiffBytes}): it holds the first ${filesInPatch} of ${all.length} changed files`
+    )
+  }
+  if (all.length > limits.maxChangedFiles) {
+    truncation.push(
+      `${all.length} files changed, more than max-changed-files (${limits.maxChangedFiles}): the report lists the first ${limits.maxChangedFiles}`
+    )
+  }
+  const listed = all.slice(0, limits.maxChangedFiles)
+  return {
+    patch,
+    files: listed.map((f) => f.file),
+    blobs: listed.map((f) => f.blobs),
+    all: { files: all.map((f) => f.file), blobs: all.map((f) => f.blobs) },
+    totalFiles: all.length,
+    filesInPatch,
+    truncated: truncation.length > 0,
+    truncation
+  }
+}
+
+const SECTION = Buffer.from('diff --git ')
+
+function sectionStarts(patch: Buffer): number[] {
+  const starts: number[] = []
+  let at = patch.indexOf(SECTION)
+  while (at >= 0) {
+    if (at === 0 || patch[at - 1] === 0x0a) starts.push(at)
+    at = patch.indexOf(SECTION, at + 1)
+  }
+  return starts
+}
+
+function countSections(patch: Buffer): number {
+  return sectionStarts(patch).length
+}
+
+/**
+ * The longest prefix of whole file sections within `max` bytes. A section header line can also
+ * appear inside a file's content (a patch of a patch), but only as an added/removed/context line,
+ * which starts with '+', '-' or ' ' — never at the start of a line.
+ */
+export function cutAtSection(patch: Buffer, max: number): Buffer {
+  if (patch.length <= max) return patch
+  const starts = sectionStarts(patch)
+  let end = 0
+  for (const s of starts) {
+    if (s <= max) end = s
+    else break
+  }
+  // `end` is the start of the first section that does not fit (or of the last one starting in
+  // range, whose end is past `max`).
+  return patch.subarray(0, end)
+}
+
+interface RawEntry {
+  file: ChangedFile
+  blobs: ChangedBlobs
 }
 
 /** Parses `diff-tree -z --raw --numstat` output (raw records first, then numstat records). */
-export function parseRawNumstat(out: Buffer): ChangedFile[] {
+export function parseRawNumstat(out: Buffer): RawEntry[] {
   const fields: Buffer[] = []
   let start = 0
   while (start < out.length) {
@@ -72,22 +167,25 @@ export function parseRawNumstat(out: Buffer): ChangedFile[] {
     fields.push(out.subarray(start, end))
     start = end + 1
   }
-  const byPath = new Map<string, ChangedFile>()
+  const byPath = new Map<string, RawEntry>()
   const order: string[] = []
   let i = 0
   while (i < fields.length) {
     const f = fields[i].toString('latin1')
     if (f.startsWith(':')) {
-      const [, dstMode, , , status] = f.slice(1).split(' ')
+      const [, dstMode, srcOid, dstOid, status] = f.slice(1).split(' ')
       const p = fields[i + 1]
       const key = p.toString('latin1')
       byPath.set(key, {
-        path: displayPath(p),
-        status: STATUS[status[0]] ?? 'modified',
-        additions: 0,
-        deletions: 0,
-        binary: false,
-        mode: dstMode
+        file: {
+          path: displayPath(p),
+          status: STATUS[status[0]] ?? 'modified',
+          additions: 0,
+          deletions: 0,
+          binary: false,
+          mode: dstMode
+        },
+        blobs: { before: srcOid, after: dstOid }
       })
       order.push(key)
       i += 2
@@ -96,7 +194,7 @@ export function parseRawNumstat(out: Buffer): ChangedFile[] {
     const m = /^(-|\d+)\t(-|\d+)\t/.exec(f)
     if (m) {
       const key = fields[i].subarray(m[0].length).toString('latin1')
-      const entry = byPath.get(key)
+      const entry = byPath.get(key)?.file
       if (entry) {
         entry.binary = m[1] === '-'
         entry.additions = m[1] === '-' ? 0 : Number(m[1])
@@ -105,5 +203,5 @@ export function parseRawNumstat(out: Buffer): ChangedFile[] {
     }
     i++
   }
-  return order.map((k) => byPath.get(k) as ChangedFile)
+  return order.map((k) => byPath.get(k) as RawEntry)
 }

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs'
 import { Writable } from 'node:stream'
+import type { StreamRedactor } from './redact.js'
 
 /**
  * A log file with a size cap: the first `cap` bytes are kept, the rest is counted and dropped,
@@ -15,7 +16,9 @@ export class CappedLog extends Writable {
   constructor(
     readonly file: string,
     readonly cap: number,
-    private readonly echo?: (line: string) => void
+    private readonly echo?: (line: string) => void,
+    /** Masks secret values before anything is kept or echoed. */
+    private readonly redactor?: StreamRedactor
   ) {
     super()
     this.fd = fs.openSync(file, 'w', 0o644)
@@ -25,7 +28,11 @@ export class CappedLog extends Writable {
     return this.bytesTotal > this.bytesKept
   }
 
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: (error?: Error | null) => void): void {
+  override _write(raw: Buffer, _enc: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.keep(this.redactor ? this.redactor.push(raw) : raw, done)
+  }
+
+  private keep(chunk: Buffer, done: (error?: Error | null) => void): void {
     this.bytesTotal += chunk.length
     const room = this.cap - this.bytesKept
     if (room <= 0) return done()
@@ -50,6 +57,15 @@ export class CappedLog extends Writable {
 
   /** On end: flushes the last partial line, writes the truncation marker, closes the file. */
   override _final(done: (error?: Error | null) => void): void {
+    const rest = this.redactor?.flush()
+    if (rest !== undefined && rest.length > 0) {
+      this.keep(rest, (error) => (error ? done(error) : this.close(done)))
+      return
+    }
+    this.close(done)
+  }
+
+  private close(done: (error?: Error | null) => void): void {
     try {
       if (this.partial !== '') this.echo?.(this.partial)
       this.partial = ''

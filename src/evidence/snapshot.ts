@@ -1,11 +1,8 @@
 import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { promisify } from 'node:util'
 import * as zlib from 'node:zlib'
 import { git } from '../workspace/git.js'
-
-const deflate = promisify(zlib.deflate)
 
 export interface SnapshotLimits {
   maxFiles: number
@@ -43,57 +40,78 @@ export function displayPath(p: Buffer): string {
   return out
 }
 
+interface Found {
+  parts: Buffer[]
+  rel: Buffer
+  abs: string
+  kind: 'file' | 'link'
+  executable: boolean
+  size: number
+}
+
 /**
  * Records the workspace as a git tree in the private repository, reading it as hostile input:
  * `lstat` only (symlinks are stored as links, never followed), no FIFOs, sockets or devices
- * opened, `.git` folders the agent made are not taken, names kept as raw bytes. Blob objects are
- * written directly (no `git add`, so no attributes, filters or hooks apply).
+ * opened, `.git` folders the agent made are not taken, names kept as raw bytes. Blob and tree
+ * objects are written directly (no `git add`, no index, so no attributes, filters or hooks
+ * apply). Every file is read and hashed: no stat cache is trusted, since the agent controls
+ * mtimes, sizes and inodes.
+ * Blobs already in `knownTree` (the base) are not written again.
+ *
+ * The file system is read with synchronous calls: for many small files this is several times
+ * faster than a round trip through libuv's thread pool per call, and nothing else runs meanwhile.
  */
 export async function snapshotWorkspace(
   dir: string,
   gitDir: string,
-  limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS
+  limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
+  knownTree?: string
 ): Promise<Snapshot> {
-  const index: Buffer[] = []
   const skipped: SkippedEntry[] = []
-  let files = 0
-  let bytes = 0
   let truncated = false
-  const written = new Set<string>()
   const objects = path.join(gitDir, 'objects')
+  const known = knownTree === undefined ? new Set<string>() : await objectIds(gitDir, knownTree)
+  const written = new Set<string>()
+  const madeDirs = new Set<string>()
 
-  const writeBlob = async (data: Buffer): Promise<string> => {
-    const header = Buffer.from(`blob ${data.length}\0`)
+  const writeObject = (type: string, data: Buffer): string => {
+    const header = Buffer.from(`${type} ${data.length}\0`)
     const oid = createHash('sha1').update(header).update(data).digest('hex')
-    if (!written.has(oid)) {
+    if (!known.has(oid) && !written.has(oid)) {
       written.add(oid)
       const file = path.join(objects, oid.slice(0, 2), oid.slice(2))
       if (!fs.existsSync(file)) {
-        await fs.promises.mkdir(path.dirname(file), { recursive: true })
-        await fs.promises.writeFile(
-          file,
-          await deflate(Buffer.concat([header, data]), { level: 1 })
-        )
+        const fanout = oid.slice(0, 2)
+        if (!madeDirs.has(fanout)) {
+          fs.mkdirSync(path.dirname(file), { recursive: true })
+          madeDirs.add(fanout)
+        }
+        const tmp = `${file}.tmp-${process.pid}`
+        fs.writeFileSync(tmp, zlib.deflateSync(Buffer.concat([header, data]), { level: 1 }))
+        fs.renameSync(tmp, file)
       }
     }
     return oid
   }
 
-  const walk = async (rel: Buffer | undefined): Promise<void> => {
+  // 1. Walk (lstat only), in a stable order.
+  const found: Found[] = []
+  const slash = Buffer.from('/')
+  const walk = (rel: Buffer | undefined, parts: Buffer[]): void => {
     const abs = rel === undefined ? Buffer.from(dir) : Buffer.concat([Buffer.from(dir + '/'), rel])
-    const names = (
-      await fs.promises.readdir(abs as unknown as string, { encoding: 'buffer' })
-    ).sort(Buffer.compare)
+    const names = fs
+      .readdirSync(abs as unknown as string, { encoding: 'buffer' })
+      .sort(Buffer.compare)
     for (const name of names) {
-      const childRel = rel === undefined ? name : Buffer.concat([rel, Buffer.from('/'), name])
-      const childAbs = Buffer.concat([abs, Buffer.from('/'), name]) as unknown as string
-      const st = await fs.promises.lstat(childAbs)
+      const childRel = rel === undefined ? name : Buffer.concat([rel, slash, name])
+      const childAbs = Buffer.concat([abs, slash, name]) as unknown as string
       if (name.toString('latin1') === '.git') {
         skipped.push({ path: displayPath(childRel), reason: 'git-dir' })
         continue
       }
+      const st = fs.lstatSync(childAbs)
       if (st.isDirectory()) {
-        await walk(childRel)
+        walk(childRel, [...parts, name])
         continue
       }
       if (st.isFIFO() || st.isSocket() || st.isBlockDevice() || st.isCharacterDevice()) {
@@ -101,53 +119,137 @@ export async function snapshotWorkspace(
         skipped.push({ path: displayPath(childRel), reason })
         continue
       }
-      if (files >= limits.maxFiles || bytes + st.size > limits.maxBytes) {
-        truncated = true
-        skipped.push({ path: displayPath(childRel), reason: 'limit' })
-        continue
-      }
-      let mode: string
-      let data: Buffer
-      if (st.isSymbolicLink()) {
-        mode = '120000'
-        data = await fs.promises.readlink(childAbs, { encoding: 'buffer' })
-      } else {
-        mode = st.mode & 0o100 ? '100755' : '100644'
-        data = await readRegularFile(childAbs)
-      }
-      files++
-      bytes += data.length
-      const oid = await writeBlob(data)
-      index.push(Buffer.concat([Buffer.from(`${mode} ${oid}\t`), childRel, Buffer.from([0])]))
+      found.push({
+        parts: [...parts, name],
+        rel: childRel,
+        abs: childAbs,
+        kind: st.isSymbolicLink() ? 'link' : 'file',
+        executable: (st.mode & 0o100) !== 0,
+        size: st.size
+      })
     }
   }
-  await walk(undefined)
+  walk(undefined, [])
 
-  const indexFile = path.join(gitDir, `airlock-index-${process.pid}-${Date.now()}`)
-  try {
-    await git(['update-index', '-z', '--index-info'], {
-      gitDir,
-      indexFile,
-      input: Buffer.concat(index)
-    })
-    const tree = (await git(['write-tree'], { gitDir, indexFile })).stdout.toString('utf8').trim()
-    return { tree, files, bytes, skipped, truncated }
-  } finally {
-    await fs.promises.rm(indexFile, { force: true })
+  // 2. Limits, in walk order; 3. read, hash and store.
+  const entries: Entry[] = []
+  let bytes = 0
+  let total = 0
+  for (const f of found) {
+    if (entries.length >= limits.maxFiles || bytes + f.size > limits.maxBytes) {
+      truncated = true
+      skipped.push({ path: displayPath(f.rel), reason: 'limit' })
+      continue
+    }
+    bytes += f.size
+    const data =
+      f.kind === 'link' ? fs.readlinkSync(f.abs, { encoding: 'buffer' }) : readRegularFile(f.abs)
+    total += data.length
+    const mode = f.kind === 'link' ? '120000' : f.executable ? '100755' : '100644'
+    entries.push({ parts: f.parts, mode, oid: writeObject('blob', data) })
   }
+
+  const tree = writeTrees(entries, writeObject)
+  return { tree, files: entries.length, bytes: total, skipped, truncated }
+}
+
+interface Entry {
+  /** Path components, raw bytes. */
+  parts: Buffer[]
+  mode: string
+  oid: string
+}
+
+interface Dir {
+  files: Map<string, { name: Buffer; mode: string; oid: string }>
+  dirs: Map<string, { name: Buffer; dir: Dir }>
+}
+
+/**
+ * Writes the tree objects for `entries` (what `git write-tree` would write for the same index)
+ * and returns the root tree id. Entries are ordered as git orders them: by name bytes, a folder
+ * compared as if its name ended in '/'.
+ */
+function writeTrees(entries: Entry[], writeObject: (type: string, data: Buffer) => string): string {
+  const root: Dir = { files: new Map(), dirs: new Map() }
+  for (const e of entries) {
+    let d = root
+    for (const part of e.parts.slice(0, -1)) {
+      const key = part.toString('latin1')
+      let child = d.dirs.get(key)
+      if (!child) {
+        child = { name: part, dir: { files: new Map(), dirs: new Map() } }
+        d.dirs.set(key, child)
+      }
+      d = child.dir
+    }
+    const name = e.parts[e.parts.length - 1]
+    d.files.set(name.toString('latin1'), { name, mode: e.mode, oid: e.oid })
+  }
+  const write = (d: Dir): string => {
+    const items: { sortKey: Buffer; bytes: Buffer }[] = []
+    for (const f of d.files.values()) {
+      items.push({
+        sortKey: f.name,
+        bytes: Buffer.concat([
+          Buffer.from(`${f.mode} `),
+          f.name,
+          Buffer.from([0]),
+          Buffer.from(f.oid, 'hex')
+        ])
+      })
+    }
+    for (const sub of d.dirs.values()) {
+      const oid = write(sub.dir)
+      items.push({
+        sortKey: Buffer.concat([sub.name, Buffer.from('/')]),
+        bytes: Buffer.concat([
+          Buffer.from('40000 '),
+          sub.name,
+          Buffer.from([0]),
+          Buffer.from(oid, 'hex')
+        ])
+      })
+    }
+    items.sort((x, y) => Buffer.compare(x.sortKey, y.sortKey))
+    return writeObject('tree', Buffer.concat(items.map((i) => i.bytes)))
+  }
+  return write(root)
+}
+
+/** The blob and tree ids under a tree (all of them are in the object store already). */
+async function objectIds(gitDir: string, tree: string): Promise<Set<string>> {
+  const out = (await git(['ls-tree', '-r', '-t', '-z', '--full-tree', tree], { gitDir })).stdout
+  const ids = new Set<string>()
+  let start = 0
+  while (start < out.length) {
+    const end = out.indexOf(0, start)
+    const rec = out.subarray(start, end < 0 ? out.length : end).toString('latin1')
+    start = end < 0 ? out.length : end + 1
+    const [, type, oid] = rec.slice(0, rec.indexOf('\t')).split(' ')
+    if (type === 'blob' || type === 'tree') ids.add(oid)
+  }
+  return ids
 }
 
 /** Opens without following a final symlink and refuses anything that is not a regular file. */
-async function readRegularFile(p: string): Promise<Buffer> {
-  const fh = await fs.promises.open(
+function readRegularFile(p: string): Buffer {
+  const fd = fs.openSync(
     p,
     fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK
   )
   try {
-    const st = await fh.stat()
+    const st = fs.fstatSync(fd)
     if (!st.isFile()) throw new Error(`${p} is not a regular file`)
-    return await fh.readFile()
+    const data = Buffer.allocUnsafe(st.size)
+    let off = 0
+    while (off < st.size) {
+      const n = fs.readSync(fd, data, off, st.size - off, off)
+      if (n === 0) break
+      off += n
+    }
+    return off === st.size ? data : data.subarray(0, off)
   } finally {
-    await fh.close()
+    fs.closeSync(fd)
   }
 }

@@ -12,7 +12,9 @@ const ANSI =
   // eslint-disable-next-line no-control-regex -- matching escape sequences is the point
   /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009b[0-?]*[ -/]*[@-~]/g
 // Bidi controls, zero-width characters, BOM, and other invisible format characters.
-const INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e]/g
+// Also line/paragraph separators, the Arabic letter mark and tag characters.
+const INVISIBLE =
+  /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e\u2028\u2029\u061c\u{e0000}-\u{e007f}]/gu
 
 export function stripControls(text: string): string {
   return text.replace(ANSI, '').replace(CONTROL, '').replace(INVISIBLE, '')

@@ -5,6 +5,8 @@ import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../sandbox/types.js'
 import type { PolicyRecord } from '../policy.js'
 import type { EgressSummary } from '../egress/evidence.js'
+import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
+import type { PolicyFinding } from '../evidence/policy.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -58,6 +60,8 @@ export interface Report {
     /** With `compare-base`: the same tests on the unchanged tree, and what the change did to each. */
     baseline: { phase: PhaseReport; summary: TestSummary; cases: TestCase[] } | null
     comparison: Comparison | null
+    /** When the tests failed: the one re-run of the test command, and the tests it found flaky. */
+    rerun: { phase: PhaseReport; flaky: string[] } | null
   }
   sandbox: {
     runtime: string
@@ -77,27 +81,56 @@ export interface Report {
   diff: {
     sha256: string | null
     bytes: number
+    /** At most max-changed-files entries; `totalFiles` counts all. */
     files: ChangedFile[]
+    totalFiles: number
+    /** Files whose section is in diff.patch. */
+    filesInPatch: number
     truncated: boolean
+    /** Why the diff or the file list was cut (empty when nothing was). */
+    truncation: string[]
+    /** Secret values were found in the change and masked in diff.patch. */
+    redacted: boolean
     skipped: SkippedEntry[]
     /** git tree ids before and after the agent (in the run's private repository). */
     baseTree: string | null
     resultTree: string | null
   }
   policy: {
-    violations: { rule: string; path: string | null; detail: string }[]
+    allowedPaths: string[]
+    protectedPaths: string[]
+    /** Any violation makes the outcome policy-violation. */
+    violations: PolicyFinding[]
+    /** Changes to protected paths, for an explicit approval. */
+    protected: PolicyFinding[]
     /** Which policy file applied: its blob SHA at the base commit (null: none there / no base). */
     source: PolicyRecord
   }
+  /** SHA-256 of every lockfile in the result tree. */
+  dependencies: DependencyFile[]
+  runner: RunnerFacts | null
   cost: {
     wallMs: number
     cpuSeconds: number | null
     peakMemoryBytes: number | null
-    /** Model tokens counted from the transcript of credential routes (allowlist mode). */
-    tokens: { input: number; output: number } | null
+    /**
+     * Model tokens: counted by the egress proxy from the transcript of credential routes when they
+     * ran (measured), otherwise as the agent reported them in usage.json (its claims).
+     */
+    tokens: TokenUsage | null
+    usd: number | null
+    usageFile: Omit<UsageRead, 'usage'>
   }
   egress: EgressSummary
   env: string[]
+}
+
+export interface TokenUsage {
+  model: string | null
+  input: number | null
+  output: number | null
+  cacheRead: number | null
+  cacheWrite: number | null
 }
 
 export function emptyPhase(command: string): PhaseReport {

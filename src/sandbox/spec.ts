@@ -13,6 +13,8 @@ export interface PhaseResources {
   env: { name: string; value: string }[]
   /** With `network: allowlist`: the run's internal network and the proxy variables. */
   egress?: { network: string; env: string[] }
+  /** Host folder mounted writable at /airlock/out (the agent phase only: usage.json). */
+  outDir?: string
 }
 
 /**
@@ -49,6 +51,7 @@ export function containerSpec(
       'AIRLOCK=1',
       `AIRLOCK_PHASE=${phase.name}`,
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
+      ...(res.outDir !== undefined ? [`AIRLOCK_OUT_DIR=${SANDBOX_PATHS.out}`] : []),
       ...res.env.map((e) => `${e.name}=${e.value}`),
       ...(egress?.env ?? [])
     ],
@@ -86,7 +89,17 @@ export function containerSpec(
           Target: SANDBOX_PATHS.workspace,
           ReadOnly: !phase.workspaceWritable
         },
-        { Type: 'bind', Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true }
+        { Type: 'bind', Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true },
+        ...(res.outDir !== undefined
+          ? [
+              {
+                Type: 'bind' as const,
+                Source: res.outDir,
+                Target: SANDBOX_PATHS.out,
+                ReadOnly: false
+              }
+            ]
+          : [])
       ],
       Binds: [],
       Devices: [],

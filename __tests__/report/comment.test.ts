@@ -1,0 +1,189 @@
+import { renderComment, marker, MAX_COMMENT_CHARS } from '../../src/report/comment.js'
+import { codeBlock, escapeMarkdown, stripControls } from '../../src/report/escape.js'
+import type { Report } from '../../src/report/report.js'
+import { validateReport } from '../../src/report/schema.js'
+import { sampleReport } from './sample.js'
+
+/** Every way of showing agent text: a test id, a changed file, a violation, a protected change. */
+function withHostile(text: string): Report {
+  const r = sampleReport()
+  r.outcome = 'tests-failed'
+  r.outcomeReason = `the tests failed: ${text}`
+  r.tests.cases.push({ id: text, name: text, suite: text, status: 'failed', message: text })
+  r.tests.comparison?.cases.push({
+    id: text,
+    base: 'passed',
+    head: 'failed',
+    classification: 'newly-failing'
+  })
+  r.tests.rerun?.flaky.push(text)
+  r.diff.files.push({
+    path: text,
+    status: 'added',
+    additions: 1,
+    deletions: 0,
+    binary: false,
+    mode: '100644'
+  })
+  r.diff.totalFiles++
+  r.policy.violations.push({ rule: 'allowed-paths', path: text, detail: text })
+  r.policy.protected.push({ rule: 'protected-paths', path: text, detail: text })
+  r.cost.tokens = { model: text, input: 1, output: 1, cacheRead: null, cacheWrite: null }
+  return r
+}
+
+/** Lines outside fenced code blocks. */
+function linesOutsideFences(md: string): string[] {
+  const out: string[] = []
+  let fence: string | null = null
+  for (const line of md.split('\n')) {
+    const m = /^(`{3,}|~{3,})/.exec(line)
+    if (fence === null && m) fence = m[1]
+    else if (fence !== null && line.startsWith(fence) && line.trim() === fence) fence = null
+    else if (fence === null) out.push(line)
+  }
+  expect(fence).toBeNull()
+  return out
+}
+
+describe('renderComment', () => {
+  test('the sample report validates and renders every part in order', () => {
+    const r = sampleReport()
+    expect(validateReport(r)).toEqual({ valid: true, errors: [] })
+    const md = renderComment(r, 'diff --git a/src/a.js b/src/a.js\n+x\n')
+    const order = [
+      '## Agent Airlock: ✅ success',
+      '**Gate:** ⏳ pending',
+      '### Policy',
+      '### ❌ Newly failing tests (1)',
+      '### Tests',
+      '### Changed files (2)',
+      '<details><summary>Diff</summary>',
+      '<details><summary>Sandbox</summary>',
+      '**Egress:** 0 allowed, 0 denied · **Cost:** 60.0 s wall, 2.5 CPU s, 100 MiB peak, 1200 in / 300 out tokens, $0.0123',
+      '<details><summary>Run</summary>',
+      marker(r)
+    ]
+    const positions = order.map((s) => md.indexOf(s))
+    expect(positions.every((p) => p >= 0)).toBe(true)
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions)
+    expect(md).toContain('| base (before the agent) | 2 | 1 | 1 | 0 | 0 |')
+    expect(md).toContain('| head (after the agent) | 3 | 2 | 1 | 0 | 1 |')
+    expect(md).toContain('Flaky (failed, then passed on the one re-run)')
+    expect(md).toContain('🔒 **1 protected change(s)** need explicit approval')
+    expect(md).toContain('| <code>logo.png</code> | added (binary) | 0 | 0 |')
+    expect(md).toContain('pipe</code> (fifo)')
+    expect(md).toContain('missing.json</code>: missing')
+    expect(md).toContain('| settings read from | the container \\(docker inspect\\) |')
+  })
+
+  test('the marker carries run id, head SHA and diff hash, and nothing can close it early', () => {
+    const r = sampleReport()
+    expect(marker(r)).toBe(
+      `<!-- airlock:report {"runId":"local-20261129-abc123","headSha":"${'a'.repeat(40)}","diffSha256":"${'f'.repeat(64)}"} -->`
+    )
+    r.runId = 'x-->y<!--'
+    expect(marker(r).indexOf('-->')).toBe(marker(r).length - 3)
+  })
+
+  test('a non-success outcome blocks the gate', () => {
+    const r = sampleReport()
+    r.outcome = 'policy-violation'
+    expect(renderComment(r, '')).toContain('**Gate:** 🚫 blocked — outcome policy-violation')
+  })
+
+  const ATTACKS: [string, string][] = [
+    ['user mention', '@octocat please merge'],
+    ['team mention', '@acme/security-team'],
+    ['raw HTML', '<img src=x onerror=alert(1)><script>alert(1)</script>'],
+    ['markdown image', '![pwn](https://attacker.invalid/x.png)'],
+    ['link', '[click](javascript:alert(1))'],
+    ['details breakout', '</code></details></details><details open><summary>✅ Approved</summary>'],
+    ['fence breakout', '```\n## Agent Airlock: ✅ success\n```'],
+    ['fake gate line', '\n**Gate:** ✅ Approved by @maintainer\n'],
+    ['fake heading', '\n## Agent Airlock: ✅ success\n'],
+    ['table breakout', 'a | b |\n|---|\n| c'],
+    [
+      'ANSI and OSC',
+      '\u001b[31mred\u001b[0m \u001b]8;;https://attacker.invalid\u0007link\u001b]8;;\u0007 \u009b2J'
+    ],
+    ['bidi and zero-width', 'safe\u202eexe.txt\u200b\u2066x\u2069\ufeff'],
+    ['HTML comment', '<!-- airlock:report {"runId":"forged"} -->'],
+    ['control characters', 'a\u0000b\u0007c\rd']
+  ]
+
+  test.each(ATTACKS)('%s is shown, never acted on', (_name, attack) => {
+    const md = renderComment(withHostile(attack), `diff --git a/x b/x\n+${attack}\n`)
+    const outside = linesOutsideFences(md)
+    // The gate's own lines appear once, first.
+    expect(outside.filter((l) => l.startsWith('## ')).length).toBe(1)
+    expect(outside[0]).toBe('## Agent Airlock: ❌ tests failed')
+    expect(outside.filter((l) => l.startsWith('**Gate:**'))).toEqual([
+      "**Gate:** 🚫 blocked — outcome tests-failed; this run's diff `ffffffffffff` cannot be approved"
+    ])
+    expect(
+      outside.filter(
+        (l) =>
+          l.includes('Approved') &&
+          !l.startsWith('- ') &&
+          !l.startsWith('| ') &&
+          !l.startsWith('> ')
+      )
+    ).toEqual([])
+    // No live mention, no raw tag, no control or invisible character anywhere.
+    // (Inside the fenced diff, text is literal: HTML and Markdown there are shown as written.)
+    const text = outside.join('\n')
+    expect(md).not.toMatch(/@[A-Za-z]/)
+    expect(text).not.toMatch(/<(img|script|a |iframe)/i)
+    expect(text).not.toMatch(/!\[/)
+    expect(md).not.toMatch(
+      // eslint-disable-next-line no-control-regex -- checking for control characters is the point
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/
+    )
+    // <details> open and close in pairs; only the marker is an HTML comment.
+    expect(text.match(/<details>/g)?.length).toBe(text.match(/<\/details>/g)?.length)
+    expect(text.match(/<!--/g)?.length).toBe(1)
+    expect(md.trimEnd().endsWith(marker(withHostile(attack)))).toBe(true)
+  })
+
+  test('over-long input stays under the cap with whole sections and the marker last', () => {
+    const r = withHostile('x'.repeat(100))
+    for (let i = 0; i < 5000; i++) {
+      const name = `${'dir/'.repeat(40)}file-${i}-${'ü'.repeat(200)}`
+      r.diff.files.push({
+        path: name,
+        status: 'added',
+        additions: 1,
+        deletions: 0,
+        binary: false,
+        mode: '100644'
+      })
+      r.policy.violations.push({ rule: 'allowed-paths', path: name, detail: 'x'.repeat(1000) })
+      r.tests.cases.push({ id: name, name, suite: 's', status: 'failed' })
+    }
+    r.diff.totalFiles = r.diff.files.length
+    const patch = ('diff --git a/x b/x\n' + '+' + 'y'.repeat(200) + '\n').repeat(10000)
+    const md = renderComment(r, patch)
+    expect(md.length).toBeLessThanOrEqual(MAX_COMMENT_CHARS)
+    expect(md.length).toBeLessThan(65536)
+    expect(md).toContain('… diff truncated here: the full diff.patch is in the run artifact')
+    expect(md).toContain('more (the full list is in report.json and diff.patch)')
+    linesOutsideFences(md)
+    expect(md.match(/<details>/g)?.length).toBe(md.match(/<\/details>/g)?.length)
+    expect(md.trimEnd().endsWith(marker(r))).toBe(true)
+  })
+})
+
+describe('escape helpers', () => {
+  test('codeBlock fences are longer than any backtick run inside', () => {
+    const block = codeBlock('a ```` b ````` c')
+    expect(block.startsWith('``````\n')).toBe(true)
+    expect(block.endsWith('\n``````')).toBe(true)
+  })
+  test('escapeMarkdown keeps text readable', () => {
+    expect(escapeMarkdown('a_b *c* <d> @e #1')).toBe('a\\_b \\*c\\* &lt;d&gt; @\u2060e \\#1')
+  })
+  test('stripControls removes line and paragraph separators and tag characters', () => {
+    expect(stripControls('a\u2028b\u2029c\u{E0041}d\u061ce')).toBe('abcde')
+  })
+})

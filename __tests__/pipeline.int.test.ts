@@ -303,7 +303,7 @@ describe('the action, run as the runner runs it', () => {
     // Agent output is echoed, but never at the start of a line and never in legacy form.
     const agentLines = stdout
       .split('\n')
-      .filter((l) => l.includes('add-mask') || l.includes('set-output') || l.includes('fake'))
+      .filter((l) => l.includes('::leak') || l.includes('name=outcome') || l.includes('fake'))
     expect(agentLines.length).toBe(3)
     for (const line of agentLines) {
       expect(line.startsWith('agent | ')).toBe(true)

@@ -5,6 +5,8 @@ import type { InputReader } from '../inputs.js'
 import type { Logger } from '../log.js'
 import { codeBlock } from '../report/escape.js'
 import { applyRun } from './apply.js'
+import { readArtifactRecord } from './artifact.js'
+import { artifactLine } from './artifact-line.js'
 import { approvalRequest, decideApproval, recordApproval } from './approve.js'
 import { createClient } from './client.js'
 import type { EventContext, GitHubInputs } from './context.js'
@@ -72,6 +74,8 @@ export async function publishMode(
   const ctx = readEventContext()
   const pullNumber = eventPullNumber(ctx, inputs.pullRequest)
   const evidence = readEvidence(outputDir)
+  const where = artifactLine(await readArtifactRecord(outputDir), runUrl(ctx))
+  if (where !== null) evidence.comment = `${evidence.comment.trimEnd()}\n\n${where}\n`
   if (pullNumber === undefined) {
     log.warn(
       `publish: the ${ctx.eventName || 'current'} event has no pull request (set pull-request); nothing published`

@@ -363,6 +363,9 @@ export function pullRequestEvent(headSha: string): Record<string, unknown> {
     p.pull_request.number = PR_NUMBER
     p.pull_request.head.sha = headSha
     p.pull_request.head.ref = 'feature'
+    // The policy file is read from the base commit: make it one the world's repository has.
+    p.pull_request.base.sha = headSha
+    p.pull_request.base.ref = 'main'
     p.pull_request.user.login = PEOPLE.author.login
   })
 }

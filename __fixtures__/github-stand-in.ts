@@ -402,6 +402,44 @@ export class GitHubStandIn {
           }
         ]
       }
+      case 'GET /contents/{path}': {
+        // A file of the repository at ?ref= (what the policy loader reads from the base commit).
+        const file = decodeURIComponent(p.path)
+        const ref = url.searchParams.get('ref') ?? 'refs/heads/main'
+        let commit: string
+        try {
+          commit = this.git(['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`]).trim()
+        } catch {
+          return [404, { message: `No commit found for the ref ${ref}` }]
+        }
+        let entry: string
+        try {
+          entry = this.git(['ls-tree', '--full-tree', commit, '--', file]).trim()
+        } catch {
+          entry = ''
+        }
+        const m = /^(\d+) blob ([0-9a-f]{40})\t/.exec(entry)
+        if (!m) return notFound
+        const content = Buffer.from(this.git(['cat-file', 'blob', m[2]]), 'utf8')
+        const type = m[1] === '120000' ? 'symlink' : 'file'
+        return [
+          200,
+          {
+            type,
+            encoding: 'base64',
+            size: content.length,
+            name: file.split('/').pop(),
+            path: file,
+            sha: m[2],
+            content: content.toString('base64'),
+            url: `${this.url}/repos/${this.owner}/${this.repo}/contents/${file}`,
+            git_url: null,
+            html_url: null,
+            download_url: null,
+            _links: { self: '', git: null, html: null }
+          }
+        ]
+      }
       case 'GET /pulls/{pull_number}':
         return pull ? [200, this.pullJson(pull)] : notFound
       case 'GET /pulls/{pull_number}/reviews': {

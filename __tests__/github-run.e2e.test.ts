@@ -10,12 +10,21 @@ import {
 } from '../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../__fixtures__/github-stand-in.js'
+import { startResultsService } from './support/results-service.js'
+import type { ResultsService } from './support/results-service.js'
 
 /**
  * `mode: run` end to end: the real pipeline in a real container (the local busybox test image),
  * then publishing to the stand-in from the same step.
  */
 let world: World
+let results: ResultsService
+beforeEach(async () => {
+  // The run uploads its evidence: to a local stand-in of the artifact service (one per test:
+  // every test is its own workflow run, and an artifact name is unique within a run).
+  results = await startResultsService()
+})
+afterEach(() => results?.close())
 beforeEach(async () => {
   world = await makeWorld({
     'README.md': 'hello\n',
@@ -44,7 +53,8 @@ function runMode(extra: Record<string, string>): Promise<ActionRun> {
     eventName: 'pull_request',
     payload: pullRequestEvent(world.base),
     apiUrl: world.api.url,
-    workspace: world.workspace
+    workspace: world.workspace,
+    env: results.env
   })
 }
 

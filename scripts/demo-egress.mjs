@@ -6,61 +6,25 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import {
   chmodSync,
-  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
   readdirSync,
-  rmSync,
   statSync,
   writeFileSync
 } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { freshDemoRepo, prepareEngineAndNodeImage, root, say } from './demo-common.mjs'
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-process.chdir(root)
-const say = (m) => process.stderr.write(`[demo] ${m}\n`)
 const docker = (args) => execFileSync('docker', args).toString().trim()
 
-function sh(script, args = []) {
-  const r = spawnSync('bash', [join(root, 'scripts', script), ...args], { stdio: 'inherit' })
-  if (r.status !== 0) {
-    say(`${script} failed (exit ${r.status})`)
-    process.exit(r.status ?? 1)
-  }
-}
-
-say('checking the Docker engine and the local node image...')
-sh('ensure-docker.sh')
-sh('prepare-images.sh', ['node'])
+process.chdir(root)
+const nodeImage = prepareEngineAndNodeImage()
 if (!existsSync(join(root, 'dist', 'proxy.cjs'))) {
   say('building dist/ (the proxy bundle is missing)...')
   execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' })
 }
-const nodeImage = docker(['image', 'inspect', '-f', '{{.Id}}', 'airlock-local/node:18'])
-
-const demo = join(root, '.airlock-demo')
-rmSync(demo, { recursive: true, force: true })
-const repo = join(demo, 'repo')
-mkdirSync(repo, { recursive: true })
-cpSync(join(root, 'fixtures', 'demo', 'repo'), repo, { recursive: true })
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Demo',
-  GIT_AUTHOR_EMAIL: 'demo@example.invalid',
-  GIT_COMMITTER_NAME: 'Demo',
-  GIT_COMMITTER_EMAIL: 'demo@example.invalid'
-}
-for (const args of [
-  ['init', '-q', '-b', 'main'],
-  ['add', '-A'],
-  ['commit', '-q', '-m', 'demo shop with a bug']
-]) {
-  execFileSync('git', args, { cwd: repo, env: gitEnv })
-}
+const demo = freshDemoRepo()
 
 say('a test CA and a certificate for the stub model API (model.airlock.test)...')
 const certs = join(demo, 'certs')

@@ -1,58 +1,14 @@
 // `npm run demo`: a scripted agent fixes a failing test of the bundled demo repository inside the
 // sandbox; the tests run before and after, in fresh network-less containers. Extra arguments are
 // passed to `airlock run` (e.g. `npm run demo -- --runtime runsc`).
-import { execFileSync, spawnSync } from 'node:child_process'
-import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { freshDemoRepo, prepareEngineAndNodeImage, root, say } from './demo-common.mjs'
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 process.chdir(root)
-const say = (m) => process.stderr.write(`[demo] ${m}\n`)
-
-function sh(script, args = []) {
-  const r = spawnSync('bash', [join(root, 'scripts', script), ...args], { stdio: 'inherit' })
-  if (r.status !== 0) {
-    say(`${script} failed (exit ${r.status})`)
-    process.exit(r.status ?? 1)
-  }
-}
-
-say('checking the Docker engine...')
-sh('ensure-docker.sh')
-say('checking the demo base image (built locally when no registry is reachable)...')
-sh('prepare-images.sh', ['node'])
-const baseId = execFileSync('docker', [
-  'image',
-  'inspect',
-  '-f',
-  '{{.Id}}',
-  'airlock-local/node:18'
-])
-  .toString()
-  .trim()
-
-// A fresh git repository from the bundled fixture (git identity and config kept out of it).
-const repo = join(root, '.airlock-demo', 'repo')
-rmSync(join(root, '.airlock-demo'), { recursive: true, force: true })
-mkdirSync(repo, { recursive: true })
-cpSync(join(root, 'fixtures', 'demo', 'repo'), repo, { recursive: true })
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Demo',
-  GIT_AUTHOR_EMAIL: 'demo@example.invalid',
-  GIT_COMMITTER_NAME: 'Demo',
-  GIT_COMMITTER_EMAIL: 'demo@example.invalid'
-}
-for (const args of [
-  ['init', '-q', '-b', 'main'],
-  ['add', '-A'],
-  ['commit', '-q', '-m', 'demo shop with a bug']
-]) {
-  execFileSync('git', args, { cwd: repo, env: gitEnv })
-}
+const baseId = prepareEngineAndNodeImage()
+freshDemoRepo()
 
 const out = join(root, 'airlock-out')
 const testCommand =

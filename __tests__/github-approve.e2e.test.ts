@@ -251,3 +251,52 @@ describe('approve', () => {
     expect(run.summary).toContain('POST /repos/{owner}/{repo}/statuses/{sha}')
   })
 })
+
+describe('approve under the policy file of the base commit', () => {
+  async function worldWithPolicy(policy: string): Promise<void> {
+    await world.close()
+    world = await makeWorld({ 'README.md': 'hello\n', '.github/airlock.yml': policy })
+    const report = writeRunFolder(world.out, { runId: '200-1', headSha: world.base, patch: PATCH })
+    diff = report.diff.sha256 as string
+    expect((await publish(world)).code).toBe(0)
+  }
+
+  test('only the approvers it names may approve', async () => {
+    await worldWithPolicy(`approvers: [${PEOPLE.maintainer.login}]\n`)
+    const writer = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 10)}`)
+    )
+    expectRefused(writer, /not one of the approvers named in \.github\/airlock\.yml/)
+    const maintainer = await approve(
+      'pull_request_review',
+      reviewEvent(PEOPLE.maintainer, world.base)
+    )
+    expect(maintainer.outputs.approved).toBe('true')
+    expect(gate(world.base).map((s) => s.state)).toEqual(['pending', 'success'])
+  })
+
+  test('its allow-self-approval lets the author approve, and an explicit input overrides it', async () => {
+    await worldWithPolicy('allow-self-approval: true\n')
+    const overridden = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.author, `/airlock approve ${diff.slice(0, 10)}`),
+      { 'allow-self-approval': 'false' }
+    )
+    expectRefused(overridden, /opened this pull request/)
+    const allowed = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.author, `/airlock approve ${diff.slice(0, 10)}`)
+    )
+    expect(allowed.outputs.approved).toBe('true')
+  })
+
+  test('an invalid policy file refuses every approval (fail-closed)', async () => {
+    await worldWithPolicy('aprovers: [someone]\n')
+    const run = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 10)}`)
+    )
+    expectRefused(run, /policy file at the base commit cannot be used/)
+  })
+})

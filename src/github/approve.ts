@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js'
+import { bool, list } from '../inputs.js'
 import { escapeMarkdown } from '../report/escape.js'
 import type { GitHubClient } from './client.js'
 import { hasStatus } from './client.js'
@@ -64,10 +65,20 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
   return null
 }
 
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
 export interface ApproveOptions {
   gateContext: string
-  allowSelfApproval: boolean
+  /** The `allow-self-approval` input; when not given, the policy file's setting (default false). */
+  allowSelfApproval: boolean | undefined
   targetUrl?: string
+  /**
+   * The policy file's settings at the pull request's base commit (never its head): `approvers`
+   * and `allow-self-approval` apply. Throws when the file is invalid: the approval is refused.
+   */
+  policyAt?: (baseSha: string) => Promise<Record<string, string>>
 }
 
 export type ApproveResult =
@@ -109,7 +120,21 @@ export async function decideApproval(
   }
   const pr = (await octokit.rest.pulls.get({ ...repo, pull_number: req.pullNumber })).data
   if (pr.state !== 'open') return refuse(`pull request #${req.pullNumber} is not open`)
-  if (!options.allowSelfApproval && pr.user?.login === login) {
+  let policy: Record<string, string> = {}
+  if (options.policyAt) {
+    try {
+      policy = await options.policyAt(pr.base.sha)
+    } catch (error) {
+      return refuse(`the policy file at the base commit cannot be used: ${errorText(error)}`)
+    }
+  }
+  const approvers = list(policy.approvers).map((a) => a.replace(/^@/, '').toLowerCase())
+  if (approvers.length > 0 && !approvers.includes(login.toLowerCase())) {
+    return refuse(`@${login} is not one of the approvers named in .github/airlock.yml`)
+  }
+  const allowSelfApproval =
+    options.allowSelfApproval ?? bool('allow-self-approval', policy['allow-self-approval'], false)
+  if (!allowSelfApproval && pr.user?.login === login) {
     return refuse(
       `@${login} opened this pull request; someone else must approve (or set allow-self-approval)`
     )

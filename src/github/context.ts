@@ -37,7 +37,7 @@ export interface GitHubInputs {
   gateContext: string
   /** Outcomes that turn the gate red at once (never approvable). */
   failOutcomes: Outcome[]
-  allowSelfApproval: boolean
+  allowSelfApproval: boolean | undefined
   dryRun: boolean
   /** Pull request number, when not taken from the event. */
   pullRequest?: number
@@ -97,11 +97,11 @@ export function getGitHubInputs(
     path: resolveInside(workspace, read(GITHUB_INPUT.path) ?? '.'),
     gateContext,
     failOutcomes,
-    allowSelfApproval: bool(
-      GITHUB_INPUT.allowSelfApproval,
-      read(GITHUB_INPUT.allowSelfApproval),
-      false
-    ),
+    // Not given: the policy file decides (default false).
+    allowSelfApproval:
+      read(GITHUB_INPUT.allowSelfApproval) === undefined
+        ? undefined
+        : bool(GITHUB_INPUT.allowSelfApproval, read(GITHUB_INPUT.allowSelfApproval), false),
     dryRun: bool(GITHUB_INPUT.dryRun, read(GITHUB_INPUT.dryRun), false),
     pullRequest,
     branch,

@@ -4,6 +4,7 @@ import * as core from '@actions/core'
 import type { InputReader } from '../inputs.js'
 import type { Logger } from '../log.js'
 import { codeBlock } from '../report/escape.js'
+import { contentsApi, loadPolicy } from '../policy.js'
 import { applyRun } from './apply.js'
 import { readArtifactRecord } from './artifact.js'
 import { artifactLine } from './artifact-line.js'
@@ -126,7 +127,19 @@ export async function approveMode(read: InputReader, log: Logger): Promise<void>
   const result = await decideApproval(octokit, me, ctx, req, {
     gateContext: inputs.gateContext,
     allowSelfApproval: inputs.allowSelfApproval,
-    targetUrl: runUrl(ctx)
+    targetUrl: runUrl(ctx),
+    policyAt: async (base) =>
+      (
+        await loadPolicy({
+          repoPath: inputs.path,
+          base,
+          api: contentsApi({
+            apiUrl: process.env.GITHUB_API_URL ?? 'https://api.github.com',
+            repository: `${ctx.owner}/${ctx.repo}`,
+            token: inputs.token as string
+          })
+        })
+      ).policy.values
   })
   await recordApproval(writes, ctx, req, result, log)
   core.setOutput(GITHUB_OUTPUT.approved, String(result.approved))

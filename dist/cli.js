@@ -79237,6 +79237,96 @@ import * as fs9 from "node:fs";
 import * as path9 from "node:path";
 import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
+
+// src/sandbox/spec.ts
+function containerSpec(plan, phase, res) {
+  const s = plan.sandbox;
+  const egress = phase.network === "allowlist" ? res.egress : void 0;
+  if (phase.network === "allowlist" && egress === void 0) {
+    throw new Error(`phase ${phase.name}: allowlist network without a running egress proxy`);
+  }
+  const [uid, gid = uid] = s.user.split(":");
+  const tmpfs = {};
+  for (const [target, size] of Object.entries(s.tmpfs)) {
+    tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size},mode=1777,uid=${uid},gid=${gid}`;
+  }
+  return {
+    name: `airlock-${plan.runId}-${phase.name}`,
+    Image: res.imageId,
+    Cmd: phase.command,
+    Entrypoint: [],
+    User: s.user,
+    WorkingDir: SANDBOX_PATHS.workspace,
+    Env: [
+      `HOME=${SANDBOX_PATHS.tmp}`,
+      `TMPDIR=${SANDBOX_PATHS.tmp}`,
+      "AIRLOCK=1",
+      `AIRLOCK_PHASE=${phase.name}`,
+      `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
+      ...res.outDir !== void 0 ? [`AIRLOCK_OUT_DIR=${SANDBOX_PATHS.out}`] : [],
+      ...res.env.map((e) => `${e.name}=${e.value}`),
+      ...egress?.env ?? []
+    ],
+    Labels: { ...plan.labels, [LABELS.phase]: phase.name },
+    NetworkDisabled: egress === void 0,
+    AttachStdin: false,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    OpenStdin: false,
+    HostConfig: {
+      Runtime: s.runtime,
+      // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
+      NetworkMode: egress?.network ?? "none",
+      ...egress ? { Sysctls: { "net.ipv6.conf.all.disable_ipv6": "1" } } : {},
+      ...hardenedHostConfig(s),
+      Tmpfs: tmpfs,
+      Mounts: [
+        {
+          Type: "bind",
+          Source: res.workspaceDir,
+          Target: SANDBOX_PATHS.workspace,
+          ReadOnly: !phase.workspaceWritable
+        },
+        { Type: "bind", Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true },
+        ...res.outDir !== void 0 ? [
+          {
+            Type: "bind",
+            Source: res.outDir,
+            Target: SANDBOX_PATHS.out,
+            ReadOnly: false
+          }
+        ] : []
+      ]
+    }
+  };
+}
+function hardenedHostConfig(limits) {
+  return {
+    Privileged: false,
+    ReadonlyRootfs: true,
+    CapDrop: ["ALL"],
+    CapAdd: [],
+    SecurityOpt: ["no-new-privileges:true"],
+    Init: true,
+    Memory: limits.memoryBytes,
+    MemorySwap: limits.memoryBytes,
+    NanoCpus: Math.round(limits.cpus * 1e9),
+    PidsLimit: limits.pidsLimit,
+    IpcMode: "private",
+    PidMode: "",
+    UTSMode: "",
+    UsernsMode: "",
+    Binds: [],
+    Devices: [],
+    AutoRemove: false,
+    LogConfig: { Type: "none", Config: {} },
+    RestartPolicy: { Name: "no" },
+    Ulimits: [{ Name: "core", Soft: 0, Hard: 0 }]
+  };
+}
+
+// src/egress/sidecar.ts
 var PROXY_SCRIPT_TARGET = "/airlock/proxy.js";
 var READY_TIMEOUT_MS = 3e4;
 var MAX_EVENTS = 5e4;
@@ -79303,26 +79393,13 @@ async function startEgress(docker, opts) {
       StdinOnce: true,
       Tty: false,
       HostConfig: {
+        ...hardenedHostConfig({ memoryBytes: 256 * 1024 * 1024, cpus: 1, pidsLimit: 64 }),
         NetworkMode: upstreamName,
-        Privileged: false,
-        ReadonlyRootfs: true,
-        CapDrop: ["ALL"],
-        CapAdd: [],
-        SecurityOpt: ["no-new-privileges:true"],
-        Init: true,
-        Memory: 256 * 1024 * 1024,
-        MemorySwap: 256 * 1024 * 1024,
-        NanoCpus: 1e9,
-        PidsLimit: 64,
-        IpcMode: "private",
         Tmpfs: { "/tmp": "rw,noexec,nosuid,nodev,size=16m" },
         Mounts: [
           { Type: "bind", Source: opts.proxyScript, Target: PROXY_SCRIPT_TARGET, ReadOnly: true }
         ],
-        Sysctls: { "net.ipv4.ip_forward": "0" },
-        LogConfig: { Type: "none", Config: {} },
-        RestartPolicy: { Name: "no" },
-        AutoRemove: false
+        Sysctls: { "net.ipv4.ip_forward": "0" }
       }
     });
     await docker.getNetwork(internalName).connect({ Container: container.id, EndpointConfig: { Aliases: [PROXY_HOST] } });
@@ -79444,89 +79521,6 @@ async function startEgress(docker, opts) {
 }
 function delay(ms) {
   return new Promise((resolve4) => setTimeout(resolve4, ms).unref());
-}
-
-// src/sandbox/spec.ts
-function containerSpec(plan, phase, res) {
-  const s = plan.sandbox;
-  const egress = phase.network === "allowlist" ? res.egress : void 0;
-  if (phase.network === "allowlist" && egress === void 0) {
-    throw new Error(`phase ${phase.name}: allowlist network without a running egress proxy`);
-  }
-  const [uid, gid = uid] = s.user.split(":");
-  const tmpfs = {};
-  for (const [target, size] of Object.entries(s.tmpfs)) {
-    tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size},mode=1777,uid=${uid},gid=${gid}`;
-  }
-  return {
-    name: `airlock-${plan.runId}-${phase.name}`,
-    Image: res.imageId,
-    Cmd: phase.command,
-    Entrypoint: [],
-    User: s.user,
-    WorkingDir: SANDBOX_PATHS.workspace,
-    Env: [
-      `HOME=${SANDBOX_PATHS.tmp}`,
-      `TMPDIR=${SANDBOX_PATHS.tmp}`,
-      "AIRLOCK=1",
-      `AIRLOCK_PHASE=${phase.name}`,
-      `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
-      ...res.outDir !== void 0 ? [`AIRLOCK_OUT_DIR=${SANDBOX_PATHS.out}`] : [],
-      ...res.env.map((e) => `${e.name}=${e.value}`),
-      ...egress?.env ?? []
-    ],
-    Labels: { ...plan.labels, [LABELS.phase]: phase.name },
-    NetworkDisabled: egress === void 0,
-    AttachStdin: false,
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-    OpenStdin: false,
-    HostConfig: {
-      Runtime: s.runtime,
-      // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
-      NetworkMode: egress?.network ?? "none",
-      ...egress ? { Sysctls: { "net.ipv6.conf.all.disable_ipv6": "1" } } : {},
-      Privileged: false,
-      ReadonlyRootfs: true,
-      CapDrop: ["ALL"],
-      CapAdd: [],
-      SecurityOpt: ["no-new-privileges:true"],
-      Init: true,
-      Memory: s.memoryBytes,
-      MemorySwap: s.memoryBytes,
-      NanoCpus: Math.round(s.cpus * 1e9),
-      PidsLimit: s.pidsLimit,
-      IpcMode: "private",
-      PidMode: "",
-      UTSMode: "",
-      UsernsMode: "",
-      Tmpfs: tmpfs,
-      Mounts: [
-        {
-          Type: "bind",
-          Source: res.workspaceDir,
-          Target: SANDBOX_PATHS.workspace,
-          ReadOnly: !phase.workspaceWritable
-        },
-        { Type: "bind", Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true },
-        ...res.outDir !== void 0 ? [
-          {
-            Type: "bind",
-            Source: res.outDir,
-            Target: SANDBOX_PATHS.out,
-            ReadOnly: false
-          }
-        ] : []
-      ],
-      Binds: [],
-      Devices: [],
-      AutoRemove: false,
-      LogConfig: { Type: "none", Config: {} },
-      RestartPolicy: { Name: "no" },
-      Ulimits: [{ Name: "core", Soft: 0, Hard: 0 }]
-    }
-  };
 }
 
 // src/workspace/workspace.ts

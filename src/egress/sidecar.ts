@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import type Docker from 'dockerode'
 import { InfrastructureError, errorMessage } from '../errors.js'
 import { LABELS } from '../plan.js'
+import { hardenedHostConfig } from '../sandbox/spec.js'
 import { PROXY_HOST, PROXY_PORT, agentEgressEnv } from './env.js'
 import type { CredentialRoute, HostMapping, HostRule } from './policy.js'
 import type { EgressEvent, ProxyConfig, TranscriptRecord } from './proxy.js'
@@ -118,26 +119,13 @@ export async function startEgress(docker: Docker, opts: EgressOptions): Promise<
       StdinOnce: true,
       Tty: false,
       HostConfig: {
+        ...hardenedHostConfig({ memoryBytes: 256 * 1024 * 1024, cpus: 1, pidsLimit: 64 }),
         NetworkMode: upstreamName,
-        Privileged: false,
-        ReadonlyRootfs: true,
-        CapDrop: ['ALL'],
-        CapAdd: [],
-        SecurityOpt: ['no-new-privileges:true'],
-        Init: true,
-        Memory: 256 * 1024 * 1024,
-        MemorySwap: 256 * 1024 * 1024,
-        NanoCpus: 1e9,
-        PidsLimit: 64,
-        IpcMode: 'private',
         Tmpfs: { '/tmp': 'rw,noexec,nosuid,nodev,size=16m' },
         Mounts: [
           { Type: 'bind', Source: opts.proxyScript, Target: PROXY_SCRIPT_TARGET, ReadOnly: true }
         ],
-        Sysctls: { 'net.ipv4.ip_forward': '0' },
-        LogConfig: { Type: 'none', Config: {} },
-        RestartPolicy: { Name: 'no' },
-        AutoRemove: false
+        Sysctls: { 'net.ipv4.ip_forward': '0' }
       }
     })
     await docker

@@ -1,4 +1,4 @@
-import type { ContainerCreateOptions } from 'dockerode'
+import type { ContainerCreateOptions, HostConfig } from 'dockerode'
 import { LABELS, SANDBOX_PATHS } from '../plan.js'
 import type { PhasePlan, RunPlan } from '../plan.js'
 
@@ -67,20 +67,7 @@ export function containerSpec(
       // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
       NetworkMode: egress?.network ?? 'none',
       ...(egress ? { Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
-      Privileged: false,
-      ReadonlyRootfs: true,
-      CapDrop: ['ALL'],
-      CapAdd: [],
-      SecurityOpt: ['no-new-privileges:true'],
-      Init: true,
-      Memory: s.memoryBytes,
-      MemorySwap: s.memoryBytes,
-      NanoCpus: Math.round(s.cpus * 1e9),
-      PidsLimit: s.pidsLimit,
-      IpcMode: 'private',
-      PidMode: '',
-      UTSMode: '',
-      UsernsMode: '',
+      ...hardenedHostConfig(s),
       Tmpfs: tmpfs,
       Mounts: [
         {
@@ -100,13 +87,42 @@ export function containerSpec(
               }
             ]
           : [])
-      ],
-      Binds: [],
-      Devices: [],
-      AutoRemove: false,
-      LogConfig: { Type: 'none', Config: {} },
-      RestartPolicy: { Name: 'no' },
-      Ulimits: [{ Name: 'core', Soft: 0, Hard: 0 }]
+      ]
     }
+  }
+}
+
+/**
+ * The hardening every container the pipeline starts shares — the sandbox phases and the egress
+ * proxy alike: no privileges or capabilities, read-only root, init, memory with swap equal to it,
+ * CPU and process limits, private IPC, no binds or devices beyond the caller's mounts, no log
+ * driver, no core dumps.
+ */
+export function hardenedHostConfig(limits: {
+  memoryBytes: number
+  cpus: number
+  pidsLimit: number
+}): HostConfig {
+  return {
+    Privileged: false,
+    ReadonlyRootfs: true,
+    CapDrop: ['ALL'],
+    CapAdd: [],
+    SecurityOpt: ['no-new-privileges:true'],
+    Init: true,
+    Memory: limits.memoryBytes,
+    MemorySwap: limits.memoryBytes,
+    NanoCpus: Math.round(limits.cpus * 1e9),
+    PidsLimit: limits.pidsLimit,
+    IpcMode: 'private',
+    PidMode: '',
+    UTSMode: '',
+    UsernsMode: '',
+    Binds: [],
+    Devices: [],
+    AutoRemove: false,
+    LogConfig: { Type: 'none', Config: {} },
+    RestartPolicy: { Name: 'no' },
+    Ulimits: [{ Name: 'core', Soft: 0, Hard: 0 }]
   }
 }

@@ -7,6 +7,8 @@ import type { Logger } from './log.js'
 import { runPipeline } from './pipeline.js'
 import { planRun } from './plan.js'
 import { policyForRun } from './policy.js'
+import { AGENT_INPUT, AGENT_KEY_ENV, PRESETS } from './presets/presets.js'
+import { runInputs } from './presets/run-inputs.js'
 import { stripControls } from './report/escape.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
 
@@ -32,6 +34,9 @@ Usage:
   airlock <command> --help
 
 Flags (the action's inputs, same names):
+  --agent NAME             agent preset: ${Object.keys(PRESETS).join(', ')}; fills the image, the
+                           command, network allowlist and the model route (key in $${AGENT_KEY_ENV});
+                           any flag given explicitly overrides its part
   --path DIR               repository to work on (default .)
   --ref REV                revision to work on (default HEAD)
   --output-dir DIR         where the evidence goes (default airlock-out)
@@ -84,7 +89,8 @@ function optionsConfig(): ParseArgsConfig['options'] {
   const options: NonNullable<ParseArgsConfig['options']> = {
     help: { type: 'boolean', short: 'h' },
     'fail-on-outcome': { type: 'boolean' },
-    quiet: { type: 'boolean' }
+    quiet: { type: 'boolean' },
+    [AGENT_INPUT]: { type: 'string' }
   }
   for (const name of Object.values(INPUT)) {
     if (BOOLEAN_INPUTS.has(name)) options[name] = { type: 'boolean' }
@@ -173,7 +179,12 @@ export async function main(argv: string[]): Promise<number> {
     env: {},
     readFile: (p) => fs.readFileSync(p, 'utf8')
   })
-  const inputs = getInputs(read, { ...ctx, policy })
+  const run = await runInputs(read, {
+    workspace: ctx.workspace,
+    env: { ...process.env, GITHUB_EVENT_NAME: undefined, GITHUB_EVENT_PATH: undefined },
+    policyNetwork: policy.policy.values.network
+  })
+  const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
   const plan = planRun(inputs)
   if (command === 'plan') {
     process.stdout.write(JSON.stringify(plan, null, 2) + '\n')

@@ -13,6 +13,7 @@ import { planRun } from './plan.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
 import { applyMode, approveMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
+import { runInputs } from './presets/run-inputs.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
@@ -49,7 +50,13 @@ export async function run(): Promise<void> {
       readFile: (p) => fs.readFileSync(p, 'utf8'),
       token: readInput('github-token')
     })
-    const inputs = getInputs(readInput, { ...ctx, policy })
+    // The pull request's head (not the merge commit), and the agent preset's defaults.
+    const run = await runInputs(readInput, {
+      workspace: ctx.workspace,
+      env: process.env,
+      policyNetwork: policy.policy.values.network
+    })
+    const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)

@@ -499,6 +499,10 @@ async function startEgressFor(
   if (!secrets.egress) throw new Error('allowlist plan without its egress settings')
   const settings = secrets.egress
   return deps.log.group('egress', async () => {
+    // A digest-pinned proxy image (the default one) is pulled when this engine lacks it.
+    if (e.proxyImage.includes('@')) {
+      await resolveImage(deps.docker, { kind: 'pinned', ref: e.proxyImage }, deps.log)
+    }
     const session = await startEgress(deps.docker, {
       runId: plan.runId,
       labels: plan.labels,
@@ -596,7 +600,8 @@ function initialReport(plan: RunPlan, started: number): Report {
     agent: {
       ...emptyPhase(agent.command[2] ?? ''),
       promptSha256: plan.task.sha256,
-      model: plan.model ?? null
+      model: plan.model ?? null,
+      ...(plan.preset !== undefined ? { preset: plan.preset } : {})
     },
     tests: {
       command: tests?.command[2] ?? null,

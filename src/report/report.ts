@@ -50,7 +50,7 @@ export interface Report {
     warnings: string[]
   }
   task: { sha256: string; bytes: number; source: 'text' | 'file' }
-  agent: PhaseReport & { promptSha256: string; model: string | null }
+  agent: PhaseReport & { promptSha256: string; model: string | null; preset?: string }
   tests: {
     command: string | null
     phase: PhaseReport | null

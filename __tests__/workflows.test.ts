@@ -158,7 +158,7 @@ describe('agent-run.yml', () => {
     const step = jobs.run.steps?.find((s) => s.uses === './.airlock/action') as Step & {
       env?: Record<string, string>
     }
-    expect(step.env?.AGENT_API_KEY).toMatch(
+    expect(step.env?.AIRLOCK_AGENT_API_KEY).toMatch(
       /github\.event\.pull_request\.head\.repo\.full_name == github\.repository/
     )
   })

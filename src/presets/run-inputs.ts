@@ -18,7 +18,10 @@ function isForkPullRequest(eventPath: string | undefined): boolean {
   if (eventPath === undefined || eventPath === '') return false
   try {
     const e = JSON.parse(fs.readFileSync(eventPath, 'utf8')) as {
-      pull_request?: { head?: { repo?: { full_name?: string } }; base?: { repo?: { full_name?: string } } }
+      pull_request?: {
+        head?: { repo?: { full_name?: string } }
+        base?: { repo?: { full_name?: string } }
+      }
     }
     const head = e.pull_request?.head?.repo?.full_name
     return head !== undefined && head !== e.pull_request?.base?.repo?.full_name

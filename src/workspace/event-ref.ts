@@ -7,7 +7,9 @@ const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/
 
 /** The events whose payload carries `pull_request.head.sha`. */
 export function isPullRequestEvent(eventName: string | undefined): boolean {
-  return eventName !== undefined && /^pull_request(_target|_review|_review_comment)?$/.test(eventName)
+  return (
+    eventName !== undefined && /^pull_request(_target|_review|_review_comment)?$/.test(eventName)
+  )
 }
 
 /** `pull_request.head.sha` of the event payload, or undefined when there is none. */

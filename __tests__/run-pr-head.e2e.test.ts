@@ -110,6 +110,8 @@ test('a checkout without the head commit is a configuration error naming ref', a
   const missing = 'f'.repeat(40)
   const run = await runMode(missing)
   expect(run.code).not.toBe(0)
-  expect(run.stdout).toMatch(/::error::.*\bref\b.*does not contain the pull request's head commit f{40}/)
+  expect(run.stdout).toMatch(
+    /::error::.*\bref\b.*does not contain the pull request's head commit f{40}/
+  )
   expect(world.api.writes()).toEqual([])
 })

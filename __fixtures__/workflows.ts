@@ -97,6 +97,8 @@ export interface Contexts {
   needs?: Record<string, unknown>
   vars?: Record<string, string>
   env?: Record<string, string>
+  /** Outputs of the steps run so far: `steps.<id>.outputs`. */
+  steps?: Record<string, { outputs: Record<string, string> }>
   /** Whether the run was cancelled (the status functions). */
   cancelled?: boolean
 }
@@ -142,7 +144,7 @@ export function evaluate(expression: string, ctx: Contexts): unknown {
       needs: ctx.needs ?? {},
       vars: ctx.vars ?? {},
       env: ctx.env ?? {},
-      steps: {},
+      steps: ctx.steps ?? {},
       job: {},
       runner: { os: 'Linux', temp: '/home/runner/work/_temp' },
       matrix: {},
@@ -195,11 +197,23 @@ export function jobRuns(w: LoadedWorkflow, jobId: string, ctx: Contexts): boolea
 
 export interface EvaluatedStep {
   index: number
+  id?: string
   uses?: string
   run?: string
   runs: boolean
   with: Record<string, string>
   env: Record<string, string>
+}
+
+/** A job's `outputs:` evaluated (after its steps ran: `ctx.steps`). */
+export function jobOutputs(
+  w: LoadedWorkflow,
+  jobId: string,
+  ctx: Contexts
+): Record<string, string> {
+  const rawJob = get(get(w.raw, 'jobs'), jobId)
+  const out = mapping(get(rawJob, 'outputs'), ctx)
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, asString(v)]))
 }
 
 /** Every step of a job with its `if:`, `with:` and `env:` evaluated (job-level env merged). */
@@ -213,6 +227,7 @@ export function jobSteps(w: LoadedWorkflow, jobId: string, ctx: Contexts): Evalu
     const withValues = mapping(get(s, 'with'), { ...ctx, env: { ...ctx.env, ...stringEnv } })
     return {
       index,
+      id: get(s, 'id')?.value as string | undefined,
       uses: get(s, 'uses')?.value as string | undefined,
       run: get(s, 'run')?.value as string | undefined,
       runs:
@@ -291,7 +306,14 @@ export async function resolveCall(
 export function githubContext(
   eventName: string,
   payload: Record<string, unknown>,
-  run: { sha: string; ref: string; repository?: string; actor?: string; token?: string }
+  run: {
+    sha: string
+    ref: string
+    repository?: string
+    actor?: string
+    token?: string
+    runId?: string
+  }
 ): Record<string, unknown> {
   const repository = run.repository ?? 'octo-org/hello'
   return {
@@ -304,7 +326,7 @@ export function githubContext(
     repository_owner: repository.split('/')[0],
     actor: run.actor ?? 'pr-author',
     token: run.token ?? 'ghs_runtoken',
-    run_id: '4242',
+    run_id: run.runId ?? '4242',
     run_attempt: '1',
     server_url: 'https://github.com',
     api_url: 'https://api.github.com',

@@ -210,3 +210,36 @@ describe('what agent-run.yml hands the action on a pull request', () => {
     }
   )
 })
+
+describe("README's first setup", () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+  const block = /## The action[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)![1]
+
+  test('is at most 15 lines of caller YAML', () => {
+    expect(block.trim().split('\n').length).toBeLessThanOrEqual(15)
+  })
+
+  test('makes the same call as examples/pull-request.yml (same inputs and secrets)', async () => {
+    const read: ReadWorkflow = (f) =>
+      f === 'README.yml'
+        ? block.replace(/COMMIT_SHA/g, '0'.repeat(40))
+        : fs.readFileSync(path.join(ROOT, f), 'utf8')
+    for (const fork of [false, true]) {
+      const ctx = contexts(fork)
+      const fromReadme = await resolveCall(
+        await loadWorkflow('README.yml', read),
+        'airlock',
+        ctx,
+        read
+      )
+      const fromExample = await resolveCall(
+        await loadWorkflow('examples/pull-request.yml'),
+        'airlock',
+        ctx
+      )
+      expect(fromReadme.inputs).toEqual(fromExample.inputs)
+      expect(fromReadme.secrets).toEqual(fromExample.secrets)
+    }
+    expect(await leaks('README.yml', read)).toEqual([])
+  })
+})

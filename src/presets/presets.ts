@@ -126,9 +126,11 @@ export function withPreset(
   }
   const ownImage = given('dockerfile') !== undefined || given('image') !== undefined
   const dockerfile = path.join(ctx.actionRoot, preset.imageDir, 'Dockerfile')
-  const usesOwnCredentials = given('credentials') !== undefined
+  // The key is needed by the preset's route, or by a route of the caller's that reads it too.
+  const ownCredentials = given('credentials')
+  const needsKey = ownCredentials === undefined || ownCredentials.includes(`|${AGENT_KEY_ENV}|`)
   const key = ctx.environment[AGENT_KEY_ENV]
-  if (!usesOwnCredentials && (key === undefined || key === '')) {
+  if (needsKey && (key === undefined || key === '')) {
     throw new ConfigurationError(
       AGENT_INPUT,
       ctx.forkPullRequest === true

@@ -19,6 +19,7 @@ import * as path from 'node:path'
 import { DefaultArtifactClient } from '@actions/artifact'
 import {
   ROOT,
+  jobEnvironment,
   jobOutputs,
   jobRuns,
   jobSteps,
@@ -60,6 +61,8 @@ export interface StepResult {
 
 export interface JobResult {
   ran: boolean
+  /** The deployment environment the job waits on (its required reviewers approve it here). */
+  environment?: string
   result: 'success' | 'failure' | 'skipped'
   outputs: Record<string, string>
   steps: StepResult[]
@@ -133,6 +136,16 @@ function checkout(step: EvaluatedStep, setup: RunnerSetup, workspace: string): v
     '+refs/heads/*:refs/remotes/origin/*',
     '+refs/pull/*:refs/remotes/pull/*'
   ])
+  if (w['sparse-checkout'] !== undefined && w['sparse-checkout'] !== '') {
+    // As the action does: the patterns (cone mode unless turned off) before the checkout.
+    const cone = w['sparse-checkout-cone-mode'] !== 'false'
+    git(dest, [
+      'sparse-checkout',
+      'set',
+      cone ? '--cone' : '--no-cone',
+      ...w['sparse-checkout'].split('\n').filter((l) => l.trim() !== '')
+    ])
+  }
   git(dest, ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', ref])
   if (w['persist-credentials'] !== 'false') {
     const basic = Buffer.from(`x-access-token:${setup.token}`).toString('base64')
@@ -173,6 +186,7 @@ export async function runJob(
   const workspace = fs.mkdtempSync(path.join(setup.root, `${jobId}-`))
   if (!jobRuns(w, jobId, ctx))
     return { ran: false, result: 'skipped', outputs: {}, steps: [], workspace }
+  const environment = jobEnvironment(w, jobId, ctx)
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-runner-temp-'))
   const eventPath = path.join(temp, 'event.json')
   fs.writeFileSync(eventPath, JSON.stringify(setup.payload))
@@ -210,6 +224,7 @@ export async function runJob(
       GITHUB_EVENT_PATH: eventPath,
       GITHUB_SHA: setup.sha,
       GITHUB_REF: setup.ref,
+      GITHUB_REF_NAME: setup.ref.replace(/^refs\/(heads|tags)\//, ''),
       GITHUB_REPOSITORY: String(ctx.github.repository),
       GITHUB_API_URL: setup.apiUrl,
       GITHUB_SERVER_URL: 'https://github.com',
@@ -261,6 +276,7 @@ export async function runJob(
   fs.rmSync(temp, { recursive: true, force: true })
   return {
     ran: true,
+    ...(environment !== undefined ? { environment } : {}),
     result: failed ? 'failure' : 'success',
     outputs: jobOutputs(w, jobId, { ...ctx, steps: stepsCtx }),
     steps,

@@ -205,6 +205,19 @@ export interface EvaluatedStep {
   env: Record<string, string>
 }
 
+/** A job's `environment:` name, evaluated (GitHub ignores an empty name). */
+export function jobEnvironment(
+  w: LoadedWorkflow,
+  jobId: string,
+  ctx: Contexts
+): string | undefined {
+  const env = get(get(get(w.raw, 'jobs'), jobId), 'environment')
+  if (env === undefined) return undefined
+  const v = env.map ? valueOf(get(env, 'name'), ctx) : valueOf(env, ctx)
+  const name = asString(v)
+  return name === '' ? undefined : name
+}
+
 /** A job's `outputs:` evaluated (after its steps ran: `ctx.steps`). */
 export function jobOutputs(
   w: LoadedWorkflow,

@@ -27,6 +27,7 @@ import {
 } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
+import type { User } from '../../__fixtures__/github-stand-in.js'
 import { runJob, type JobResult, type RunnerSetup } from '../../__fixtures__/workflow-run.js'
 import {
   ROOT,
@@ -68,8 +69,10 @@ beforeEach(async () => {
   results = await startResultsService()
   world = await makeWorld({
     'README.md': '# hello\n',
-    // The example policy, on the base branch where the action reads it.
-    '.github/airlock.yml': fs.readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8'),
+    // The example policy, on the base branch where the action reads it, naming an approver.
+    '.github/airlock.yml': fs
+      .readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8')
+      .replace('your-github-login', PEOPLE.writer.login),
     '.github/airlock/review-task.md': 'Write a file GREETING.md that greets the reader.\n'
   })
   const ws = world.workspace
@@ -77,26 +80,32 @@ beforeEach(async () => {
   fs.writeFileSync(path.join(ws, 'feature.txt'), 'from the pull request\n')
   gitIn(ws, ['add', 'feature.txt'])
   gitIn(ws, ['commit', '-q', '-m', 'feature work'])
-  head = gitIn(ws, ['rev-parse', 'HEAD']).trim()
   gitIn(ws, ['checkout', '-q', 'main'])
   fs.writeFileSync(path.join(ws, 'main.txt'), 'main moved on\n')
   gitIn(ws, ['add', 'main.txt'])
   gitIn(ws, ['commit', '-q', '-m', 'main work'])
-  base = gitIn(ws, ['rev-parse', 'HEAD']).trim()
+  gitIn(ws, ['push', '-q', remote(), 'main', 'feature'])
+  updatePullRefs()
+})
+
+/** GitHub's side after a push: refs/pull/N/head and a fresh merge commit in refs/pull/N/merge. */
+function updatePullRefs(): void {
+  const ws = world.workspace
+  gitIn(ws, ['fetch', '-q', remote(), '+refs/heads/*:refs/remotes/gh/*'])
+  head = gitIn(ws, ['rev-parse', 'refs/remotes/gh/feature']).trim()
+  base = gitIn(ws, ['rev-parse', 'refs/remotes/gh/main']).trim()
   gitIn(ws, ['checkout', '-q', '--detach', base])
   gitIn(ws, ['merge', '-q', '--no-ff', '-m', `Merge ${head} into ${base}`, head])
   merge = gitIn(ws, ['rev-parse', 'HEAD']).trim()
-  // GitHub's side: the branches and the pull request's refs.
   gitIn(ws, [
     'push',
     '-q',
+    '-f',
     remote(),
-    'main',
-    'feature',
     `${head}:refs/pull/${PR_NUMBER}/head`,
     `${merge}:refs/pull/${PR_NUMBER}/merge`
   ])
-})
+}
 afterEach(async () => {
   results?.close()
   const violations = [...world.api.violations, ...results.violations]
@@ -120,29 +129,20 @@ function payload(fork: boolean): Record<string, unknown> {
   })
 }
 
-/** examples/pull-request.yml on a pull_request event: the run job, then the publish job. */
-async function pullRequestRun(opts: { fork?: boolean; read?: ReadWorkflow } = {}) {
-  const event = payload(opts.fork === true)
-  const runId = String(100000 + Math.floor(Math.random() * 899999))
-  const ctx: Contexts = {
-    github: githubContext('pull_request', event, {
-      sha: merge,
-      ref: `refs/pull/${PR_NUMBER}/merge`,
-      token: TOKEN,
-      runId
-    }),
-    secrets: { ANTHROPIC_API_KEY: SECRET }
-  }
-  const caller = await loadWorkflow('examples/pull-request.yml', opts.read)
-  const call = await resolveCall(caller, 'airlock', ctx, opts.read)
-  const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
-  const setup: RunnerSetup = {
+/** The runner of one workflow run; what this machine lacks is given as described above. */
+function runnerSetup(
+  eventName: string,
+  event: Record<string, unknown>,
+  sha: string,
+  ref: string
+): RunnerSetup {
+  return {
     remote: remote(),
     root: world.root,
-    eventName: 'pull_request',
+    eventName,
     payload: event,
-    sha: merge,
-    ref: `refs/pull/${PR_NUMBER}/merge`,
+    sha,
+    ref,
     apiUrl: world.api.url,
     token: TOKEN,
     artifactEnv: results.env,
@@ -160,10 +160,71 @@ async function pullRequestRun(opts: { fork?: boolean; read?: ReadWorkflow } = {}
             }).filter(([k]) => (step.with[k] ?? '') === '')
           )
   }
+}
+
+/** examples/pull-request.yml on a pull_request event: the run job, then the publish job. */
+async function pullRequestRun(opts: { fork?: boolean; read?: ReadWorkflow } = {}) {
+  const event = payload(opts.fork === true)
+  const runId = String(100000 + Math.floor(Math.random() * 899999))
+  const ctx: Contexts = {
+    github: githubContext('pull_request', event, {
+      sha: merge,
+      ref: `refs/pull/${PR_NUMBER}/merge`,
+      token: TOKEN,
+      runId
+    }),
+    secrets: { ANTHROPIC_API_KEY: SECRET }
+  }
+  const caller = await loadWorkflow('examples/pull-request.yml', opts.read)
+  const call = await resolveCall(caller, 'airlock', ctx, opts.read)
+  const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
+  const setup = runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`)
   const run = await runJob(call.callee, 'run', inner, setup)
   const needs = { run: { result: run.result, outputs: run.outputs } }
   const publish = await runJob(call.callee, 'publish', { ...inner, needs }, setup)
   return { run, publish }
+}
+
+/** examples/approve.yml on an issue comment `/airlock approve <prefix>` by `user`. */
+async function approveRun(user: User, body: string): Promise<JobResult> {
+  const event = webhook('issue_comment', 'created', (p) => {
+    p.issue.number = PR_NUMBER
+    p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}` }
+    p.comment.body = body
+    p.comment.user.login = user.login
+    p.comment.user.type = user.type
+  })
+  // issue_comment runs on the default branch.
+  const ctx: Contexts = {
+    github: githubContext('issue_comment', event, {
+      sha: base,
+      ref: 'refs/heads/main',
+      token: TOKEN
+    })
+  }
+  const call = await resolveCall(await loadWorkflow('examples/approve.yml'), 'approve', ctx)
+  return runJob(
+    call.callee,
+    'approve',
+    { ...ctx, inputs: call.inputs, secrets: call.secrets },
+    {
+      remote: remote(),
+      root: world.root,
+      eventName: 'issue_comment',
+      payload: event,
+      sha: base,
+      ref: 'refs/heads/main',
+      apiUrl: world.api.url,
+      token: TOKEN,
+      artifactEnv: results.env
+    }
+  )
+}
+
+function gate(sha: string): string[] {
+  return world.api.statuses
+    .filter((s) => s.sha === sha && s.context === 'airlock/approval')
+    .map((s) => s.state)
 }
 
 function log(job: JobResult): string {
@@ -208,6 +269,72 @@ test('same-repository pull request, agent: claude-code → one review on the hea
     expect.objectContaining({ sha: head, state: 'pending', context: 'airlock/approval' })
   ])
 }, 600_000)
+
+test('a writer approves with /airlock approve → success; a new push → a new run, pending again', async () => {
+  const first = await pullRequestRun()
+  expect([first.publish.result, log(first.publish)]).toEqual(['success', expect.any(String)])
+  const diff = first.run.outputs['diff-sha256']
+  expect(diff).toMatch(/^[0-9a-f]{64}$/)
+  const approval = await approveRun(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
+  expect([approval.result, log(approval)]).toEqual(['success', expect.any(String)])
+  const approved = head
+  expect(gate(approved)).toEqual(['pending', 'success'])
+
+  world.api.push('feature', 'the author pushes again')
+  updatePullRefs()
+  expect(head).not.toBe(approved)
+  const second = await pullRequestRun()
+  expect([second.publish.result, log(second.publish)]).toEqual(['success', expect.any(String)])
+  expect(gate(head)).toEqual(['pending'])
+  expect(gate(approved)).toEqual(['pending', 'success'])
+  const reviews = world.api.reviews.filter((r) => r.user.login === ACTIONS_BOT.login)
+  expect(reviews.map((r) => r.commit_id)).toContain(head)
+}, 900_000)
+
+test('manual-task.yml: after the apply environment, a branch and a draft PR on the approved head', async () => {
+  const task = 'Write a file GREETING.md that greets the reader.'
+  const event = webhook('workflow_dispatch', undefined, (p) => {
+    p.ref = 'refs/heads/main'
+    p.inputs = { task }
+  })
+  const runId = String(100000 + Math.floor(Math.random() * 899999))
+  const ctx: Contexts = {
+    github: githubContext('workflow_dispatch', event, {
+      sha: base,
+      ref: 'refs/heads/main',
+      token: TOKEN,
+      runId
+    }),
+    inputs: { task },
+    secrets: { ANTHROPIC_API_KEY: SECRET }
+  }
+  const call = await resolveCall(await loadWorkflow('examples/manual-task.yml'), 'airlock', ctx)
+  const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
+  const setup = runnerSetup('workflow_dispatch', event, base, 'refs/heads/main')
+  const run = await runJob(call.callee, 'run', inner, setup)
+  expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  const publish = await runJob(
+    call.callee,
+    'publish',
+    { ...inner, needs: { run: { result: run.result, outputs: run.outputs } } },
+    setup
+  )
+  expect(publish.ran).toBe(false)
+  const needs = {
+    run: { result: run.result, outputs: run.outputs },
+    publish: { result: 'skipped', outputs: {} }
+  }
+  const apply = await runJob(call.callee, 'apply', { ...inner, needs }, setup)
+  // The job waits for the environment's reviewers; here they approved.
+  expect(apply.environment).toBe('airlock-apply')
+  expect([apply.result, log(apply)]).toEqual(['success', expect.any(String)])
+  const branch = `airlock/${runId}-1`
+  const commit = world.api.git(['rev-parse', `refs/heads/${branch}`]).trim()
+  expect(world.api.git(['rev-parse', `${commit}^`]).trim()).toBe(base)
+  expect(world.api.git(['show', `${commit}:GREETING.md`])).toBe('Hello from the stub model.\n')
+  const pr = [...world.api.pulls.values()].find((p) => p.headRef === branch)
+  expect(pr).toMatchObject({ baseRef: 'main', draft: true })
+}, 900_000)
 
 test('fork pull request → no secret in the run job, a clear failure, nothing published', async () => {
   const { run, publish } = await pullRequestRun({ fork: true })

@@ -17,6 +17,7 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { DefaultArtifactClient } from '@actions/artifact'
+import { NODE } from './action-harness.js'
 import {
   ROOT,
   jobEnvironment,
@@ -252,17 +253,12 @@ export async function runJob(
       const env = { ...runnerEnv }
       for (const [k, v] of Object.entries(inputs))
         env[`INPUT_${k.replace(/ /g, '_').toUpperCase()}`] = v
-      result = await spawnStep(process.execPath, [path.join(dir, 'dist/index.js')], env, workspace)
+      result = await spawnStep(NODE, [path.join(dir, 'dist/index.js')], env, workspace)
       // The post step (post-if: always()), with the state the main step saved.
       const state = parseFileCommands(fs.readFileSync(stateFile, 'utf8'))
       const postEnv = { ...env }
       for (const [k, v] of Object.entries(state)) postEnv[`STATE_${k}`] = v
-      const post = await spawnStep(
-        process.execPath,
-        [path.join(dir, 'dist/post.js')],
-        postEnv,
-        workspace
-      )
+      const post = await spawnStep(NODE, [path.join(dir, 'dist/post.js')], postEnv, workspace)
       result.stdout += post.stdout
       result.stderr += post.stderr
     } else {

@@ -124,11 +124,9 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
   )
   const out = path.join(ws, 'out')
   const agentLog = fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')
-  expect([report.outcome, report.outcomeReason, agentLog.slice(-3000)]).toEqual([
-    'success',
-    expect.any(String),
-    expect.any(String)
-  ])
+  if (report.outcome !== 'success') {
+    throw new Error(`${report.outcome}: ${report.outcomeReason}\n${agentLog.slice(-3000)}`)
+  }
   expect(report.agent.preset).toBe(name)
   expect(report.diff.files.map((f) => f.path)).toEqual(['GREETING.md'])
   expect(fs.readFileSync(path.join(out, 'diff.patch'), 'utf8')).toContain(
@@ -162,5 +160,18 @@ test('codex: Codex from npm edits the demo repository through the proxy', async 
   const t = report.egress.transcript!
   expect(t.models).toEqual(['gpt-stub-model'])
   expect(t.tokens.input).toBe(200 * t.requests)
+  expect(report.cost.tokens).toMatchObject(t.tokens)
+}, 600_000)
+
+test('gemini-cli: Gemini CLI from npm edits the demo repository through the proxy', async () => {
+  const before = (await stubs.seen('upstream')).auth.length
+  const report = await runPreset('gemini-cli', '', 'gemini-stub-model')
+  const auth = (await stubs.seen('upstream')).auth.slice(before)
+  expect(auth.length).toBeGreaterThanOrEqual(2)
+  expect(new Set(auth)).toEqual(new Set([`x-goog-api-key: ${SECRET}`]))
+  const t = report.egress.transcript!
+  expect(t.requests).toBeGreaterThanOrEqual(2)
+  expect(t.models).toContain('gemini-stub-model')
+  expect(t.tokens.input).toBeGreaterThanOrEqual(300)
   expect(report.cost.tokens).toMatchObject(t.tokens)
 }, 600_000)

@@ -71,7 +71,7 @@ export const PRESETS: Record<string, AgentPreset> = {
     npmPackage: '@google/gemini-cli',
     imageDir: 'images/agents/gemini-cli',
     command: (model) =>
-      `mkdir -p "$HOME/.gemini" && cp /opt/airlock/gemini/settings.json "$HOME/.gemini/settings.json" && gemini --yolo --output-format stream-json${modelFlag('--model', model)} --prompt ${TASK} </dev/null`,
+      `mkdir -p "$HOME/.gemini" && cp /opt/airlock/gemini/settings.json "$HOME/.gemini/settings.json" && gemini --yolo --skip-trust --output-format stream-json${modelFlag('--model', model)} --prompt ${TASK} </dev/null`,
     allowHosts: [],
     credentials: `GEMINI=https://generativelanguage.googleapis.com|${AGENT_KEY_ENV}|x-goog-api-key|GOOGLE_GEMINI_BASE_URL|GEMINI_API_KEY`,
     transcript: 'gemini-generate-content'

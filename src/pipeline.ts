@@ -2,7 +2,7 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import type Docker from 'dockerode'
-import { CancelledError, ConfigurationError, errorMessage } from './errors.js'
+import { CancelledError, ConfigurationError, InfrastructureError, errorMessage } from './errors.js'
 import { diffTrees } from './evidence/diff.js'
 import { hashLockfiles, readUsage, runnerFacts } from './evidence/metadata.js'
 import { checkPolicy, gitBlobReader } from './evidence/policy.js'
@@ -501,7 +501,14 @@ async function startEgressFor(
   return deps.log.group('egress', async () => {
     // A digest-pinned proxy image (the default one) is pulled when this engine lacks it.
     if (e.proxyImage.includes('@')) {
-      await resolveImage(deps.docker, { kind: 'pinned', ref: e.proxyImage }, deps.log)
+      await resolveImage(deps.docker, { kind: 'pinned', ref: e.proxyImage }, deps.log).catch(
+        (error: unknown) => {
+          throw new InfrastructureError(
+            `proxy-image: ${errorMessage(error)}; where no registry is reachable, give proxy-image as a local image ID with node 18 or later (scripts/prepare-images.sh node builds one)`,
+            { cause: error }
+          )
+        }
+      )
     }
     const session = await startEgress(deps.docker, {
       runId: plan.runId,

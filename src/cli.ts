@@ -34,9 +34,9 @@ Usage:
   airlock <command> --help
 
 Flags (the action's inputs, same names):
-  --agent NAME             agent preset: ${Object.keys(PRESETS).join(', ')}; fills the image, the
-                           command, network allowlist and the model route (key in $${AGENT_KEY_ENV});
-                           any flag given explicitly overrides its part
+  --agent NAME             agent preset (${Object.keys(PRESETS).join(', ')}): image, command,
+                           network allowlist, model route (key in $${AGENT_KEY_ENV});
+                           flags given explicitly override its parts
   --path DIR               repository to work on (default .)
   --ref REV                revision to work on (default HEAD)
   --output-dir DIR         where the evidence goes (default airlock-out)

@@ -4,11 +4,11 @@ import type { ParseArgsConfig } from 'node:util'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT, defaultContext, getInputs } from './inputs.js'
 import type { Logger } from './log.js'
-import { runPipeline } from './pipeline.js'
+import { runPipeline } from './pipeline/run.js'
 import { planRun } from './plan.js'
 import { policyForRun } from './policy.js'
 import { stripControls } from './report/escape.js'
-import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+import { DockerRuntime } from './sandbox/docker/index.js'
 
 const LIST_INPUTS = new Set<string>([
   INPUT.allowHosts,
@@ -155,7 +155,7 @@ export async function main(argv: string[]): Promise<number> {
     const runId = read(INPUT.runId)
     if (runId === undefined)
       throw new ConfigurationError(INPUT.runId, 'is required: the run to clean up')
-    const removed = await new DockerSandbox().cleanup(runId)
+    const removed = await new DockerRuntime().cleanup(runId)
     process.stdout.write(JSON.stringify(removed) + '\n')
     return EXIT.ok
   }
@@ -192,7 +192,6 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
-    const docker = connectDocker()
     const result = await runPipeline(
       plan,
       {
@@ -200,7 +199,7 @@ export async function main(argv: string[]): Promise<number> {
         env: inputs.env,
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
-      { sandbox: new DockerSandbox(docker), docker, log, signal: controller.signal }
+      { runtime: new DockerRuntime(), log, signal: controller.signal }
     )
     const r = result.report
     process.stderr.write(

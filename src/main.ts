@@ -8,9 +8,10 @@ import type { ArtifactRecord } from './github/artifact.js'
 import { ActionLogger } from './github/logger.js'
 import { defaultContext, getInputs } from './inputs.js'
 import { describePolicy, policyForRun } from './policy.js'
-import { OUTPUT_FILES, runPipeline } from './pipeline.js'
+import { runPipeline } from './pipeline/run.js'
+import { OUTPUT_FILES } from './report/output.js'
 import { planRun } from './plan.js'
-import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 
@@ -62,7 +63,6 @@ export async function run(): Promise<void> {
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const docker = connectDocker()
     const result = await runPipeline(
       plan,
       {
@@ -71,8 +71,7 @@ export async function run(): Promise<void> {
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
       {
-        sandbox: new DockerSandbox(docker),
-        docker,
+        runtime: new DockerRuntime(),
         log: new ActionLogger(),
         signal: controller.signal,
         tempRoot
@@ -142,7 +141,7 @@ export async function cleanupAfterRun(): Promise<void> {
   try {
     const runId = core.getState(STATE.runId)
     if (runId === '') return
-    const removed = await new DockerSandbox().cleanup(runId)
+    const removed = await new DockerRuntime().cleanup(runId)
     const tempRoot = core.getState(STATE.tempRoot)
     let dirs = 0
     if (tempRoot !== '') {

@@ -18,6 +18,7 @@ const OUTCOME_LINE: Record<Report['outcome'], string> = {
   'timed-out': '⏱️ timed out',
   'policy-violation': '🚫 policy violation',
   'infrastructure-error': '⚠️ infrastructure error',
+  'configuration-error': '⚠️ configuration error',
   cancelled: '⏹️ cancelled'
 }
 

@@ -215,6 +215,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${errorMessage(result.error)}\n`)
       return exitCodeFor(result.error)
     }
+    // A fault of the engine found by the phases themselves (no exception): still exit 3.
+    if (r.outcome === 'infrastructure-error') return EXIT.infrastructure
+    if (r.outcome === 'configuration-error') return EXIT.configuration
     return values['fail-on-outcome'] === true && r.outcome !== 'success' ? EXIT.outcome : EXIT.ok
   } finally {
     process.off('SIGINT', onSignal)

@@ -19,7 +19,7 @@ import { masker, summarizeEgress } from '../src/egress/evidence.js'
 import { parseExchange, parseSse, summarizeTranscript } from '../src/egress/transcript.js'
 import type { EgressEvent, TranscriptRecord } from '../src/egress/proxy.js'
 import { redactHeaders } from '../src/egress/proxy.js'
-import { renderEgress } from '../src/egress/comment.js'
+import { renderEgress } from '../src/report/egress.js'
 import type { Report } from '../src/report/report.js'
 
 const PINNED = `img@sha256:${'a'.repeat(64)}`

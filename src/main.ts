@@ -7,7 +7,7 @@ import { uploadOutputFolder, writeArtifactRecord } from './github/artifact.js'
 import type { ArtifactRecord } from './github/artifact.js'
 import { ActionLogger } from './github/logger.js'
 import { defaultContext, getInputs } from './inputs.js'
-import { describePolicy, policyForRun } from './policy.js'
+import { describePolicy, policyForRun, policyValuesAt } from './policy.js'
 import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun } from './plan.js'
@@ -40,7 +40,7 @@ export async function run(): Promise<void> {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
     if (mode === 'publish') return await publishMode(readInput, new ActionLogger())
-    if (mode === 'approve') return await approveMode(readInput, new ActionLogger())
+    if (mode === 'approve') return await approveMode(readInput, new ActionLogger(), policyValuesAt)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
     const ctx = defaultContext()
     const policy = await policyForRun({

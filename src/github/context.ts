@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import { ConfigurationError } from '../errors.js'
-import { bool, list } from '../inputs.js'
-import type { InputReader } from '../inputs.js'
+import { bool, list } from '../input-read.js'
+import type { InputReader } from '../input-read.js'
 import type { Outcome } from '../report/report.js'
 import { OUTCOMES } from './evidence.js'
 

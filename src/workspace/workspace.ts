@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
-import { INPUT } from '../inputs.js'
+import { INPUT } from '../input-names.js'
 import { GitError, git } from './git.js'
 
 /** The per-run copy of the repository that the sandbox gets, and the private git dir beside it. */

@@ -110,7 +110,7 @@ function parse(argv: string[]): { command: string; values: Record<string, unknow
   const [command = '', ...rest] = parsed.positionals
   if (rest.length > 0)
     throw new ConfigurationError('arguments', `unexpected "${rest.join(' ')}"; see airlock --help`)
-  return { command, values: parsed.values as Record<string, unknown> }
+  return { command, values: parsed.values }
 }
 
 function reader(values: Record<string, unknown>): (name: string) => string | undefined {

@@ -147,7 +147,7 @@ export async function approveMode(
         repoPath: inputs.path,
         base,
         repository: `${ctx.owner}/${ctx.repo}`,
-        token: inputs.token as string
+        token: inputs.token
       })
   })
   await recordApproval(writes, ctx, req, result, log)

@@ -37,13 +37,13 @@ export class ManagedContainer {
 
   /** Streams stdout/stderr (demultiplexed) into the given writers; with `stdin`, keeps it open. */
   async attach(stdout: Writable, stderr: Writable, stdin = false): Promise<void> {
-    const stream = (await this.container.attach({
+    const stream = await this.container.attach({
       stream: true,
       stdin,
       stdout: true,
       stderr: true,
       ...(stdin ? { hijack: true } : {})
-    })) as NodeJS.ReadWriteStream
+    })
     this.ended = new Promise<void>((resolve) => {
       stream.on('end', resolve)
       stream.on('close', resolve)

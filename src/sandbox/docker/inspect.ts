@@ -4,16 +4,20 @@ import type { ContainerInspectInfo } from 'dockerode'
 import type { AppliedSettings, EngineFacts } from '../types.js'
 
 export function appliedSettings(info: ContainerInspectInfo): AppliedSettings {
-  const h = info.HostConfig as ContainerInspectInfo['HostConfig'] & {
+  // The fields read back, as the engine reports them (dockerode types several of them `any`).
+  const h = info.HostConfig as {
     Runtime?: string
+    NetworkMode?: string
     ReadonlyRootfs?: boolean
     CapDrop?: string[]
     SecurityOpt?: string[]
+    Privileged?: boolean
     Init?: boolean
+    Memory?: number
+    MemorySwap?: number
     NanoCpus?: number
     PidsLimit?: number
     Tmpfs?: Record<string, string>
-    MemorySwap?: number
   }
   return {
     runtime: h.Runtime ?? 'runc',

@@ -1,4 +1,3 @@
-import * as fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { ParseArgsConfig } from 'node:util'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
@@ -170,8 +169,7 @@ export async function main(argv: string[]): Promise<number> {
   const policy = await policyForRun({
     read,
     workspace: ctx.workspace,
-    env: {},
-    readFile: (p) => fs.readFileSync(p, 'utf8')
+    env: {}
   })
   const inputs = getInputs(read, { ...ctx, policy })
   const plan = planRun(inputs)

@@ -4,6 +4,7 @@ import * as path from 'node:path'
 import * as core from '@actions/core'
 import { ConfigurationError, errorMessage } from './errors.js'
 import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
+import { eventBaseSha } from './github/context.js'
 import { ActionLogger } from './github/logger.js'
 import { defaultContext, getInputs } from './inputs.js'
 import { describePolicy, policyForRun, policyValuesAt } from './policy.js'
@@ -38,7 +39,7 @@ export async function run(): Promise<void> {
       read: readInput,
       workspace: ctx.workspace,
       env: process.env,
-      readFile: (p) => fs.readFileSync(p, 'utf8'),
+      eventBase: eventBaseSha(process.env.GITHUB_EVENT_PATH, (p) => fs.readFileSync(p, 'utf8')),
       token: readInput('github-token')
     })
     const inputs = getInputs(readInput, { ...ctx, policy })

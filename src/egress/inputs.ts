@@ -4,10 +4,12 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError, errorMessage } from '../errors.js'
+import { MIN_SECRET_LENGTH } from '../evidence/redact.js'
 import {
   parseCredential,
   parseHostMapping,
   parseHostRule,
+  secretProblem,
   type CredentialRoute,
   type HostMapping,
   type HostRule
@@ -126,6 +128,13 @@ export function readEgressInputs(
       throw new ConfigurationError(
         EGRESS_INPUT.credentials,
         `${r.name}: ${r.secretEnv} is not set in the environment; set it (e.g. from a repository secret) or remove the entry`
+      )
+    }
+    const problem = secretProblem(secret, MIN_SECRET_LENGTH)
+    if (problem !== undefined) {
+      throw new ConfigurationError(
+        EGRESS_INPUT.credentials,
+        `${r.name}: the value of ${r.secretEnv} ${problem}; a credential must be one line of printable ASCII (check for a trailing newline or a pasted quote)`
       )
     }
     if (passedEnv.includes(r.secretEnv)) {

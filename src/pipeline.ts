@@ -7,6 +7,7 @@ import { diffTrees } from './evidence/diff.js'
 import { hashLockfiles, readUsage, runnerFacts } from './evidence/metadata.js'
 import { checkPolicy, gitBlobReader } from './evidence/policy.js'
 import { Redactor, StreamRedactor } from './evidence/redact.js'
+import { runSecretValues, scanDiff, scanOutputs } from './evidence/secrets.js'
 import { CappedLog } from './evidence/logs.js'
 import { snapshotWorkspace } from './evidence/snapshot.js'
 import { collectTestReports, summarize } from './evidence/tests.js'
@@ -81,8 +82,7 @@ export async function runPipeline(
   secrets: RunSecrets,
   given: PipelineDeps
 ): Promise<RunResult> {
-  const secretValues = [...secrets.env.map((e) => e.value), ...(secrets.secrets ?? [])]
-  const redactor = new Redactor(secretValues)
+  const redactor = new Redactor(runSecretValues(secrets))
   // Everything the pipeline logs can carry agent-made text (file names, reasons): masked too.
   const deps: PipelineDeps = { ...given, log: redactingLogger(given.log, redactor) }
   const { log, sandbox } = deps
@@ -204,13 +204,9 @@ export async function runPipeline(
       const ws = workspace as Workspace
       const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)
       const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, plan.policy)
-      // Secret values the agent wrote into files are masked in the patch (and flagged below).
-      const patch = redactor.empty
-        ? diff.patch
-        : Buffer.from(
-            new Redactor(secretValues, true).redact(diff.patch.toString('latin1')),
-            'latin1'
-          )
+      // Secrets in the change (known values, token shapes) are masked in the patch and flagged.
+      const secretScan = await scanDiff(diff.patch, redactor)
+      const patch = secretScan.patch
       const redacted = !patch.equals(diff.patch)
       await fs.promises.writeFile(path.join(out, OUTPUT_FILES.diff), patch)
       const truncation = [...diff.truncation]
@@ -258,13 +254,7 @@ export async function runPipeline(
           path: null,
           detail: 'the workspace was larger than the snapshot limits; not every file was taken'
         })
-      if (redacted)
-        report.policy.violations.push({
-          rule: 'secret-in-diff',
-          path: null,
-          detail:
-            'the change contains the value of a secret the run knows; it is masked in diff.patch'
-        })
+      report.policy.violations.push(...secretScan.violations)
       report.dependencies = await hashLockfiles(ws.gitDir, snap.tree, ws.dir)
       for (const x of snap.skipped.slice(0, 50))
         log.warn(`not taken into the diff: ${x.path} (${x.reason})`)
@@ -411,6 +401,9 @@ export async function runPipeline(
     report.cost.cpuSeconds = cpu.length > 0 ? cpu.reduce((a, b) => a + b, 0) : null
     const mem = phases.map((p) => p.peakMemoryBytes).filter((m): m is number => m !== null)
     report.cost.peakMemoryBytes = mem.length > 0 ? Math.max(...mem) : null
+    await scanOutputs(out, [JSON.stringify(report)], logFiles(), redactor).catch((e: unknown) =>
+      log.error(`secret scan of the outputs: ${errorMessage(e)}`)
+    )
     await writeOutputs(out, report, redactor).catch((e: unknown) =>
       log.error(`could not write the report: ${errorMessage(e)}`)
     )
@@ -442,7 +435,7 @@ async function runPhase(
       logFile,
       plan.capture.maxLogBytes,
       (line) => deps.log.output(phase.name, line),
-      new StreamRedactor([...secrets.env.map((e) => e.value), ...(secrets.secrets ?? [])])
+      new StreamRedactor(runSecretValues(secrets))
     )
     const spec = containerSpec(plan, phase, {
       imageId: image.id,
@@ -547,6 +540,12 @@ async function stopEgress(
         ? ` (denied: ${report.egress.deniedHosts.join(', ')})`
         : '')
   )
+}
+
+/** The text files of the output folder that the secret scan reads and masks. */
+function logFiles(): string[] {
+  const o = OUTPUT_FILES
+  return [o.agentLog, o.testsLog, o.rerunLog, o.baselineLog, o.task, o.egress, o.transcript]
 }
 
 async function prepareOutputDir(out: string): Promise<void> {

@@ -501,7 +501,8 @@ async function startEgressFor(
       hostMap: e.hostMap,
       credentials: settings.credentials,
       ...(settings.upstreamCa !== undefined ? { extraCa: settings.upstreamCa } : {}),
-      ...(e.proxyNetwork !== null ? { upstreamNetwork: e.proxyNetwork } : {})
+      ...(e.proxyNetwork !== null ? { upstreamNetwork: e.proxyNetwork } : {}),
+      budget: e.budget
     })
     deps.log.info(
       `egress proxy up: ${e.allowHosts.length} allowed host rule(s), ${e.credentials.length} credential route(s)`
@@ -521,7 +522,12 @@ async function stopEgress(
   const capture = await session.stop()
   const secretValues = (secrets.egress?.credentials ?? []).map((c) => c.secret)
   await writeEgressEvidence(out, capture.events, capture.transcript, secretValues)
-  report.egress = summarizeEgress(capture.events, capture.transcript, capture.overflow)
+  report.egress = summarizeEgress(
+    capture.events,
+    capture.transcript,
+    capture.overflow,
+    secrets.egress?.budget
+  )
   const t = report.egress.transcript
   if (t) {
     // Counted by the proxy: measured, so it takes the place of what usage.json claimed.

@@ -11,6 +11,7 @@ import { InfrastructureError, errorMessage } from '../errors.js'
 import { LABELS } from '../plan.js'
 import { hardenedHostConfig } from '../sandbox/spec.js'
 import { PROXY_HOST, PROXY_PORT, agentEgressEnv } from './env.js'
+import type { BudgetLimits } from './budget.js'
 import type { CredentialRoute, HostMapping, HostRule } from './policy.js'
 import type { EgressEvent, ProxyConfig, TranscriptRecord } from './proxy.js'
 
@@ -35,6 +36,8 @@ export interface EgressOptions {
   /** An existing network for the proxy's upstream side; default a new per-run bridge network. */
   upstreamNetwork?: string
   maxRecordBytes?: number
+  /** max-model-requests / max-model-tokens. */
+  budget?: BudgetLimits
 }
 
 export interface EgressSession {
@@ -205,7 +208,8 @@ export async function startEgress(docker: Docker, opts: EgressOptions): Promise<
         credentials: opts.credentials,
         ...(opts.extraCa !== undefined ? { extraCa: opts.extraCa } : {}),
         selfNames: [PROXY_HOST],
-        maxRecordBytes: opts.maxRecordBytes ?? 1024 * 1024
+        maxRecordBytes: opts.maxRecordBytes ?? 1024 * 1024,
+        ...(opts.budget ? { budget: opts.budget } : {})
       }
       stream.end(JSON.stringify(config))
       let timer: NodeJS.Timeout | undefined

@@ -10,6 +10,7 @@ import * as net from 'node:net'
 import * as tls from 'node:tls'
 import type { Duplex, Readable } from 'node:stream'
 import { Budget, type BudgetLimits, type BudgetState } from './budget.js'
+import { Redactor } from '../evidence/redact.js'
 import { filterResponse } from './reflection.js'
 import { parseClientHello } from './sni.js'
 import { parseExchange } from './transcript.js'
@@ -177,6 +178,7 @@ export class EgressProxy {
   private readonly secureContext: tls.SecureContext | undefined
   private readonly secrets: string[]
   private readonly budget: Budget
+  private readonly masker: Redactor
 
   constructor(
     private readonly config: ProxyConfig,
@@ -187,6 +189,7 @@ export class EgressProxy {
       : undefined
     this.secrets = config.credentials.map((c) => c.secret).filter((s) => s.length > 0)
     this.budget = new Budget(config.budget ?? {})
+    this.masker = new Redactor(this.secrets)
     this.server = http.createServer({ requestTimeout: 0 }, (req, res) => {
       this.onRequest(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(502)
@@ -226,10 +229,9 @@ export class EgressProxy {
     return this.budget.state
   }
 
+  /** Masks the credential values in every form (raw, base64, URL-encoded, JSON-escaped, hex). */
   private redact(text: string): string {
-    let out = text
-    for (const s of this.secrets) out = out.split(s).join('[REDACTED]')
-    return out
+    return this.masker.redact(text)
   }
 
   private track(event: EgressEvent): { event: EgressEvent; started: number } {
@@ -679,7 +681,13 @@ export class EgressProxy {
               body: request.body(redact)
             },
             response: {
-              headers: redactHeaders(upHeaders, [headerName]),
+              // As the agent got them: the values masked (a reflecting upstream echoes the key).
+              headers: Object.fromEntries(
+                Object.entries(redactHeaders(upHeaders, [headerName])).map(([k, v]) => [
+                  redact(k),
+                  redact(v)
+                ])
+              ),
               body: response.body(redact)
             }
           }

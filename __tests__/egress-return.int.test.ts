@@ -449,8 +449,10 @@ describe('a run whose agent leaks what it holds', () => {
       expectNoSecret(f.text)
       for (const t of Object.values(tokens)) expectNoSecret(f.text, t)
     }
+    // The job log too (the live output): the credential and the token shapes.
     const joined = logLines.join('\n')
     expectNoSecret(joined)
+    for (const t of Object.values(tokens)) expectNoSecret(joined, t)
   })
 
   test('the budget was hit: the report and the comment say so, the work is kept', () => {

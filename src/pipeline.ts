@@ -7,7 +7,7 @@ import { diffTrees } from './evidence/diff.js'
 import { hashLockfiles, readUsage, runnerFacts } from './evidence/metadata.js'
 import { checkPolicy, gitBlobReader } from './evidence/policy.js'
 import { Redactor, StreamRedactor } from './evidence/redact.js'
-import { runSecretValues, scanDiff, scanOutputs } from './evidence/secrets.js'
+import { maskLine, runSecretValues, scanDiff, scanOutputs } from './evidence/secrets.js'
 import { CappedLog } from './evidence/logs.js'
 import { snapshotWorkspace } from './evidence/snapshot.js'
 import { collectTestReports, summarize } from './evidence/tests.js'
@@ -679,14 +679,16 @@ export function markFlaky(first: TestCase[], rerun: TestCase[]): string[] {
   return flaky
 }
 
-/** A logger that masks secret values in every message (phase output is masked at the source). */
+/**
+ * A logger that masks secret values in every message, and token shapes in each line of the live
+ * output (phase output is also masked at the source).
+ */
 function redactingLogger(log: Logger, redactor: Redactor): Logger {
-  if (redactor.empty) return log
   return {
     group: (name, fn) => log.group(name, fn),
-    info: (m) => log.info(redactor.redact(m)),
-    warn: (m) => log.warn(redactor.redact(m)),
-    error: (m) => log.error(redactor.redact(m)),
-    output: (phase, line) => log.output(phase, redactor.redact(line))
+    info: (m) => log.info(maskLine(redactor, m)),
+    warn: (m) => log.warn(maskLine(redactor, m)),
+    error: (m) => log.error(maskLine(redactor, m)),
+    output: (phase, line) => log.output(phase, maskLine(redactor, line))
   }
 }

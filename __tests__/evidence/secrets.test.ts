@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto'
 import { Redactor } from '../../src/evidence/redact.js'
 import {
   decodedViews,
+  maskLine,
   patchSections,
   runSecretValues,
   scanDiff,
@@ -75,6 +76,19 @@ describe('secret scanning (secretlint recommended rules + JWT)', () => {
     }
     expect(masked).not.toContain(core)
   })
+
+  test.each(cases.filter(([shape]) => shape !== 'private key'))(
+    '%s, %s, one line of live output: found synchronously',
+    (_shape, _enc, _rule, make, wrap) => {
+      const token = make()
+      const redactor = new Redactor([])
+      const line = wrap(token).trim()
+      const masked = maskLine(redactor, line)
+      expect(masked).not.toContain(token)
+      // The value joined the redactor: later outputs mask it too.
+      expect(redactor.redact(`again ${token}`)).toBe('again ***')
+    }
+  )
 
   test('a secretlint-disable comment written by the agent does not silence the scanner', async () => {
     const token = `ghp_${pick(ALNUM, 36)}`

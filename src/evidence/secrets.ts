@@ -11,7 +11,12 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { lintSource } from '@secretlint/core'
 import { rules as recommended } from '@secretlint/secretlint-rule-preset-recommend'
-import type { SecretLintCoreConfig, SecretLintRuleCreator } from '@secretlint/types'
+import type {
+  SecretLintCoreConfig,
+  SecretLintRuleContext,
+  SecretLintRuleCreator,
+  SecretLintSourceCode
+} from '@secretlint/types'
 import { Redactor } from './redact.js'
 
 export interface SecretFinding {
@@ -137,6 +142,68 @@ export async function scanText(text: string, file: string | null = null): Promis
     }
   }
   return out
+}
+
+/**
+ * The same rules, run synchronously on one line of streamed output (the live job log, where
+ * nothing can wait): each rule's `file` handler over the line and its decoded views. A rule whose
+ * handler is asynchronous or fails adds nothing here; the files are scanned in full afterwards.
+ */
+export function scanLineSync(text: string): string[] {
+  const found = new Set<string>()
+  for (const view of decodedViews(text)) {
+    const source: SecretLintSourceCode = {
+      hasBOM: false,
+      content: view,
+      filePath: undefined,
+      physicalFilePath: undefined,
+      contentType: 'text',
+      ext: '',
+      getFilePath: () => undefined,
+      getPhysicalFilePath: () => undefined,
+      locationToRange: () => [0, 0],
+      rangeToLocation: (r) => ({
+        start: { line: 1, column: r[0] },
+        end: { line: 1, column: r[1] }
+      }),
+      positionToIndex: (p) => p.column,
+      indexToPosition: (i) => ({ line: 1, column: i })
+    }
+    for (const descriptor of CONFIG.rules) {
+      const rule = descriptor.rule as SecretLintRuleCreator
+      const context: SecretLintRuleContext = {
+        sharedOptions: {},
+        createTranslator: () => (messageId) => ({
+          message: String(messageId),
+          messageId: String(messageId),
+          data: {}
+        }),
+        report: (d) => {
+          const value = view.slice(d.range[0], d.range[1])
+          if (value !== '') found.add(value)
+        },
+        ignore: () => undefined
+      }
+      try {
+        const handler = rule.create(context, descriptor.options ?? {})
+        const pending = handler.file?.(source)
+        if (pending instanceof Promise) pending.catch(() => undefined)
+      } catch {
+        // A rule that cannot run on a line: the file scan afterwards still runs it.
+      }
+    }
+  }
+  return [...found]
+}
+
+/**
+ * Masks one line of live output: known values, and token shapes found in it (which then join the
+ * redactor, so they are masked in every later output too).
+ */
+export function maskLine(redactor: Redactor, line: string): string {
+  const found = scanLineSync(line)
+  if (found.length > 0) redactor.add(found)
+  return redactor.redact(line)
 }
 
 /** The file each section of a git patch belongs to, with the lines the change adds. */

@@ -349,8 +349,10 @@ export class EgressProxy {
       // Nothing goes upstream before the ClientHello names the host that was allowed.
       let hello = head
       const timer = setTimeout(() => refuse('no ClientHello within 10 s'), HELLO_MS)
+      client.once('close', () => clearTimeout(timer))
       const refuse = (detail: string): void => {
         clearTimeout(timer)
+        if (client.destroyed) return
         client.off('data', onHello)
         o.event.allowed = false
         o.event.reason = 'sni-mismatch'

@@ -14,6 +14,7 @@ import { Redactor } from '../evidence/redact.js'
 import { filterResponse } from './reflection.js'
 import { parseClientHello } from './sni.js'
 import { parseExchange } from './transcript.js'
+import type { EgressEvent, ProxyEvent, RecordedBody, TranscriptRecord } from './records.js'
 import {
   checkHost,
   isNonPublicAddress,
@@ -43,47 +44,7 @@ export interface ProxyConfig {
   budget?: BudgetLimits
 }
 
-export interface EgressEvent {
-  type: 'egress'
-  time: string
-  kind: 'connect' | 'http' | 'credential'
-  method: string
-  host: string
-  port: number
-  allowed: boolean
-  reason?: DenyReason
-  detail?: string
-  /** The address the proxy connected to (after the checks). */
-  address?: string
-  status?: number
-  route?: string
-  /** Injected credential values masked in what the upstream answered (headers and body). */
-  reflected?: number
-  bytesUp: number
-  bytesDown: number
-  durationMs: number
-}
-
-export interface RecordedBody {
-  bytes: number
-  sha256: string
-  truncated: boolean
-  text: string
-}
-
-export interface TranscriptRecord {
-  type: 'transcript'
-  time: string
-  route: string
-  method: string
-  path: string
-  status: number
-  durationMs: number
-  request: { headers: Record<string, string>; body: RecordedBody }
-  response: { headers: Record<string, string>; body: RecordedBody }
-}
-
-export type ProxyEvent = EgressEvent | TranscriptRecord
+export type { EgressEvent, ProxyEvent, RecordedBody, TranscriptRecord } from './records.js'
 
 const HOP_BY_HOP = new Set([
   'connection',

@@ -260,20 +260,23 @@ export function ruleMatches(rule: HostRule, host: string, port: number): boolean
   return host === rule.host
 }
 
-export type DenyReason =
-  | 'bad-request'
-  | 'ip-literal'
-  | 'not-allowlisted'
-  | 'private-address'
-  | 'dns-failed'
-  | 'connect-failed'
-  | 'method-not-allowed'
-  | 'route-scope'
-  | 'bad-path'
-  | 'sni-mismatch'
-  | 'upstream-failed'
-  | 'unsupported-encoding'
-  | 'budget-exceeded'
+/** Why the proxy refused something (`reason` in egress.jsonl). */
+export const DENY_REASONS = [
+  'bad-request',
+  'ip-literal',
+  'not-allowlisted',
+  'private-address',
+  'dns-failed',
+  'connect-failed',
+  'method-not-allowed',
+  'route-scope',
+  'bad-path',
+  'sni-mismatch',
+  'upstream-failed',
+  'unsupported-encoding',
+  'budget-exceeded'
+] as const
+export type DenyReason = (typeof DENY_REASONS)[number]
 
 export type HostCheck =
   | { ok: true; host: string; mapping?: HostMapping }

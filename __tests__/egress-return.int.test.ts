@@ -11,10 +11,10 @@ import Docker from 'dockerode'
 import { ConfigurationError } from '../src/errors.js'
 import { getInputs } from '../src/inputs.js'
 import { MemoryLogger } from '../src/log.js'
-import { runPipeline } from '../src/pipeline.js'
+import { runPipeline } from '../src/pipeline/run.js'
 import { planRun } from '../src/plan.js'
-import { DockerSandbox } from '../src/sandbox/docker.js'
-import { startEgress, type EgressCapture } from '../src/egress/sidecar.js'
+import { DockerRuntime } from '../src/sandbox/docker/index.js'
+import { startEgress, type EgressCapture } from '../src/egress/session.js'
 import { parseCredential, parseHostRule } from '../src/egress/policy.js'
 import type { ProxyConfig } from '../src/egress/proxy.js'
 import {
@@ -102,7 +102,7 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
 
   beforeAll(async () => {
     const runId = uniqueId('egret-main')
-    const session = await startEgress(docker, {
+    const session = await startEgress(new DockerRuntime(docker), {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,
@@ -222,7 +222,7 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
 describe('the model budget at the proxy', () => {
   test('past max-model-tokens the proxy answers 429 with the reason', async () => {
     const runId = uniqueId('egret-budget')
-    const session = await startEgress(docker, {
+    const session = await startEgress(new DockerRuntime(docker), {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,
@@ -412,7 +412,7 @@ describe('a run whose agent leaks what it holds', () => {
     const run = await runPipeline(
       planRun(inputs),
       { task: 'leak', env: inputs.env, ...(inputs.egress ? { egress: inputs.egress } : {}) },
-      { sandbox: new DockerSandbox(docker), docker, log, proxyScript, tempRoot: tmp }
+      { runtime: new DockerRuntime(docker), log, proxyScript, tempRoot: tmp }
     )
     report = run.report
     logLines = log.lines

@@ -18,7 +18,7 @@ import {
 import { filterResponse } from '../src/egress/reflection.js'
 import { parseClientHello } from '../src/egress/sni.js'
 import { summarizeEgress } from '../src/egress/evidence.js'
-import { renderEgress } from '../src/egress/comment.js'
+import { renderEgress } from '../src/report/egress.js'
 import { StreamRedactor } from '../src/evidence/redact.js'
 import { parsePolicy } from '../src/policy.js'
 import type { Report } from '../src/report/report.js'

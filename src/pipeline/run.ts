@@ -166,8 +166,8 @@ export async function runPipeline(
     report.finishedAt = new Date().toISOString()
     report.cost.wallMs = Date.now() - Date.parse(report.startedAt)
     Object.assign(report.cost, phaseTotals(phasesRun(report)))
-    await scanOutputs(out, [JSON.stringify(report)], scannedFiles(), redactor).catch(
-      (e: unknown) => log.error(`secret scan of the outputs: ${errorMessage(e)}`)
+    await scanOutputs(out, [JSON.stringify(report)], scannedFiles(), redactor).catch((e: unknown) =>
+      log.error(`secret scan of the outputs: ${errorMessage(e)}`)
     )
     await writeOutputs(out, report, redactor).catch((e: unknown) =>
       log.error(`could not write the report: ${errorMessage(e)}`)

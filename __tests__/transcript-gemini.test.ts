@@ -1,4 +1,4 @@
-import type { TranscriptRecord } from '../src/egress/proxy.js'
+import type { TranscriptRecord } from '../src/egress/records.js'
 import { parseExchange, summarizeTranscript } from '../src/egress/transcript.js'
 
 const body = (text: string) => ({

@@ -152,7 +152,8 @@ function runnerSetup(
         : Object.fromEntries(
             Object.entries({
               'build-args': `BASE=${imageId('airlock-local/node:24-npm')}`,
-              credentials: 'ANTHROPIC=https://api.test:8443|AIRLOCK_AGENT_API_KEY|x-api-key',
+              credentials:
+                'ANTHROPIC=https://api.test:8443|AIRLOCK_AGENT_API_KEY|x-api-key|allow=POST /v1/messages',
               'host-map': `api.test=${stubs.upstream.ip}`,
               'upstream-ca': ca,
               'proxy-image': imageId('airlock-local/node:18'),

@@ -2,7 +2,7 @@
 // server-sent events reassembled, model names and token usage parsed from OpenAI-style (chat
 // completions and responses), Anthropic-style (messages) and Gemini (generateContent) bodies.
 // Pure; the input is untrusted.
-import type { TranscriptRecord } from './proxy.js'
+import type { TranscriptRecord } from './records.js'
 
 export interface SseEvent {
   event: string | null

@@ -34,7 +34,7 @@ export interface AgentPreset {
   /** The agent command; `model` (already checked) is passed to the CLI's model flag. */
   command(model: string | undefined): string
   allowHosts: string[]
-  /** The credential route (`NAME=https://upstream|SECRET_ENV|HEADER[|BASE_URL_ENV|KEY_ENV]`). */
+  /** The credential route (`NAME=https://upstream|SECRET_ENV|HEADER[|…]|allow=…`), scoped to the model API calls. */
   credentials: string
   transcript: TranscriptFormat
 }
@@ -51,7 +51,7 @@ export const PRESETS: Record<string, AgentPreset> = {
     command: (model) =>
       `claude -p ${TASK} --permission-mode acceptEdits --output-format stream-json --verbose${modelFlag('--model', model)} </dev/null`,
     allowHosts: [],
-    credentials: `ANTHROPIC=https://api.anthropic.com|${AGENT_KEY_ENV}|x-api-key`,
+    credentials: `ANTHROPIC=https://api.anthropic.com|${AGENT_KEY_ENV}|x-api-key|allow=POST /v1/messages`,
     transcript: 'anthropic-messages'
   },
   codex: {
@@ -63,7 +63,7 @@ export const PRESETS: Record<string, AgentPreset> = {
     command: (model) =>
       `mkdir -p "$HOME/.codex" && cp /opt/airlock/codex/config.toml "$HOME/.codex/config.toml" && codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox --json${modelFlag('--model', model)} ${TASK} </dev/null`,
     allowHosts: [],
-    credentials: `OPENAI=https://api.openai.com/v1|${AGENT_KEY_ENV}|bearer`,
+    credentials: `OPENAI=https://api.openai.com/v1|${AGENT_KEY_ENV}|bearer|allow=POST /responses`,
     transcript: 'openai-responses'
   },
   'gemini-cli': {
@@ -73,7 +73,7 @@ export const PRESETS: Record<string, AgentPreset> = {
     command: (model) =>
       `mkdir -p "$HOME/.gemini" && cp /opt/airlock/gemini/settings.json "$HOME/.gemini/settings.json" && gemini --yolo --skip-trust --output-format stream-json${modelFlag('--model', model)} --prompt ${TASK} </dev/null`,
     allowHosts: [],
-    credentials: `GEMINI=https://generativelanguage.googleapis.com|${AGENT_KEY_ENV}|x-goog-api-key|GOOGLE_GEMINI_BASE_URL|GEMINI_API_KEY`,
+    credentials: `GEMINI=https://generativelanguage.googleapis.com|${AGENT_KEY_ENV}|x-goog-api-key|GOOGLE_GEMINI_BASE_URL|GEMINI_API_KEY|allow=POST /v1beta/models`,
     transcript: 'gemini-generate-content'
   }
 }

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
@@ -15,6 +14,7 @@ import {
   withPolicy
 } from '../src/policy.js'
 import { eventBaseSha } from '../src/github/context.js'
+import { git as testGit } from './support/git.js'
 import type { ContentsApi, LoadedPolicy } from '../src/policy.js'
 
 describe('parsePolicy', () => {
@@ -253,17 +253,7 @@ describe('loadPolicy', () => {
   let noPolicyCommit: string
   let symlinkCommit: string
   let hugeCommit: string
-  const env = {
-    ...process.env,
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_AUTHOR_NAME: 't',
-    GIT_AUTHOR_EMAIL: 't@example.invalid',
-    GIT_COMMITTER_NAME: 't',
-    GIT_COMMITTER_EMAIL: 't@example.invalid'
-  }
-  const git = (...args: string[]): string =>
-    execFileSync('git', args, { cwd: repo, env }).toString().trim()
+  const git = (...args: string[]): string => testGit(repo, ...args).trim()
   const write = (rel: string, text: string): void => {
     fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true })
     fs.writeFileSync(path.join(repo, rel), text)

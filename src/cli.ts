@@ -177,8 +177,7 @@ export async function main(argv: string[]): Promise<number> {
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
   const policy = await policyForRun({
     read,
-    workspace: ctx.workspace,
-    env: {}
+    workspace: ctx.workspace
   })
   const run = await runInputs(read, {
     workspace: ctx.workspace,

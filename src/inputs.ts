@@ -16,7 +16,8 @@ import {
   nonNegativeNumber,
   oneOf,
   positiveInteger,
-  positiveNumber
+  positiveNumber,
+  runtimeName
 } from './input-read.js'
 import type { InputReader } from './input-read.js'
 
@@ -178,13 +179,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     )
   }
 
-  const runtime = read(INPUT.runtime) ?? DEFAULTS.runtime
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runtime)) {
-    throw new ConfigurationError(
-      INPUT.runtime,
-      `"${runtime}" is not a runtime name (e.g. runc, runsc)`
-    )
-  }
+  const runtime = runtimeName(INPUT.runtime, read(INPUT.runtime) ?? DEFAULTS.runtime)
 
   const env = envNames(read(INPUT.env), ctx.environment)
   const egress = readEgressInputs(

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import type { ParseArgsConfig } from 'node:util'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT, defaultContext, getInputs } from './inputs.js'
+import { boundedReader } from './input-bounds.js'
 import type { Logger } from './log.js'
 import { runPipeline } from './pipeline.js'
 import { planRun } from './plan.js'
@@ -114,14 +115,14 @@ function parse(argv: string[]): { command: string; values: Record<string, unknow
 }
 
 function reader(values: Record<string, unknown>): (name: string) => string | undefined {
-  return (name) => {
+  return boundedReader((name) => {
     const v = values[name]
     if (v === undefined) return undefined
     if (Array.isArray(v)) return v.length === 0 ? undefined : v.join('\n')
     if (typeof v === 'boolean') return v ? 'true' : 'false'
     const s = String(v)
     return s === '' ? undefined : s
-  }
+  })
 }
 
 class TerminalLogger implements Logger {

@@ -8,6 +8,13 @@ import { readEgressInputs } from './egress/inputs.js'
 import type { EgressInputs } from './egress/inputs.js'
 import { DEFAULT_DIFF_LIMITS } from './evidence/diff.js'
 import { checkAllowedPaths, resolveProtectedPaths } from './evidence/policy.js'
+import {
+  boundedReader,
+  outputFolder,
+  safePositiveInteger,
+  taskInput,
+  timerDuration
+} from './input-bounds.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -146,7 +153,8 @@ export const DEFAULTS = {
 
 export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   const policy = ctx.policy ?? NO_POLICY
-  const read = withPolicy(given, policy.policy)
+  // Every value (given or from the policy file) is bounded in shape before it is interpreted.
+  const read = boundedReader(withPolicy(given, policy.policy))
   const workspace = path.resolve(ctx.workspace)
   const repoPath = insidePath(INPUT.path, read(INPUT.path) ?? '.', workspace)
   const dockerfileRaw = read(INPUT.dockerfile)
@@ -231,7 +239,11 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   return {
     path: repoPath,
     ref: ref(read(INPUT.ref) ?? DEFAULTS.ref),
-    outputDir: path.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir),
+    outputDir: outputFolder(
+      INPUT.outputDir,
+      read(INPUT.outputDir) ?? DEFAULTS.outputDir,
+      path.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir)
+    ),
     dockerfile,
     image,
     buildContext: buildContext ?? (dockerfile === undefined ? undefined : path.dirname(dockerfile)),
@@ -239,19 +251,25 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
     agentCommand,
     testCommand: read(INPUT.testCommand),
-    task: task(read(INPUT.task), workspace),
+    task: taskInput(INPUT.task, read(INPUT.task), workspace),
     model: read(INPUT.model),
     network,
     allowHosts,
     ...(egress !== undefined ? { egress } : {}),
     runtime,
-    timeoutMinutes: positiveNumber(
+    timeoutMinutes: timerDuration(
       INPUT.timeoutMinutes,
-      read(INPUT.timeoutMinutes) ?? String(DEFAULTS.timeoutMinutes)
+      read(INPUT.timeoutMinutes) ?? String(DEFAULTS.timeoutMinutes),
+      60_000,
+      'minutes',
+      false
     ),
-    graceSeconds: nonNegativeNumber(
+    graceSeconds: timerDuration(
       INPUT.graceSeconds,
-      read(INPUT.graceSeconds) ?? String(DEFAULTS.graceSeconds)
+      read(INPUT.graceSeconds) ?? String(DEFAULTS.graceSeconds),
+      1000,
+      'seconds',
+      true
     ),
     memoryBytes: memory(read(INPUT.memory) ?? DEFAULTS.memory),
     cpus,
@@ -332,19 +350,12 @@ function positiveNumber(name: string, raw: string): number {
   return n
 }
 
-function nonNegativeNumber(name: string, raw: string): number {
-  const n = Number(raw.trim())
-  if (raw.trim() === '' || !Number.isFinite(n) || n < 0) {
-    throw new ConfigurationError(name, `"${raw}" must be a number of 0 or more`)
-  }
-  return n
-}
 
 function positiveInteger(name: string, raw: string): number {
   const n = positiveNumber(name, raw)
   if (!Number.isInteger(n))
     throw new ConfigurationError(name, `"${raw}" must be a whole number greater than 0`)
-  return n
+  return safePositiveInteger(name, raw)
 }
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
@@ -361,6 +372,9 @@ export function memory(raw: string): number {
     )
   }
   const bytes = Math.floor(Number(m[1]) * UNITS[unit])
+  if (!Number.isSafeInteger(bytes)) {
+    throw new ConfigurationError(INPUT.memory, `"${raw}" is too large; use a size such as 2g`)
+  }
   if (bytes < MIN_MEMORY) {
     throw new ConfigurationError(
       INPUT.memory,
@@ -456,28 +470,6 @@ function keyValues(name: string, raw: string | undefined): Record<string, string
   return out
 }
 
-function task(raw: string | undefined, workspace: string): Inputs['task'] {
-  if (raw === undefined) return { text: '', source: 'text' }
-  const single = !raw.includes('\n') && raw.length < 4096
-  if (single) {
-    const candidate = path.resolve(workspace, raw.trim())
-    const rel = path.relative(workspace, candidate)
-    if (!rel.startsWith('..') && !path.isAbsolute(rel) && rel !== '') {
-      let st: fs.Stats | undefined
-      try {
-        st = fs.lstatSync(candidate)
-      } catch {
-        st = undefined
-      }
-      if (st?.isFile()) {
-        if (st.size > 1024 * 1024)
-          throw new ConfigurationError(INPUT.task, `file "${raw}" is larger than 1 MiB`)
-        return { text: fs.readFileSync(candidate, 'utf8'), source: 'file', file: rel }
-      }
-    }
-  }
-  return { text: raw, source: 'text' }
-}
 
 function user(raw: string | undefined, hostUid: number): string {
   if (raw === undefined) {

@@ -13,6 +13,7 @@ import { planRun } from './plan.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
 import { applyMode, approveMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
+import { boundedReader } from './input-bounds.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
@@ -26,10 +27,11 @@ export const OUTPUT = {
 } as const
 const MODES = ['run', 'publish', 'approve', 'apply'] as const
 
-function readInput(name: string): string | undefined {
+/** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
+const readInput = boundedReader((name: string): string | undefined => {
   const v = core.getInput(name)
   return v === '' ? undefined : v
-}
+})
 
 /** The action's main step. */
 export async function run(): Promise<void> {

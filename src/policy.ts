@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer'
+import { boundedReader } from './input-bounds.js'
 import * as path from 'node:path'
 import YAML from 'yaml'
 import { ConfigurationError, InfrastructureError, errorMessage } from './errors.js'
@@ -431,7 +432,8 @@ export async function policyForRun(options: {
   readFile: (p: string) => string
   token?: string
 }): Promise<LoadedPolicy> {
-  const { read, env } = options
+  const { env } = options
+  const read = boundedReader(options.read)
   const base = read(POLICY_INPUT) ?? eventBaseSha(env.GITHUB_EVENT_PATH, options.readFile)
   const repository = env.GITHUB_REPOSITORY
   const api =

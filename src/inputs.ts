@@ -350,7 +350,6 @@ function positiveNumber(name: string, raw: string): number {
   return n
 }
 
-
 function positiveInteger(name: string, raw: string): number {
   const n = positiveNumber(name, raw)
   if (!Number.isInteger(n))
@@ -469,7 +468,6 @@ function keyValues(name: string, raw: string | undefined): Record<string, string
   }
   return out
 }
-
 
 function user(raw: string | undefined, hostUid: number): string {
   if (raw === undefined) {

@@ -6,6 +6,7 @@ import { INPUT, defaultContext, getInputs } from './inputs.js'
 import { boundedReader } from './input-bounds.js'
 import type { Logger } from './log.js'
 import { runPipeline } from './pipeline.js'
+import { PROVENANCE_FILE, verifyProvenance } from './evidence/provenance.js'
 import { planRun } from './plan.js'
 import { policyForRun } from './policy.js'
 import { stripControls } from './report/escape.js'
@@ -28,6 +29,10 @@ const USAGE = `airlock — run an AI coding agent in a hardened, network-isolate
 Usage:
   airlock run  [flags]     run the pipeline; writes the output folder (never talks to GitHub)
   airlock plan [flags]     print the RunPlan as JSON, run nothing
+  airlock verify DIR       check an output folder against its provenance.json, offline:
+                           exit 0 every file matches · 1 a file is changed, missing, added or
+                           not a regular file, or provenance.json is missing or invalid ·
+                           2 DIR is not a folder
   airlock cleanup --run-id ID
                            remove what a run left behind (containers, networks, volumes)
   airlock <command> --help
@@ -94,7 +99,11 @@ function optionsConfig(): ParseArgsConfig['options'] {
   return options
 }
 
-function parse(argv: string[]): { command: string; values: Record<string, unknown> } {
+function parse(argv: string[]): {
+  command: string
+  values: Record<string, unknown>
+  args: string[]
+} {
   let parsed
   try {
     parsed = parseArgs({
@@ -109,9 +118,9 @@ function parse(argv: string[]): { command: string; values: Record<string, unknow
     throw new ConfigurationError(flag, `${message}; see airlock --help`)
   }
   const [command = '', ...rest] = parsed.positionals
-  if (rest.length > 0)
+  if (rest.length > (command === 'verify' ? 1 : 0))
     throw new ConfigurationError('arguments', `unexpected "${rest.join(' ')}"; see airlock --help`)
-  return { command, values: parsed.values as Record<string, unknown> }
+  return { command, values: parsed.values as Record<string, unknown>, args: rest }
 }
 
 function reader(values: Record<string, unknown>): (name: string) => string | undefined {
@@ -146,7 +155,7 @@ class TerminalLogger implements Logger {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { command, values } = parse(argv)
+  const { command, values, args } = parse(argv)
   if (values.help === true || command === '' || command === 'help') {
     process.stdout.write(USAGE)
     return command === '' && values.help !== true ? EXIT.configuration : EXIT.ok
@@ -160,10 +169,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify(removed) + '\n')
     return EXIT.ok
   }
+  if (command === 'verify') return verifyCommand(args[0])
   if (command !== 'run' && command !== 'plan') {
     throw new ConfigurationError(
       'command',
-      `unknown command "${command}"; use run, plan or cleanup`
+      `unknown command "${command}"; use run, plan, verify or cleanup`
     )
   }
   const ctx = defaultContext()
@@ -222,6 +232,30 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
   }
+}
+
+/** `airlock verify DIR`: 0 every file matches provenance.json, 1 it does not, 2 no such folder. */
+function verifyCommand(dir: string | undefined): number {
+  if (dir === undefined)
+    throw new ConfigurationError('DIR', 'is required: the output folder to verify')
+  let st: fs.Stats | undefined
+  try {
+    st = fs.statSync(dir)
+  } catch {
+    st = undefined
+  }
+  if (!st?.isDirectory())
+    throw new ConfigurationError('DIR', `"${dir}" is not a folder; give a run's output folder`)
+  const result = verifyProvenance(dir)
+  if (result.ok) {
+    process.stdout.write(
+      `verified: ${result.matched} file(s) match ${PROVENANCE_FILE} (diff sha256 ${result.statement?.subject[0].digest.sha256}); the signature, when present, is checked with gh attestation verify\n`
+    )
+    return EXIT.ok
+  }
+  for (const p of result.problems) process.stdout.write(`mismatch: ${stripControls(p)}\n`)
+  process.stderr.write(`airlock: ${dir} does not match its ${PROVENANCE_FILE}\n`)
+  return EXIT.outcome
 }
 
 export async function cli(argv: string[]): Promise<void> {

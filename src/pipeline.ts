@@ -12,6 +12,7 @@ import { snapshotWorkspace } from './evidence/snapshot.js'
 import { collectTestReports, summarize } from './evidence/tests.js'
 import type { TestCase } from './evidence/tests.js'
 import { compareTests } from './evidence/compare.js'
+import { PROVENANCE_FILE, writeProvenance } from './evidence/provenance.js'
 import type { Logger } from './log.js'
 import type { PhasePlan, RunPlan } from './plan.js'
 import { sha256 } from './plan.js'
@@ -68,6 +69,7 @@ export const OUTPUT_FILES = {
   baselineLog: 'logs/baseline.log',
   tests: 'tests.json',
   comment: 'comment.md',
+  provenance: PROVENANCE_FILE,
   ...EGRESS_FILES
 } as const
 
@@ -413,6 +415,10 @@ export async function runPipeline(
     report.cost.peakMemoryBytes = mem.length > 0 ? Math.max(...mem) : null
     await writeOutputs(out, report, redactor).catch((e: unknown) =>
       log.error(`could not write the report: ${errorMessage(e)}`)
+    )
+    // Last of the evidence: binds every file written above.
+    await writeProvenance(out).catch((e: unknown) =>
+      log.error(`could not write ${PROVENANCE_FILE}: ${errorMessage(e)}`)
     )
     await sandbox.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
     await fs.promises.rm(tmp, { recursive: true, force: true }).catch(() => undefined)

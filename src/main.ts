@@ -13,6 +13,8 @@ import { planRun } from './plan.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
 import { applyMode, approveMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
+import { signProvenance } from './github/attest.js'
+import { getGitHubInputs } from './github/context.js'
 import { boundedReader } from './input-bounds.js'
 
 /** Names shared by the main and post steps. */
@@ -40,7 +42,15 @@ export async function run(): Promise<void> {
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
-    if (mode === 'publish') return await publishMode(readInput, new ActionLogger())
+    if (mode === 'publish') {
+      // The publish job (never the run job) signs provenance.json when it may request an id-token.
+      const log = new ActionLogger()
+      const gh = getGitHubInputs(readInput, process.env.GITHUB_WORKSPACE ?? process.cwd(), {
+        tokenRequired: true
+      })
+      if (!gh.dryRun) await signProvenance(gh.outputDir, { token: gh.token, env: process.env, log })
+      return await publishMode(readInput, log)
+    }
     if (mode === 'approve') return await approveMode(readInput, new ActionLogger())
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
     const ctx = defaultContext()

@@ -5,6 +5,7 @@ import type { AttestOptions } from '@actions/attest'
 import {
   PROVENANCE_BUNDLE_FILE,
   readStatement,
+  verifyProvenance,
   writeProvenance
 } from '../../src/evidence/provenance.js'
 import { signProvenance } from '../../src/github/attest.js'

@@ -114,7 +114,12 @@ export async function runPipeline(
     report.runner = await runnerFacts(deps.docker, plan.sandbox.runtime)
     checkCancelled()
     const image = await log.group('image', () =>
-      resolveImage(deps.docker, plan.image, { info: (l) => log.info(l) })
+      resolveImage(
+        deps.docker,
+        plan.image,
+        { info: (l) => log.info(l) },
+        { holder: plan.runId, ...(deps.signal ? { signal: deps.signal } : {}) }
+      )
     )
     recordImage(report, image)
     for (const w of image.warnings) log.warn(w)

@@ -7,6 +7,7 @@ import * as tar from 'tar-stream'
 import { ConfigurationError, InfrastructureError, errorMessage } from '../errors.js'
 import type { ImagePlan } from '../plan.js'
 import { sha256 } from '../plan.js'
+import { withBuildLock } from './build-lock.js'
 import { baseImages } from './dockerfile.js'
 import type { BaseImage } from './dockerfile.js'
 import type { ImageInfo } from './types.js'
@@ -34,13 +35,22 @@ export interface ImageLog {
   info(line: string): void
 }
 
+export interface ResolveOptions {
+  /** Who builds (the run id), written into the build lock. */
+  holder?: string
+  signal?: AbortSignal
+  /** Folder of the build locks (default: see lockDir). */
+  lockDir?: string
+}
+
 export async function resolveImage(
   docker: Docker,
   plan: ImagePlan,
-  log: ImageLog
+  log: ImageLog,
+  options: ResolveOptions = {}
 ): Promise<ImageInfo> {
   if (plan.kind === 'pinned') return resolvePinned(docker, plan.ref, log)
-  return buildImage(docker, plan, log)
+  return buildImage(docker, plan, log, options)
 }
 
 async function resolvePinned(docker: Docker, ref: string, log: ImageLog): Promise<ImageInfo> {
@@ -73,7 +83,8 @@ interface ContextEntry {
 async function buildImage(
   docker: Docker,
   plan: Extract<ImagePlan, { kind: 'build' }>,
-  log: ImageLog
+  log: ImageLog,
+  options: ResolveOptions
 ): Promise<ImageInfo> {
   const dockerfileText = await fs.promises.readFile(plan.dockerfile)
   const dockerfileSha256 = sha256(dockerfileText)
@@ -103,10 +114,11 @@ async function buildImage(
     b.digest ? [b.digest] : b.pin === 'unpinned' ? [b.ref] : []
   )
 
-  const existing = await docker.listImages({
-    filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] })
-  })
-  if (existing.length > 0) {
+  const cached = async (): Promise<ImageInfo | undefined> => {
+    const existing = await docker.listImages({
+      filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] })
+    })
+    if (existing.length === 0) return undefined
     log.info(
       `image cache hit (${existing[0].Id.slice(7, 19)}): the Dockerfile, context and build args are unchanged`
     )
@@ -119,7 +131,40 @@ async function buildImage(
       warnings
     }
   }
+  const hit = await cached()
+  if (hit) return hit
+  // One build per key at a time on this machine: a concurrent run waits, then reuses the image.
+  return withBuildLock(
+    key,
+    options.holder ?? `pid ${process.pid}`,
+    async () => {
+      const built = await cached()
+      if (built) return built
+      const id = await build(docker, plan, log, dockerfileText, entries, inContext, key)
+      return { ref: plan.dockerfile, id, baseDigests, dockerfileSha256, cached: false, warnings }
+    },
+    {
+      ...(options.lockDir !== undefined ? { dir: options.lockDir } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      onWait: (h) =>
+        log.info(
+          `waiting: this image is being built by ${h ? `${h.holder} (pid ${h.pid} on ${h.host}, since ${h.since})` : 'another run'}`
+        ),
+      onStale: (h) =>
+        log.info(`removed a stale build lock${h ? ` of ${h.holder} (pid ${h.pid} is gone)` : ''}`)
+    }
+  )
+}
 
+async function build(
+  docker: Docker,
+  plan: Extract<ImagePlan, { kind: 'build' }>,
+  log: ImageLog,
+  dockerfileText: Buffer,
+  entries: ContextEntry[],
+  inContext: boolean,
+  key: string
+): Promise<string> {
   log.info(`building the agent image from ${plan.dockerfile}`)
   const context = packContext(entries, inContext ? undefined : dockerfileText)
   const dockerfileName = inContext
@@ -150,7 +195,7 @@ async function buildImage(
     const inspect = await docker.getImage(`airlock/agent:${key.slice(0, 16)}`).inspect()
     id = inspect.Id
   }
-  return { ref: plan.dockerfile, id, baseDigests, dockerfileSha256, cached: false, warnings }
+  return id
 }
 
 function isInside(dir: string, file: string): boolean {

@@ -4,6 +4,7 @@ import type { ParseArgsConfig } from 'node:util'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT, defaultContext, getInputs } from './inputs.js'
 import { boundedReader } from './input-bounds.js'
+import { defaultTempRoot, removeRunTemps } from './workspace/temp.js'
 import type { Logger } from './log.js'
 import { runPipeline } from './pipeline.js'
 import { PROVENANCE_FILE, verifyProvenance } from './evidence/provenance.js'
@@ -34,7 +35,8 @@ Usage:
                            not a regular file, or provenance.json is missing or invalid ·
                            2 DIR is not a folder
   airlock cleanup --run-id ID
-                           remove what a run left behind (containers, networks, volumes)
+                           remove what a run left behind (containers, networks, volumes,
+                           its temporary folders under RUNNER_TEMP or the system temp folder)
   airlock <command> --help
 
 Flags (the action's inputs, same names):
@@ -166,7 +168,9 @@ export async function main(argv: string[]): Promise<number> {
     if (runId === undefined)
       throw new ConfigurationError(INPUT.runId, 'is required: the run to clean up')
     const removed = await new DockerSandbox().cleanup(runId)
-    process.stdout.write(JSON.stringify(removed) + '\n')
+    // After the containers: nothing of the run can still write into its folders.
+    const tempDirs = await removeRunTemps(defaultTempRoot(), runId)
+    process.stdout.write(JSON.stringify({ ...removed, tempDirs }) + '\n')
     return EXIT.ok
   }
   if (command === 'verify') return verifyCommand(args[0])

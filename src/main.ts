@@ -16,6 +16,7 @@ import { bool } from './inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
 import { boundedReader } from './input-bounds.js'
+import { removeRunTemps } from './workspace/temp.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
@@ -156,15 +157,7 @@ export async function cleanupAfterRun(): Promise<void> {
     if (runId === '') return
     const removed = await new DockerSandbox().cleanup(runId)
     const tempRoot = core.getState(STATE.tempRoot)
-    let dirs = 0
-    if (tempRoot !== '') {
-      for (const name of await fs.promises.readdir(tempRoot).catch(() => [] as string[])) {
-        if (name.startsWith(`airlock-${runId}-`)) {
-          await fs.promises.rm(path.join(tempRoot, name), { recursive: true, force: true })
-          dirs++
-        }
-      }
-    }
+    const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
     core.info(
       `cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`
     )

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs'
-import * as os from 'node:os'
 import * as path from 'node:path'
 import type Docker from 'dockerode'
 import { CancelledError, ConfigurationError, errorMessage } from './errors.js'
@@ -28,6 +27,7 @@ import { containerSpec } from './sandbox/spec.js'
 import type { ImageInfo, PhaseResult, Sandbox } from './sandbox/types.js'
 import { chownTree, materializeTree, prepareWorkspace } from './workspace/workspace.js'
 import type { Workspace } from './workspace/workspace.js'
+import { defaultTempRoot, makeRunTemp } from './workspace/temp.js'
 
 export interface RunSecrets {
   /** The task text (the plan only holds its hash). */
@@ -92,9 +92,7 @@ export async function runPipeline(
   const out = plan.outputDir
   await prepareOutputDir(out)
   await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), redactor.redact(secrets.task))
-  const tmp = await fs.promises.mkdtemp(
-    path.join(deps.tempRoot ?? process.env.RUNNER_TEMP ?? os.tmpdir(), `airlock-${plan.runId}-`)
-  )
+  const tmp = await makeRunTemp(deps.tempRoot ?? defaultTempRoot(), plan.runId)
   const taskFile = path.join(tmp, 'task.md')
   await fs.promises.writeFile(taskFile, secrets.task, { mode: 0o444 })
 

@@ -67,8 +67,9 @@ export interface TestRun extends RunResult {
 export async function runAirlock(
   ws: string,
   values: Record<string, string>,
-  options: { environment?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}
+  options: { environment?: NodeJS.ProcessEnv; signal?: AbortSignal; docker?: Docker } = {}
 ): Promise<TestRun> {
+  const engine = options.docker ?? docker
   const runId = values['run-id'] ?? uniqueRunId('it')
   const all: Record<string, string> = {
     path: 'repo',
@@ -93,8 +94,8 @@ export async function runAirlock(
     plan,
     { task: inputs.task.text, env: inputs.env },
     {
-      sandbox: new DockerSandbox(docker),
-      docker,
+      sandbox: new DockerSandbox(engine),
+      docker: engine,
       log,
       ...(options.signal ? { signal: options.signal } : {})
     }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { BUILD_KEY_LABEL, resolveImage } from '../src/sandbox/image.js'
+import { BUILD_KEY_LABEL, resolveImage } from '../src/sandbox/docker/image.js'
 import { BUSYBOX, docker, imageId } from './support/run.js'
 
 describe('concurrent runs of one uncached Dockerfile', () => {

@@ -18,7 +18,7 @@ import {
   uniqueRunId
 } from './support/run.js'
 
-import { verifyProvenance } from '../src/evidence/provenance.js'
+import { verifyProvenance } from '../src/report/provenance.js'
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 

@@ -6,12 +6,12 @@ import { INPUT, defaultContext, getInputs } from './inputs.js'
 import { boundedReader } from './input-bounds.js'
 import { defaultTempRoot, removeRunTemps } from './workspace/temp.js'
 import type { Logger } from './log.js'
-import { runPipeline } from './pipeline.js'
-import { PROVENANCE_FILE, verifyProvenance } from './evidence/provenance.js'
+import { runPipeline } from './pipeline/run.js'
+import { PROVENANCE_FILE, verifyProvenance } from './report/provenance.js'
 import { planRun } from './plan.js'
 import { policyForRun } from './policy.js'
 import { stripControls } from './report/escape.js'
-import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+import { DockerRuntime } from './sandbox/docker/index.js'
 
 const LIST_INPUTS = new Set<string>([
   INPUT.allowHosts,
@@ -122,7 +122,7 @@ function parse(argv: string[]): {
   const [command = '', ...rest] = parsed.positionals
   if (rest.length > (command === 'verify' ? 1 : 0))
     throw new ConfigurationError('arguments', `unexpected "${rest.join(' ')}"; see airlock --help`)
-  return { command, values: parsed.values as Record<string, unknown>, args: rest }
+  return { command, values: parsed.values, args: rest }
 }
 
 function reader(values: Record<string, unknown>): (name: string) => string | undefined {
@@ -167,7 +167,7 @@ export async function main(argv: string[]): Promise<number> {
     const runId = read(INPUT.runId)
     if (runId === undefined)
       throw new ConfigurationError(INPUT.runId, 'is required: the run to clean up')
-    const removed = await new DockerSandbox().cleanup(runId)
+    const removed = await new DockerRuntime().cleanup(runId)
     // After the containers: nothing of the run can still write into its folders.
     const tempDirs = await removeRunTemps(defaultTempRoot(), runId)
     process.stdout.write(JSON.stringify({ ...removed, tempDirs }) + '\n')
@@ -207,7 +207,6 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
-    const docker = connectDocker()
     const result = await runPipeline(
       plan,
       {
@@ -215,7 +214,7 @@ export async function main(argv: string[]): Promise<number> {
         env: inputs.env,
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
-      { sandbox: new DockerSandbox(docker), docker, log, signal: controller.signal }
+      { runtime: new DockerRuntime(), log, signal: controller.signal }
     )
     const r = result.report
     process.stderr.write(
@@ -231,6 +230,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${errorMessage(result.error)}\n`)
       return exitCodeFor(result.error)
     }
+    // A fault of the engine found by the phases themselves (no exception): still exit 3.
+    if (r.outcome === 'infrastructure-error') return EXIT.infrastructure
+    if (r.outcome === 'configuration-error') return EXIT.configuration
     return values['fail-on-outcome'] === true && r.outcome !== 'success' ? EXIT.outcome : EXIT.ok
   } finally {
     process.off('SIGINT', onSignal)

@@ -107,19 +107,6 @@ export function timerDuration(
   return n
 }
 
-/** A whole number greater than 0 that a double holds exactly. */
-export function safePositiveInteger(name: string, raw: string): number {
-  const t = raw.trim()
-  const n = Number(t)
-  if (t === '' || !Number.isSafeInteger(n) || n <= 0) {
-    throw new ConfigurationError(
-      name,
-      `"${raw}" must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`
-    )
-  }
-  return n
-}
-
 /**
  * The output folder: an existing folder, or a path whose nearest existing ancestor is a folder
  * (it is created). A file where the folder (or one of its parents) should be is refused.

@@ -7,10 +7,11 @@ import { uploadOutputFolder, writeArtifactRecord } from './github/artifact.js'
 import type { ArtifactRecord } from './github/artifact.js'
 import { ActionLogger } from './github/logger.js'
 import { defaultContext, getInputs } from './inputs.js'
-import { describePolicy, policyForRun } from './policy.js'
-import { OUTPUT_FILES, runPipeline } from './pipeline.js'
+import { describePolicy, policyForRun, policyValuesAt } from './policy.js'
+import { runPipeline } from './pipeline/run.js'
+import { OUTPUT_FILES } from './report/output.js'
 import { planRun } from './plan.js'
-import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 import { signProvenance } from './github/attest.js'
@@ -52,7 +53,7 @@ export async function run(): Promise<void> {
       if (!gh.dryRun) await signProvenance(gh.outputDir, { token: gh.token, env: process.env, log })
       return await publishMode(readInput, log)
     }
-    if (mode === 'approve') return await approveMode(readInput, new ActionLogger())
+    if (mode === 'approve') return await approveMode(readInput, new ActionLogger(), policyValuesAt)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
     const ctx = defaultContext()
     const policy = await policyForRun({
@@ -75,7 +76,6 @@ export async function run(): Promise<void> {
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const docker = connectDocker()
     const result = await runPipeline(
       plan,
       {
@@ -84,8 +84,7 @@ export async function run(): Promise<void> {
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
       {
-        sandbox: new DockerSandbox(docker),
-        docker,
+        runtime: new DockerRuntime(),
         log: new ActionLogger(),
         signal: controller.signal,
         tempRoot
@@ -155,7 +154,7 @@ export async function cleanupAfterRun(): Promise<void> {
   try {
     const runId = core.getState(STATE.runId)
     if (runId === '') return
-    const removed = await new DockerSandbox().cleanup(runId)
+    const removed = await new DockerRuntime().cleanup(runId)
     const tempRoot = core.getState(STATE.tempRoot)
     const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
     core.info(

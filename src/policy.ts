@@ -3,7 +3,7 @@ import { boundedReader } from './input-bounds.js'
 import * as path from 'node:path'
 import YAML from 'yaml'
 import { ConfigurationError, InfrastructureError, errorMessage } from './errors.js'
-import type { InputReader } from './inputs.js'
+import type { InputReader } from './input-read.js'
 import { GitError, git } from './workspace/git.js'
 
 /**
@@ -449,6 +449,25 @@ export async function policyForRun(options: {
     base,
     ...(api !== undefined ? { api } : {})
   })
+}
+
+/** The policy file's values at `base` (the clone first, then the contents API with `token`). */
+export async function policyValuesAt(at: {
+  repoPath: string
+  base: string
+  repository: string
+  token: string
+}): Promise<Record<string, string>> {
+  const loaded = await loadPolicy({
+    repoPath: at.repoPath,
+    base: at.base,
+    api: contentsApi({
+      apiUrl: process.env.GITHUB_API_URL ?? 'https://api.github.com',
+      repository: at.repository,
+      token: at.token
+    })
+  })
+  return loaded.policy.values
 }
 
 /** One line for the log: which policy applies. */

@@ -7,7 +7,7 @@ import {
   readStatement,
   verifyProvenance,
   writeProvenance
-} from '../../src/evidence/provenance.js'
+} from '../../src/report/provenance.js'
 import { signProvenance } from '../../src/github/attest.js'
 import type { Logger } from '../../src/log.js'
 import { writeOutputs } from '../../src/report/output.js'

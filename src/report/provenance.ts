@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import type { Report } from '../report/report.js'
+import type { Report } from './report.js'
 
 /**
  * provenance.json: an in-toto Statement v1 whose subject is the diff and whose predicate binds

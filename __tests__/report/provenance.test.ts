@@ -11,9 +11,9 @@ import {
   readStatement,
   verifyProvenance,
   writeProvenance
-} from '../../src/evidence/provenance.js'
+} from '../../src/report/provenance.js'
 import { writeOutputs } from '../../src/report/output.js'
-import { sampleReport } from '../report/sample.js'
+import { sampleReport } from './sample.js'
 
 const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex')
 

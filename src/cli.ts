@@ -197,8 +197,14 @@ export async function main(argv: string[]): Promise<number> {
 
   const log = new TerminalLogger(values.quiet === true)
   const controller = new AbortController()
+  const runtime = new DockerRuntime()
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (controller.signal.aborted) return
+    if (controller.signal.aborted) {
+      // A second signal (the runner's SIGTERM after SIGINT): no more grace, remove the containers.
+      process.stderr.write(`\n==> ${signal}: removing the sandbox now\n`)
+      void runtime.cleanup(plan.runId).catch(() => undefined)
+      return
+    }
     process.stderr.write(
       `\n==> ${signal}: stopping the sandbox and cleaning up (evidence so far is kept)\n`
     )
@@ -214,7 +220,7 @@ export async function main(argv: string[]): Promise<number> {
         env: inputs.env,
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
-      { runtime: new DockerRuntime(), log, signal: controller.signal }
+      { runtime, log, signal: controller.signal }
     )
     const r = result.report
     process.stderr.write(

@@ -76,6 +76,22 @@ export async function runPipeline(
   const checkCancelled = (): void => {
     if (signal?.aborted) throw new CancelledError(String(signal.reason ?? 'signal'))
   }
+  // Cancelled: the report (`cancelled`) and the evidence so far are written at once, before the
+  // containers are stopped (the runner kills the step 10 s after its first signal).
+  let early: Promise<void> | undefined
+  const onAbort = (): void => {
+    const snapshot = structuredClone(report)
+    snapshot.outcome = 'cancelled'
+    snapshot.outcomeReason = `run cancelled by ${String(signal?.reason ?? 'signal')}`
+    snapshot.finishedAt = new Date().toISOString()
+    snapshot.cost.wallMs = Date.now() - Date.parse(report.startedAt)
+    early = writeOutputs(out, snapshot, redactor)
+      .then(() => writeProvenance(out))
+      .then(() => log.info('cancelled: report.json written; stopping the sandbox'))
+      .catch((e: unknown) => log.error(`could not write the report: ${errorMessage(e)}`))
+  }
+  if (signal?.aborted) onAbort()
+  else signal?.addEventListener('abort', onAbort, { once: true })
   let caught: unknown
   try {
     await runtime.preflight(plan.sandbox.runtime)
@@ -161,6 +177,8 @@ export async function runPipeline(
   } catch (error) {
     caught = error
   } finally {
+    signal?.removeEventListener('abort', onAbort)
+    await early
     const classified = classifyOutcome(phases, report.policy.violations, caught)
     report.outcome = classified.outcome
     report.outcomeReason = classified.reason

@@ -10,6 +10,7 @@ import { sha256 } from '../../plan.js'
 import { UnpinnedBaseError, baseImages } from '../dockerfile.js'
 import type { ImageInfo, ImageLog } from '../types.js'
 import { withBuildLock } from '../build-lock.js'
+import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
 
 // The package is CommonJS (`module.exports = factory`) while its types declare a default export.
 type IgnoreFactory = (typeof dockerignoreModule)['default']
@@ -40,10 +41,7 @@ export async function resolveImage(
 
 async function resolvePinned(docker: Docker, ref: string, log: ImageLog): Promise<ImageInfo> {
   const digest = ref.slice(ref.indexOf('@') + 1)
-  let inspect = await docker
-    .getImage(ref)
-    .inspect()
-    .catch(() => undefined)
+  let inspect = await inspectImage(docker, ref)
   if (!inspect) {
     log.info(`pulling ${ref}`)
     try {
@@ -86,10 +84,7 @@ async function buildImage(
   const baseIds: string[] = []
   for (const b of bases) {
     if (b.pin === 'stage' || b.pin === 'scratch') continue
-    const found = await docker
-      .getImage(b.ref)
-      .inspect()
-      .catch(() => undefined)
+    const found = await inspectImage(docker, b.ref)
     baseIds.push(`${b.ref}=${found?.Id ?? 'absent'}`)
   }
   const entries = await contextEntries(plan.context)
@@ -100,9 +95,11 @@ async function buildImage(
   )
 
   const cached = async (): Promise<ImageInfo | undefined> => {
-    const existing = await docker.listImages({
-      filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] })
-    })
+    const existing = await withDeadline(
+      docker.listImages({ filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] }) }),
+      engineTimeoutMs(),
+      'list images'
+    )
     if (existing.length === 0) return undefined
     log.info(
       `image cache hit (${existing[0].Id.slice(7, 19)}): the Dockerfile, context and build args are unchanged`
@@ -181,6 +178,19 @@ async function build(
     id = inspect.Id
   }
   return id
+}
+
+/** The image, or undefined when the engine has none by that name; an engine fault throws. */
+async function inspectImage(
+  docker: Docker,
+  ref: string
+): Promise<Docker.ImageInspectInfo | undefined> {
+  try {
+    return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), 'image inspect')
+  } catch (error) {
+    if (isEngineError(error)) throw error
+    return undefined
+  }
 }
 
 function isInside(dir: string, file: string): boolean {

@@ -83,8 +83,7 @@ function readAs(input: string, value: string): unknown {
     return policyForRun({
       read: (n) => (n === 'policy-base' ? value : undefined),
       workspace,
-      env: {},
-      readFile: (p) => fs.readFileSync(p, 'utf8')
+      env: {}
     })
   }
   if (GITHUB_MODE_INPUTS.has(input)) {

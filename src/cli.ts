@@ -185,8 +185,7 @@ export async function main(argv: string[]): Promise<number> {
   const policy = await policyForRun({
     read,
     workspace: ctx.workspace,
-    env: {},
-    readFile: (p) => fs.readFileSync(p, 'utf8')
+    env: {}
   })
   const inputs = getInputs(read, { ...ctx, policy })
   const plan = planRun(inputs)

@@ -177,3 +177,20 @@ export function eventPullNumber(ctx: EventContext, override?: number): number | 
 }
 
 export { obj as asObject }
+
+/** The base SHA of the pull request in the event payload, if the event is about one. */
+export function eventBaseSha(
+  eventPath: string | undefined,
+  readFile: (p: string) => string
+): string | undefined {
+  if (eventPath === undefined || eventPath === '') return undefined
+  try {
+    const event = JSON.parse(readFile(eventPath)) as {
+      pull_request?: { base?: { sha?: unknown } }
+    }
+    const sha = event.pull_request?.base?.sha
+    return typeof sha === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha) ? sha : undefined
+  } catch {
+    return undefined
+  }
+}

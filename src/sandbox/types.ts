@@ -122,7 +122,7 @@ export interface EngineFacts {
 export interface Runtime {
   /** Checks the engine answers and the OCI runtime exists; throws a clear error otherwise. */
   preflight(runtime: string): Promise<void>
-  /** Never throws: unknown facts are null. */
+  /** Unknown facts are null; throws only on a fault of the engine itself. */
   engineFacts(): Promise<EngineFacts>
   /** Builds or resolves the image; builds of one key wait for each other on this machine. */
   resolveImage(

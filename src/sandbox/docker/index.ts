@@ -16,7 +16,13 @@ import type {
   Sidecar,
   SidecarSpec
 } from '../types.js'
-import { EngineFault, engineTimeoutMs, retryWhileAway, withDeadline } from '../engine-faults.js'
+import {
+  EngineFault,
+  engineTimeoutMs,
+  isEngineError,
+  retryWhileAway,
+  withDeadline
+} from '../engine-faults.js'
 import { resolveImage } from './image.js'
 import { engineFacts } from './inspect.js'
 import { runPhase } from './phase.js'
@@ -51,9 +57,18 @@ export class DockerRuntime implements Runtime {
     }
   }
 
-  /** Throws an EngineFault when the engine does not answer (the run cannot vouch for it). */
+  /**
+   * Unknown facts are null; a fault of the engine itself (connection lost, 5xx, no answer in
+   * time) throws an EngineFault: the run cannot vouch for an engine that failed mid-run.
+   */
   async engineFacts(): Promise<EngineFacts> {
-    return engineFacts(await withDeadline(this.docker.version(), engineTimeoutMs(), 'version'))
+    const version = await withDeadline(this.docker.version(), engineTimeoutMs(), 'version').catch(
+      (error: unknown) => {
+        if (isEngineError(error)) throw error
+        return undefined
+      }
+    )
+    return engineFacts(version)
   }
 
   resolveImage(

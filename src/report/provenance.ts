@@ -328,3 +328,20 @@ export function verifyProvenance(outDir: string): VerifyResult {
   if (problems.length === 0) problems.push(...reportAgrees(outDir, statement.predicate))
   return { ok: problems.length === 0, problems, statement, matched }
 }
+
+/** Evidence that does not match its statement: refused by the modes that act on it. */
+export class EvidenceMismatchError extends Error {
+  constructor(readonly problems: string[]) {
+    super(
+      `the evidence does not match its ${PROVENANCE_FILE}: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ''}`
+    )
+    this.name = 'EvidenceMismatchError'
+  }
+}
+
+/** Throws EvidenceMismatchError unless every file of the folder matches its statement. */
+export function requireMatchingStatement(outDir: string): Statement {
+  const r = verifyProvenance(outDir)
+  if (!r.ok || r.statement === undefined) throw new EvidenceMismatchError(r.problems)
+  return r.statement
+}

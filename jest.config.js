@@ -16,7 +16,11 @@ export default {
       ...common,
       displayName: 'unit',
       testMatch: ['<rootDir>/__tests__/**/*.test.ts'],
-      testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '\\.e2e\\.test\\.ts$']
+      testPathIgnorePatterns: [
+        '\\.int\\.test\\.ts$',
+        '\\.e2e\\.test\\.ts$',
+        '\\.restart\\.test\\.ts$'
+      ]
     },
     {
       ...common,
@@ -28,6 +32,14 @@ export default {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/__tests__/**/*.e2e.test.ts'],
+      globalSetup: '<rootDir>/__tests__/e2e/build-dist.mjs',
+      setupFilesAfterEnv: ['<rootDir>/__tests__/support/int-setup.ts']
+    },
+    {
+      // Restarts the Docker daemon: run alone and last (npm run test:daemon-restart).
+      ...common,
+      displayName: 'daemon-restart',
+      testMatch: ['<rootDir>/__tests__/**/*.restart.test.ts'],
       globalSetup: '<rootDir>/__tests__/e2e/build-dist.mjs',
       setupFilesAfterEnv: ['<rootDir>/__tests__/support/int-setup.ts']
     }

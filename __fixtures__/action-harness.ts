@@ -9,6 +9,7 @@ import * as fs from 'node:fs'
 import { createRequire } from 'node:module'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import { PROVENANCE_FILE, buildStatement } from '../src/report/provenance.js'
 import { renderComment } from '../src/report/comment.js'
 import type { Outcome, Report } from '../src/report/report.js'
 import { emptyReport } from '../src/report/empty.js'
@@ -240,6 +241,11 @@ export function writeRunFolder(dir: string, o: FolderOptions): Report {
   fs.writeFileSync(
     path.join(dir, 'comment.md'),
     renderComment(report, Buffer.isBuffer(patch) ? patch.toString('utf8') : patch)
+  )
+  // Written last, as the pipeline does: binds every file above.
+  fs.writeFileSync(
+    path.join(dir, PROVENANCE_FILE),
+    JSON.stringify(buildStatement(dir), null, 2) + '\n'
   )
   return report
 }

@@ -161,6 +161,25 @@ describe('apply', () => {
     expect(world.api.writes()).toEqual([])
   })
 
+  test.each([
+    [
+      'a changed byte in comment.md',
+      () => fs.appendFileSync(path.join(world.out, 'comment.md'), ' ')
+    ],
+    ['a file added', () => fs.writeFileSync(path.join(world.out, 'extra.txt'), 'x')],
+    ['no provenance.json', () => fs.rmSync(path.join(world.out, 'provenance.json'))]
+  ])(
+    'evidence that does not match its statement is refused (%s): nothing is written',
+    async (_what, tamper) => {
+      approveGate()
+      tamper()
+      const run = await apply()
+      expect(run.code).toBe(1)
+      expect(run.stdout).toContain('the evidence does not match its provenance.json')
+      expect(world.api.writes()).toEqual([])
+    }
+  )
+
   test('workflow_dispatch: a new branch and a draft pull request', async () => {
     const payload = webhook('workflow_dispatch', undefined, (p) => {
       p.ref = 'refs/heads/main'

@@ -18,6 +18,8 @@ import {
   uniqueRunId
 } from './support/run.js'
 
+import { verifyProvenance } from '../src/report/provenance.js'
+
 beforeAll(() => buildDist())
 
 describe('the pipeline', () => {
@@ -70,6 +72,16 @@ describe('the pipeline', () => {
     git(repo, 'apply', path.join(out, 'diff.patch'))
     expect(read(path.join(repo, 'src/a.txt'))).toBe('one\ntwo\n')
     expect(await leftovers(run.report.runId)).toBe(0)
+    // provenance.json binds every file of the folder; a changed byte is found.
+    const verified = verifyProvenance(out)
+    expect(verified.problems).toEqual([])
+    expect(verified.statement?.subject[0].digest.sha256).toBe(report.diff.sha256)
+    expect(verified.statement?.predicate.image.id).toBe(report.image.id)
+    expect(verified.statement?.predicate.sandbox).toMatchObject({ readOnlyRootfs: true })
+    fs.appendFileSync(path.join(out, 'logs/tests.log'), ' ')
+    expect(verifyProvenance(out).problems).toEqual([
+      expect.stringMatching(/^logs\/tests\.log: changed/)
+    ])
   })
 
   it('reports failing tests as tests-failed', async () => {
@@ -193,6 +205,24 @@ describe('the CLI', () => {
     const unknown = cliSync(['run', '--no-such-flag'], ws)
     expect(unknown.status).toBe(2)
     expect(unknown.stderr.toString()).toMatch(/--no-such-flag/)
+    // An output folder that is a file: exit 2 naming the flag (not a raw ENOTDIR, exit 3).
+    fs.writeFileSync(path.join(ws, 'out-file'), 'x')
+    const outFile = cliSync(
+      [
+        'run',
+        '--path',
+        'repo',
+        '--dockerfile',
+        'agent/Dockerfile',
+        '--agent-command',
+        'true',
+        '--output-dir',
+        'out-file/sub'
+      ],
+      ws
+    )
+    expect(outFile.status).toBe(2)
+    expect(outFile.stderr.toString()).toMatch(/output-dir: "out-file\/sub" cannot be created/)
     const plan = cliSync(
       [
         'plan',

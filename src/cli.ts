@@ -1,9 +1,13 @@
+import * as fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { ParseArgsConfig } from 'node:util'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT, defaultContext, getInputs } from './inputs.js'
+import { boundedReader } from './input-bounds.js'
+import { defaultTempRoot, removeRunTemps } from './workspace/temp.js'
 import type { Logger } from './log.js'
 import { runPipeline } from './pipeline/run.js'
+import { PROVENANCE_FILE, verifyProvenance } from './report/provenance.js'
 import { planRun } from './plan.js'
 import { policyForRun } from './policy.js'
 import { AGENT_INPUT, AGENT_KEY_ENV, PRESETS } from './presets/presets.js'
@@ -28,8 +32,13 @@ const USAGE = `airlock — run an AI coding agent in a hardened, network-isolate
 Usage:
   airlock run  [flags]     run the pipeline; writes the output folder (never talks to GitHub)
   airlock plan [flags]     print the RunPlan as JSON, run nothing
+  airlock verify DIR       check an output folder against its provenance.json, offline:
+                           exit 0 every file matches · 1 a file is changed, missing, added or
+                           not a regular file, or provenance.json is missing or invalid ·
+                           2 DIR is not a folder
   airlock cleanup --run-id ID
-                           remove what a run left behind (containers, networks, volumes)
+                           remove what a run left behind (containers, networks, volumes,
+                           its temporary folders under RUNNER_TEMP or the system temp folder)
   airlock <command> --help
 
 Flags (the action's inputs, same names):
@@ -101,7 +110,11 @@ function optionsConfig(): ParseArgsConfig['options'] {
   return options
 }
 
-function parse(argv: string[]): { command: string; values: Record<string, unknown> } {
+function parse(argv: string[]): {
+  command: string
+  values: Record<string, unknown>
+  args: string[]
+} {
   let parsed
   try {
     parsed = parseArgs({
@@ -116,20 +129,20 @@ function parse(argv: string[]): { command: string; values: Record<string, unknow
     throw new ConfigurationError(flag, `${message}; see airlock --help`)
   }
   const [command = '', ...rest] = parsed.positionals
-  if (rest.length > 0)
+  if (rest.length > (command === 'verify' ? 1 : 0))
     throw new ConfigurationError('arguments', `unexpected "${rest.join(' ')}"; see airlock --help`)
-  return { command, values: parsed.values }
+  return { command, values: parsed.values, args: rest }
 }
 
 function reader(values: Record<string, unknown>): (name: string) => string | undefined {
-  return (name) => {
+  return boundedReader((name) => {
     const v = values[name]
     if (v === undefined) return undefined
     if (Array.isArray(v)) return v.length === 0 ? undefined : v.join('\n')
     if (typeof v === 'boolean') return v ? 'true' : 'false'
     const s = String(v)
     return s === '' ? undefined : s
-  }
+  })
 }
 
 class TerminalLogger implements Logger {
@@ -153,7 +166,7 @@ class TerminalLogger implements Logger {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { command, values } = parse(argv)
+  const { command, values, args } = parse(argv)
   if (values.help === true || command === '' || command === 'help') {
     process.stdout.write(USAGE)
     return command === '' && values.help !== true ? EXIT.configuration : EXIT.ok
@@ -164,13 +177,16 @@ export async function main(argv: string[]): Promise<number> {
     if (runId === undefined)
       throw new ConfigurationError(INPUT.runId, 'is required: the run to clean up')
     const removed = await new DockerRuntime().cleanup(runId)
-    process.stdout.write(JSON.stringify(removed) + '\n')
+    // After the containers: nothing of the run can still write into its folders.
+    const tempDirs = await removeRunTemps(defaultTempRoot(), runId)
+    process.stdout.write(JSON.stringify({ ...removed, tempDirs }) + '\n')
     return EXIT.ok
   }
+  if (command === 'verify') return verifyCommand(args[0])
   if (command !== 'run' && command !== 'plan') {
     throw new ConfigurationError(
       'command',
-      `unknown command "${command}"; use run, plan or cleanup`
+      `unknown command "${command}"; use run, plan, verify or cleanup`
     )
   }
   const ctx = defaultContext()
@@ -193,8 +209,14 @@ export async function main(argv: string[]): Promise<number> {
 
   const log = new TerminalLogger(values.quiet === true)
   const controller = new AbortController()
+  const runtime = new DockerRuntime()
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (controller.signal.aborted) return
+    if (controller.signal.aborted) {
+      // A second signal (the runner's SIGTERM after SIGINT): no more grace, remove the containers.
+      process.stderr.write(`\n==> ${signal}: removing the sandbox now\n`)
+      void runtime.cleanup(plan.runId).catch(() => undefined)
+      return
+    }
     process.stderr.write(
       `\n==> ${signal}: stopping the sandbox and cleaning up (evidence so far is kept)\n`
     )
@@ -210,7 +232,7 @@ export async function main(argv: string[]): Promise<number> {
         env: inputs.env,
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
-      { runtime: new DockerRuntime(), log, signal: controller.signal }
+      { runtime, log, signal: controller.signal }
     )
     const r = result.report
     process.stderr.write(
@@ -234,6 +256,30 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
   }
+}
+
+/** `airlock verify DIR`: 0 every file matches provenance.json, 1 it does not, 2 no such folder. */
+function verifyCommand(dir: string | undefined): number {
+  if (dir === undefined)
+    throw new ConfigurationError('DIR', 'is required: the output folder to verify')
+  let st: fs.Stats | undefined
+  try {
+    st = fs.statSync(dir)
+  } catch {
+    st = undefined
+  }
+  if (!st?.isDirectory())
+    throw new ConfigurationError('DIR', `"${dir}" is not a folder; give a run's output folder`)
+  const result = verifyProvenance(dir)
+  if (result.ok) {
+    process.stdout.write(
+      `verified: ${result.matched} file(s) match ${PROVENANCE_FILE} (diff sha256 ${result.statement?.subject[0].digest.sha256}); the signature, when present, is checked with gh attestation verify\n`
+    )
+    return EXIT.ok
+  }
+  for (const p of result.problems) process.stdout.write(`mismatch: ${stripControls(p)}\n`)
+  process.stderr.write(`airlock: ${dir} does not match its ${PROVENANCE_FILE}\n`)
+  return EXIT.outcome
 }
 
 export async function cli(argv: string[]): Promise<void> {

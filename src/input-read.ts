@@ -48,6 +48,11 @@ export function positiveInteger(name: string, raw: string): number {
   const n = positiveNumber(name, raw)
   if (!Number.isInteger(n))
     throw new ConfigurationError(name, `"${raw}" must be a whole number greater than 0`)
+  if (!Number.isSafeInteger(n))
+    throw new ConfigurationError(
+      name,
+      `"${raw}" must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`
+    )
   return n
 }
 
@@ -75,6 +80,9 @@ export function memory(raw: string, name: string = INPUT.memory): number {
     )
   }
   const bytes = Math.floor(Number(m[1]) * UNITS[unit])
+  if (!Number.isSafeInteger(bytes)) {
+    throw new ConfigurationError(INPUT.memory, `"${raw}" is too large; use a size such as 2g`)
+  }
   if (bytes < MIN_MEMORY) {
     throw new ConfigurationError(name, `"${raw}" is below Docker's minimum of 6m; use at least 6m`)
   }

@@ -13,13 +13,13 @@ import {
   bool,
   list,
   memory,
-  nonNegativeNumber,
   oneOf,
   positiveInteger,
   positiveNumber,
   runtimeName
 } from './input-read.js'
 import type { InputReader } from './input-read.js'
+import { boundedReader, outputFolder, taskInput, timerDuration } from './input-bounds.js'
 
 export { INPUT } from './input-names.js'
 export { bool, list, memory } from './input-read.js'
@@ -121,7 +121,8 @@ export const DEFAULTS = {
 
 export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   const policy = ctx.policy ?? NO_POLICY
-  const read = withPolicy(given, policy.policy)
+  // Every value (given or from the policy file) is bounded in shape before it is interpreted.
+  const read = boundedReader(withPolicy(given, policy.policy))
   const workspace = path.resolve(ctx.workspace)
   const repoPath = insidePath(INPUT.path, read(INPUT.path) ?? '.', workspace)
   const dockerfileRaw = read(INPUT.dockerfile)
@@ -202,7 +203,11 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   return {
     path: repoPath,
     ref: ref(read(INPUT.ref) ?? DEFAULTS.ref),
-    outputDir: path.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir),
+    outputDir: outputFolder(
+      INPUT.outputDir,
+      read(INPUT.outputDir) ?? DEFAULTS.outputDir,
+      path.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir)
+    ),
     dockerfile,
     image,
     buildContext: buildContext ?? (dockerfile === undefined ? undefined : path.dirname(dockerfile)),
@@ -210,20 +215,26 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
     agentCommand,
     testCommand: read(INPUT.testCommand),
-    task: task(read(INPUT.task), workspace),
+    task: taskInput(INPUT.task, read(INPUT.task), workspace),
     model: read(INPUT.model),
     ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),
     network,
     allowHosts,
     ...(egress !== undefined ? { egress } : {}),
     runtime,
-    timeoutMinutes: positiveNumber(
+    timeoutMinutes: timerDuration(
       INPUT.timeoutMinutes,
-      read(INPUT.timeoutMinutes) ?? String(DEFAULTS.timeoutMinutes)
+      read(INPUT.timeoutMinutes) ?? String(DEFAULTS.timeoutMinutes),
+      60_000,
+      'minutes',
+      false
     ),
-    graceSeconds: nonNegativeNumber(
+    graceSeconds: timerDuration(
       INPUT.graceSeconds,
-      read(INPUT.graceSeconds) ?? String(DEFAULTS.graceSeconds)
+      read(INPUT.graceSeconds) ?? String(DEFAULTS.graceSeconds),
+      1000,
+      'seconds',
+      true
     ),
     memoryBytes: memory(read(INPUT.memory) ?? DEFAULTS.memory),
     cpus,
@@ -358,29 +369,6 @@ function keyValues(name: string, raw: string | undefined): Record<string, string
     out[key] = t.slice(eq + 1)
   }
   return out
-}
-
-function task(raw: string | undefined, workspace: string): Inputs['task'] {
-  if (raw === undefined) return { text: '', source: 'text' }
-  const single = !raw.includes('\n') && raw.length < 4096
-  if (single) {
-    const candidate = path.resolve(workspace, raw.trim())
-    const rel = path.relative(workspace, candidate)
-    if (!rel.startsWith('..') && !path.isAbsolute(rel) && rel !== '') {
-      let st: fs.Stats | undefined
-      try {
-        st = fs.lstatSync(candidate)
-      } catch {
-        st = undefined
-      }
-      if (st?.isFile()) {
-        if (st.size > 1024 * 1024)
-          throw new ConfigurationError(INPUT.task, `file "${raw}" is larger than 1 MiB`)
-        return { text: fs.readFileSync(candidate, 'utf8'), source: 'file', file: rel }
-      }
-    }
-  }
-  return { text: raw, source: 'text' }
 }
 
 function user(raw: string | undefined, hostUid: number): string {

@@ -18,15 +18,20 @@ import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 import { runInputs } from './presets/run-inputs.js'
+import { signProvenance } from './github/attest.js'
+import { getGitHubInputs } from './github/context.js'
+import { boundedReader } from './input-bounds.js'
+import { removeRunTemps } from './workspace/temp.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
 const MODES = ['run', 'publish', 'approve', 'apply'] as const
 
-function readInput(name: string): string | undefined {
+/** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
+const readInput = boundedReader((name: string): string | undefined => {
   const v = core.getInput(name)
   return v === '' ? undefined : v
-}
+})
 
 /** The contents API (read only) for the policy file when the base is not in the clone. */
 function policyApi(token: string | undefined): { api?: ContentsApi } {
@@ -43,7 +48,15 @@ export async function run(): Promise<void> {
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
-    if (mode === 'publish') return await publishMode(readInput, new ActionLogger())
+    if (mode === 'publish') {
+      // The publish job (never the run job) signs provenance.json when it may request an id-token.
+      const log = new ActionLogger()
+      const gh = getGitHubInputs(readInput, process.env.GITHUB_WORKSPACE ?? process.cwd(), {
+        tokenRequired: true
+      })
+      if (!gh.dryRun) await signProvenance(gh.outputDir, { token: gh.token, env: process.env, log })
+      return await publishMode(readInput, log)
+    }
     if (mode === 'approve') return await approveMode(readInput, new ActionLogger(), policyValuesAt)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
     const ctx = defaultContext()
@@ -119,15 +132,7 @@ export async function cleanupAfterRun(): Promise<void> {
     if (runId === '') return
     const removed = await new DockerRuntime().cleanup(runId)
     const tempRoot = core.getState(STATE.tempRoot)
-    let dirs = 0
-    if (tempRoot !== '') {
-      for (const name of await fs.promises.readdir(tempRoot).catch(() => [] as string[])) {
-        if (name.startsWith(`airlock-${runId}-`)) {
-          await fs.promises.rm(path.join(tempRoot, name), { recursive: true, force: true })
-          dirs++
-        }
-      }
-    }
+    const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
     core.info(
       `cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`
     )

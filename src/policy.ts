@@ -1,4 +1,5 @@
 import type { Buffer } from 'node:buffer'
+import { boundedReader } from './input-bounds.js'
 import * as path from 'node:path'
 import YAML from 'yaml'
 import { ConfigurationError, InfrastructureError, errorMessage } from './errors.js'
@@ -383,7 +384,7 @@ export async function policyForRun(options: {
   eventBase?: string
   api?: ContentsApi
 }): Promise<LoadedPolicy> {
-  const { read } = options
+  const read = boundedReader(options.read)
   return loadPolicy({
     repoPath: path.resolve(options.workspace, read('path') ?? '.'),
     base: read(POLICY_INPUT) ?? options.eventBase,

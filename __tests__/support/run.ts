@@ -56,8 +56,9 @@ export interface TestRun extends RunResult {
 export async function runAirlock(
   ws: string,
   values: Record<string, string>,
-  options: { environment?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}
+  options: { environment?: NodeJS.ProcessEnv; signal?: AbortSignal; docker?: Docker } = {}
 ): Promise<TestRun> {
+  const engine = options.docker ?? docker
   const runId = values['run-id'] ?? uniqueRunId('it')
   const all: Record<string, string> = {
     path: 'repo',
@@ -82,7 +83,7 @@ export async function runAirlock(
     plan,
     { task: inputs.task.text, env: inputs.env },
     {
-      runtime: new DockerRuntime(docker),
+      runtime: new DockerRuntime(engine),
       log,
       ...(options.signal ? { signal: options.signal } : {})
     }

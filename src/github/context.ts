@@ -2,6 +2,7 @@ import * as fs from 'node:fs'
 import { ConfigurationError } from '../errors.js'
 import { bool, list } from '../input-read.js'
 import type { InputReader } from '../input-read.js'
+import { boundedReader } from '../input-bounds.js'
 import type { Outcome } from '../report/report.js'
 import { OUTCOMES } from './evidence.js'
 
@@ -52,6 +53,7 @@ export function getGitHubInputs(
   workspace: string,
   options: { tokenRequired: boolean }
 ): GitHubInputs {
+  read = boundedReader(read)
   const token = read(GITHUB_INPUT.githubToken) ?? ''
   if (token === '' && options.tokenRequired) {
     throw new ConfigurationError(
@@ -80,7 +82,7 @@ export function getGitHubInputs(
   let pullRequest: number | undefined
   if (prRaw !== undefined) {
     pullRequest = Number(prRaw)
-    if (!Number.isInteger(pullRequest) || pullRequest <= 0) {
+    if (!Number.isSafeInteger(pullRequest) || pullRequest <= 0) {
       throw new ConfigurationError(
         GITHUB_INPUT.pullRequest,
         `"${prRaw}" is not a pull request number`

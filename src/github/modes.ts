@@ -15,6 +15,7 @@ import type { FileReader } from './contents.js'
 import type { EventContext, GitHubInputs } from './context.js'
 import { GITHUB_OUTPUT, eventPullNumber, getGitHubInputs, readEventContext } from './context.js'
 import { readEvidence } from './evidence.js'
+import { requireMatchingStatement } from '../report/provenance.js'
 import { publishRun } from './publish.js'
 import { Writes, resolveIdentity } from './writes.js'
 import type { WriteCall } from './writes.js'
@@ -163,6 +164,8 @@ export async function approveMode(
 export async function applyMode(read: InputReader, log: Logger): Promise<void> {
   const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
   const ctx = readEventContext()
+  // Only evidence that matches its provenance statement is applied (a changed byte refuses).
+  requireMatchingStatement(inputs.outputDir)
   const evidence = readEvidence(inputs.outputDir)
   const { octokit, writes } = setup(inputs, log)
   const result = await applyRun(

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs'
-import * as os from 'node:os'
 import * as path from 'node:path'
 import { CancelledError, errorMessage } from '../errors.js'
 import type { EgressInputs } from '../egress/inputs.js'
 import { captureDiff } from '../evidence/capture.js'
 import { phaseTotals, tokenUsage } from '../evidence/cost.js'
 import { readUsage, runnerFacts } from '../evidence/metadata.js'
+import { writeProvenance } from '../report/provenance.js'
 import { Redactor } from '../evidence/redact.js'
 import { maskLine, runSecretValues, scanOutputs } from '../evidence/secrets.js'
 import { maskingLogger } from '../log.js'
@@ -17,6 +17,7 @@ import type { PhaseReport, Report } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { ImageInfo, Runtime } from '../sandbox/types.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
+import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { closeEgress, openEgress } from './egress.js'
 import { classifyOutcome } from './outcome.js'
 import type { PhaseOutcomes } from './outcome.js'
@@ -78,13 +79,33 @@ export async function runPipeline(
   const checkCancelled = (): void => {
     if (signal?.aborted) throw new CancelledError(String(signal.reason ?? 'signal'))
   }
+  // Cancelled: the report (`cancelled`) and the evidence so far are written at once, before the
+  // containers are stopped (the runner kills the step 10 s after its first signal).
+  let early: Promise<void> | undefined
+  const onAbort = (): void => {
+    const snapshot = structuredClone(report)
+    snapshot.outcome = 'cancelled'
+    snapshot.outcomeReason = `run cancelled by ${String(signal?.reason ?? 'signal')}`
+    snapshot.finishedAt = new Date().toISOString()
+    snapshot.cost.wallMs = Date.now() - Date.parse(report.startedAt)
+    early = writeOutputs(out, snapshot, redactor)
+      .then(() => writeProvenance(out))
+      .then(() => log.info('cancelled: report.json written; stopping the sandbox'))
+      .catch((e: unknown) => log.error(`could not write the report: ${errorMessage(e)}`))
+  }
+  if (signal?.aborted) onAbort()
+  else signal?.addEventListener('abort', onAbort, { once: true })
   let caught: unknown
   try {
     await runtime.preflight(plan.sandbox.runtime)
     report.runner = runnerFacts(await runtime.engineFacts(), plan.sandbox.runtime)
     checkCancelled()
     const image = await log.group('image', () =>
-      runtime.resolveImage(plan.image, { info: (l) => log.info(l) })
+      runtime.resolveImage(
+        plan.image,
+        { info: (l) => log.info(l) },
+        { holder: plan.runId, ...(signal ? { signal } : {}) }
+      )
     )
     recordImage(report, image)
     for (const w of image.warnings) log.warn(w)
@@ -159,6 +180,8 @@ export async function runPipeline(
   } catch (error) {
     caught = error
   } finally {
+    signal?.removeEventListener('abort', onAbort)
+    await early
     const classified = classifyOutcome(phases, report.policy.violations, caught)
     report.outcome = classified.outcome
     report.outcomeReason = classified.reason
@@ -171,6 +194,10 @@ export async function runPipeline(
     )
     await writeOutputs(out, report, redactor).catch((e: unknown) =>
       log.error(`could not write the report: ${errorMessage(e)}`)
+    )
+    // Last of the evidence: binds every file written above.
+    await writeProvenance(out).catch((e: unknown) =>
+      log.error(`could not write ${OUTPUT_FILES.provenance}: ${errorMessage(e)}`)
     )
     await runtime.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
     await fs.promises.rm(tmp, { recursive: true, force: true }).catch(() => undefined)
@@ -206,9 +233,7 @@ async function prepareFolders(
   for (const f of Object.values(OUTPUT_FILES))
     await fs.promises.rm(path.join(out, f), { force: true })
   await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), redactor.redact(task))
-  const tmp = await fs.promises.mkdtemp(
-    path.join(tempRoot ?? process.env.RUNNER_TEMP ?? os.tmpdir(), `airlock-${plan.runId}-`)
-  )
+  const tmp = await makeRunTemp(tempRoot ?? defaultTempRoot(), plan.runId)
   await fs.promises.writeFile(path.join(tmp, 'task.md'), task, { mode: 0o444 })
   return tmp
 }

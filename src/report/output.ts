@@ -16,6 +16,8 @@ export const OUTPUT_FILES = {
   baselineLog: 'logs/baseline.log',
   tests: 'tests.json',
   comment: 'comment.md',
+  /** Written last: binds every other file (report/provenance.ts). */
+  provenance: 'provenance.json',
   ...EGRESS_FILES
 } as const
 

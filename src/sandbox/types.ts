@@ -122,10 +122,14 @@ export interface EngineFacts {
 export interface Runtime {
   /** Checks the engine answers and the OCI runtime exists; throws a clear error otherwise. */
   preflight(runtime: string): Promise<void>
-  /** Never throws: unknown facts are null. */
+  /** Unknown facts are null; throws only on a fault of the engine itself. */
   engineFacts(): Promise<EngineFacts>
-  /** Builds (with its cache) or resolves the agent image; refuses unpinned bases. */
-  resolveImage(plan: ImagePlan, log: ImageLog): Promise<ImageInfo>
+  /** Builds or resolves the image; builds of one key wait for each other on this machine. */
+  resolveImage(
+    plan: ImagePlan,
+    log: ImageLog,
+    options?: { holder?: string; signal?: AbortSignal }
+  ): Promise<ImageInfo>
   /** create → start → wait with the deadline → TERM/grace/KILL → inspect → remove. */
   runPhase(spec: ContainerSpec, options: RunOptions): Promise<PhaseResult>
   createNetwork(spec: NetworkSpec): Promise<Network>

@@ -9,6 +9,8 @@ import type { ImagePlan } from '../../plan.js'
 import { sha256 } from '../../plan.js'
 import { UnpinnedBaseError, baseImages } from '../dockerfile.js'
 import type { ImageInfo, ImageLog } from '../types.js'
+import { withBuildLock } from '../build-lock.js'
+import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
 
 // The package is CommonJS (`module.exports = factory`) while its types declare a default export.
 type IgnoreFactory = (typeof dockerignoreModule)['default']
@@ -19,21 +21,27 @@ const dockerignore: IgnoreFactory =
 export const BUILD_KEY_LABEL = 'dev.airlock.build-key'
 const DOCKERFILE_IN_CONTEXT = '.airlock.Dockerfile'
 
+export interface ResolveOptions {
+  /** Who builds (the run id), written into the build lock. */
+  holder?: string
+  signal?: AbortSignal
+  /** Folder of the build locks (default: see lockDir). */
+  lockDir?: string
+}
+
 export async function resolveImage(
   docker: Docker,
   plan: ImagePlan,
-  log: ImageLog
+  log: ImageLog,
+  options: ResolveOptions = {}
 ): Promise<ImageInfo> {
   if (plan.kind === 'pinned') return resolvePinned(docker, plan.ref, log)
-  return buildImage(docker, plan, log)
+  return buildImage(docker, plan, log, options)
 }
 
 async function resolvePinned(docker: Docker, ref: string, log: ImageLog): Promise<ImageInfo> {
   const digest = ref.slice(ref.indexOf('@') + 1)
-  let inspect = await docker
-    .getImage(ref)
-    .inspect()
-    .catch(() => undefined)
+  let inspect = await inspectImage(docker, ref)
   if (!inspect) {
     log.info(`pulling ${ref}`)
     try {
@@ -58,7 +66,8 @@ interface ContextEntry {
 async function buildImage(
   docker: Docker,
   plan: Extract<ImagePlan, { kind: 'build' }>,
-  log: ImageLog
+  log: ImageLog,
+  options: ResolveOptions
 ): Promise<ImageInfo> {
   const dockerfileText = await fs.promises.readFile(plan.dockerfile)
   const dockerfileSha256 = sha256(dockerfileText)
@@ -75,10 +84,7 @@ async function buildImage(
   const baseIds: string[] = []
   for (const b of bases) {
     if (b.pin === 'stage' || b.pin === 'scratch') continue
-    const found = await docker
-      .getImage(b.ref)
-      .inspect()
-      .catch(() => undefined)
+    const found = await inspectImage(docker, b.ref)
     baseIds.push(`${b.ref}=${found?.Id ?? 'absent'}`)
   }
   const entries = await contextEntries(plan.context)
@@ -88,10 +94,13 @@ async function buildImage(
     b.digest ? [b.digest] : b.pin === 'unpinned' ? [b.ref] : []
   )
 
-  const existing = await docker.listImages({
-    filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] })
-  })
-  if (existing.length > 0) {
+  const cached = async (): Promise<ImageInfo | undefined> => {
+    const existing = await withDeadline(
+      docker.listImages({ filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] }) }),
+      engineTimeoutMs(),
+      'list images'
+    )
+    if (existing.length === 0) return undefined
     log.info(
       `image cache hit (${existing[0].Id.slice(7, 19)}): the Dockerfile, context and build args are unchanged`
     )
@@ -104,7 +113,40 @@ async function buildImage(
       warnings
     }
   }
+  const hit = await cached()
+  if (hit) return hit
+  // One build per key at a time on this machine: a concurrent run waits, then reuses the image.
+  return withBuildLock(
+    key,
+    options.holder ?? `pid ${process.pid}`,
+    async () => {
+      const built = await cached()
+      if (built) return built
+      const id = await build(docker, plan, log, dockerfileText, entries, inContext, key)
+      return { ref: plan.dockerfile, id, baseDigests, dockerfileSha256, cached: false, warnings }
+    },
+    {
+      ...(options.lockDir !== undefined ? { dir: options.lockDir } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      onWait: (h) =>
+        log.info(
+          `waiting: this image is being built by ${h ? `${h.holder} (pid ${h.pid} on ${h.host}, since ${h.since})` : 'another run'}`
+        ),
+      onStale: (h) =>
+        log.info(`removed a stale build lock${h ? ` of ${h.holder} (pid ${h.pid} is gone)` : ''}`)
+    }
+  )
+}
 
+async function build(
+  docker: Docker,
+  plan: Extract<ImagePlan, { kind: 'build' }>,
+  log: ImageLog,
+  dockerfileText: Buffer,
+  entries: ContextEntry[],
+  inContext: boolean,
+  key: string
+): Promise<string> {
   log.info(`building the agent image from ${plan.dockerfile}`)
   const context = packContext(entries, inContext ? undefined : dockerfileText)
   const dockerfileName = inContext
@@ -135,7 +177,20 @@ async function buildImage(
     const inspect = await docker.getImage(`airlock/agent:${key.slice(0, 16)}`).inspect()
     id = inspect.Id
   }
-  return { ref: plan.dockerfile, id, baseDigests, dockerfileSha256, cached: false, warnings }
+  return id
+}
+
+/** The image, or undefined when the engine has none by that name; an engine fault throws. */
+async function inspectImage(
+  docker: Docker,
+  ref: string
+): Promise<Docker.ImageInspectInfo | undefined> {
+  try {
+    return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), 'image inspect')
+  } catch (error) {
+    if (isEngineError(error)) throw error
+    return undefined
+  }
 }
 
 function isInside(dir: string, file: string): boolean {

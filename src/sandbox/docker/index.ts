@@ -16,6 +16,13 @@ import type {
   Sidecar,
   SidecarSpec
 } from '../types.js'
+import {
+  EngineFault,
+  engineTimeoutMs,
+  isEngineError,
+  retryWhileAway,
+  withDeadline
+} from '../engine-faults.js'
 import { resolveImage } from './image.js'
 import { engineFacts } from './inspect.js'
 import { runPhase } from './phase.js'
@@ -35,7 +42,9 @@ export class DockerRuntime implements Runtime {
   async preflight(runtime: string): Promise<void> {
     let info: { Runtimes?: Record<string, unknown> }
     try {
-      info = (await this.docker.info()) as { Runtimes?: Record<string, unknown> }
+      info = (await withDeadline(this.docker.info(), engineTimeoutMs(), 'info')) as {
+        Runtimes?: Record<string, unknown>
+      }
     } catch (error) {
       throw dockerUnreachable(error)
     }
@@ -48,12 +57,26 @@ export class DockerRuntime implements Runtime {
     }
   }
 
+  /**
+   * Unknown facts are null; a fault of the engine itself (connection lost, 5xx, no answer in
+   * time) throws an EngineFault: the run cannot vouch for an engine that failed mid-run.
+   */
   async engineFacts(): Promise<EngineFacts> {
-    return engineFacts(await this.docker.version().catch(() => undefined))
+    const version = await withDeadline(this.docker.version(), engineTimeoutMs(), 'version').catch(
+      (error: unknown) => {
+        if (isEngineError(error)) throw error
+        return undefined
+      }
+    )
+    return engineFacts(version)
   }
 
-  resolveImage(plan: ImagePlan, log: ImageLog): Promise<ImageInfo> {
-    return resolveImage(this.docker, plan, log)
+  resolveImage(
+    plan: ImagePlan,
+    log: ImageLog,
+    options: { holder?: string; signal?: AbortSignal } = {}
+  ): Promise<ImageInfo> {
+    return resolveImage(this.docker, plan, log, options)
   }
 
   runPhase(spec: ContainerSpec, options: RunOptions): Promise<PhaseResult> {
@@ -85,31 +108,49 @@ export class DockerRuntime implements Runtime {
     return startSidecar(this.docker, spec)
   }
 
+  /**
+   * Removes everything carrying the run's label. Each request has a deadline and is retried
+   * while the engine is away (a daemon restarting); what still fails is thrown after the rest.
+   */
   async cleanup(runId: string): Promise<{ containers: number; networks: number; volumes: number }> {
     const filters = JSON.stringify({ label: [`${LABELS.runId}=${runId}`] })
     const removed = { containers: 0, networks: 0, volumes: 0 }
-    for (const c of await this.docker.listContainers({ all: true, filters })) {
-      await this.docker
-        .getContainer(c.Id)
-        .remove({ force: true, v: true })
-        .then(() => removed.containers++)
-        .catch(() => undefined)
+    const failures: string[] = []
+    const call = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
+      retryWhileAway(() => withDeadline(fn(), engineTimeoutMs(), what), { attempts: 8 })
+    const each = async (what: string, fn: () => Promise<unknown>): Promise<boolean> => {
+      try {
+        await call(what, fn)
+        return true
+      } catch (error) {
+        if ((error as { statusCode?: number }).statusCode === 404) return false
+        failures.push(`${what}: ${errorMessage(error)}`)
+        return false
+      }
     }
-    for (const n of await this.docker.listNetworks({ filters })) {
-      await this.docker
-        .getNetwork(n.Id)
-        .remove()
-        .then(() => removed.networks++)
-        .catch(() => undefined)
+    const containers = await call('list containers', () =>
+      this.docker.listContainers({ all: true, filters })
+    )
+    for (const c of containers) {
+      const ok = await each(`remove container ${c.Id.slice(0, 12)}`, () =>
+        this.docker.getContainer(c.Id).remove({ force: true, v: true })
+      )
+      if (ok) removed.containers++
     }
-    const volumes = await this.docker.listVolumes({ filters })
+    for (const n of await call('list networks', () => this.docker.listNetworks({ filters }))) {
+      if (await each(`remove network ${n.Name}`, () => this.docker.getNetwork(n.Id).remove()))
+        removed.networks++
+    }
+    const volumes = await call('list volumes', () => this.docker.listVolumes({ filters }))
     for (const v of volumes.Volumes ?? []) {
-      await this.docker
-        .getVolume(v.Name)
-        .remove({ force: true })
-        .then(() => removed.volumes++)
-        .catch(() => undefined)
+      if (
+        await each(`remove volume ${v.Name}`, () =>
+          this.docker.getVolume(v.Name).remove({ force: true })
+        )
+      )
+        removed.volumes++
     }
+    if (failures.length > 0) throw new EngineFault('cleanup', new Error(failures.join('; ')))
     return removed
   }
 }

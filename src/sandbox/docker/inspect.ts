@@ -2,6 +2,8 @@
 import type Docker from 'dockerode'
 import type { ContainerInspectInfo } from 'dockerode'
 import type { AppliedSettings, EngineFacts } from '../types.js'
+import { errorMessage } from '../../errors.js'
+import { engineTimeoutMs, withDeadline } from '../engine-faults.js'
 
 export function appliedSettings(info: ContainerInspectInfo): AppliedSettings {
   // The fields read back, as the engine reports them (dockerode types several of them `any`).
@@ -57,9 +59,12 @@ export class StatsSampler {
   private stream?: NodeJS.ReadableStream & { destroy?: () => void }
   private stopped = false
 
+  /** Why the engine failed the statistics (request refused, stream cut, no answer). */
+  private failure: string | undefined
+  private ready: Promise<void> = Promise.resolve()
+
   start(container: Docker.Container): void {
-    container
-      .stats({ stream: true })
+    this.ready = withDeadline(container.stats({ stream: true }), engineTimeoutMs(), 'stats')
       .then((stream: NodeJS.ReadableStream & { destroy?: () => void }) => {
         this.stream = stream
         if (this.stopped) return this.stop()
@@ -72,9 +77,24 @@ export class StatsSampler {
             buffer = buffer.slice(nl + 1)
           }
         })
-        stream.on('error', () => undefined)
+        let ended = false
+        stream.on('end', () => (ended = true))
+        stream.on('error', (e: unknown) => {
+          if (!this.stopped) this.failure ??= errorMessage(e)
+        })
+        stream.on('close', () => {
+          if (!ended && !this.stopped) this.failure ??= 'the stream closed before its end'
+        })
       })
-      .catch(() => undefined)
+      .catch((e: unknown) => {
+        this.failure ??= errorMessage(e)
+      })
+  }
+
+  /** Undefined when the statistics came through; else why the engine failed them. */
+  async settled(): Promise<string | undefined> {
+    await this.ready
+    return this.failure
   }
 
   private sample(line: string): void {

@@ -4,6 +4,7 @@ import type { ContainerSpec, PhaseResult, RunOptions } from '../types.js'
 import { ManagedContainer } from './container.js'
 import { createOptions } from './create.js'
 import { StatsSampler, appliedSettings } from './inspect.js'
+import { engineStoppedIt } from '../engine-faults.js'
 
 /** One phase: the shared lifecycle with the deadline, stats while it runs, settings read back. */
 export async function runPhase(
@@ -28,11 +29,13 @@ export async function runPhase(
     return result
   }
   const stats = new StatsSampler()
+  const since = Math.floor(started / 1000) - 1
   try {
     await container.attach(options.stdout, options.stderr)
     await container.start()
     stats.start(container.container)
     const outcome = await container.waitUntil(options.timeoutMs, options.signal)
+    if (outcome === 'lost') throw new Error(`lost the container: ${container.lostReason}`)
     if (outcome !== 'exited') {
       result.timedOut = outcome === 'timeout'
       result.cancelled = outcome === 'cancelled'
@@ -48,6 +51,20 @@ export async function runPhase(
     result.exitCode = info.State.ExitCode
     result.oomKilled = info.State.OOMKilled
     result.applied = appliedSettings(info)
+    // An exit by SIGTERM/SIGKILL nobody here sent: the engine stopped it (a daemon restart).
+    if (
+      (result.exitCode === 137 || result.exitCode === 143) &&
+      engineStoppedIt(result.exitCode, await container.events(since), container.killsSent)
+    ) {
+      throw new Error(
+        `the engine stopped the container (exit ${result.exitCode}, a signal this run did not send: a daemon restart or stop)`
+      )
+    }
+    if (container.streamError !== undefined)
+      throw new Error(`the engine cut the output stream: ${container.streamError}`)
+    const statsFailure = await stats.settled()
+    if (statsFailure !== undefined)
+      throw new Error(`the engine failed the statistics stream: ${statsFailure}`)
   } catch (error) {
     result.error = errorMessage(error)
   } finally {
@@ -55,7 +72,10 @@ export async function runPhase(
     result.durationMs = Date.now() - started
     if (stats.cpuSeconds !== undefined) result.cpuSeconds = stats.cpuSeconds
     if (stats.peakMemoryBytes !== undefined) result.peakMemoryBytes = stats.peakMemoryBytes
-    await container.remove()
+    // A container the engine did not remove is an engine fault; the run's cleanup retries it.
+    await container.remove().catch((e: unknown) => {
+      result.error ??= errorMessage(e)
+    })
   }
   return result
 }

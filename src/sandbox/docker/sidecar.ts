@@ -37,7 +37,7 @@ export async function startSidecar(docker: Docker, spec: SidecarSpec): Promise<S
       }
     }
   } catch (error) {
-    await container.remove()
+    await container.remove().catch(() => undefined)
     throw error
   }
 }

@@ -1,0 +1,99 @@
+import * as fs from 'node:fs'
+import * as http from 'node:http'
+import type { Socket } from 'node:net'
+import * as os from 'node:os'
+import * as path from 'node:path'
+
+/**
+ * A local proxy in front of the real Docker daemon's socket that counts every API request and
+ * can fail the N-th one: `drop` closes the client's connection as the request arrives (the
+ * daemon never sees it), `drop-response` forwards it and closes the connection once the
+ * daemon's answer has begun (EOF in the middle of a wait, attach or build stream), `stall`
+ * never answers. Every later request passes again (the engine is back).
+ */
+
+export type FaultKind = 'drop' | 'drop-response' | 'stall'
+
+export interface Fault {
+  at: number
+  kind: FaultKind
+}
+
+export interface FaultProxy {
+  socketPath: string
+  /** Requests seen so far, as "METHOD /path" (API version prefix and query removed). */
+  requests: string[]
+  /** The request the fault hit, once it did. */
+  hit: string | undefined
+  close(): Promise<void>
+}
+
+const DOCKER_SOCKET = '/var/run/docker.sock'
+
+function describe(req: http.IncomingMessage): string {
+  const url = (req.url ?? '').split('?')[0].replace(/^\/v[0-9.]+/, '')
+  // Container and image IDs vary from run to run: keep the shape of the path.
+  return `${req.method} ${url.replace(/[0-9a-f]{64}/g, '<id>')}`
+}
+
+export async function startFaultProxy(fault?: Fault): Promise<FaultProxy> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-faultproxy-'))
+  const socketPath = path.join(dir, 'docker.sock')
+  const sockets = new Set<Socket>()
+  const state: FaultProxy = {
+    socketPath,
+    requests: [],
+    hit: undefined,
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  const server = http.createServer((req, res) => {
+    state.requests.push(describe(req))
+    const n = state.requests.length
+    const faulty = fault !== undefined && fault.at === n
+    if (faulty) state.hit = describe(req)
+    if (faulty && fault.kind === 'drop') {
+      req.socket.destroy()
+      return
+    }
+    if (faulty && fault.kind === 'stall') {
+      // Reads the request and never answers; the client's connection stays open.
+      req.resume()
+      return
+    }
+    const upstream = http.request(
+      {
+        socketPath: DOCKER_SOCKET,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        agent: false
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers)
+        res.flushHeaders()
+        if (faulty && fault.kind === 'drop-response') {
+          up.destroy()
+          req.socket.destroy()
+          return
+        }
+        up.pipe(res)
+      }
+    )
+    upstream.on('error', () => req.socket.destroy())
+    res.on('close', () => upstream.destroy())
+    req.pipe(upstream)
+  })
+  server.on('connection', (s) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
+  server.keepAliveTimeout = 0
+  server.requestTimeout = 0
+  server.headersTimeout = 0
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+  return state
+}

@@ -10,6 +10,7 @@ import { bool, getInputs } from '../src/inputs.js'
 import { policyForRun } from '../src/policy.js'
 import type { InputContext } from '../src/inputs.js'
 import { planRun } from '../src/plan.js'
+import { withPreset } from '../src/presets/presets.js'
 
 let workspace: string
 let ctx: InputContext
@@ -74,9 +75,17 @@ async function errorOf(fn: () => unknown): Promise<ConfigurationError> {
   throw new Error('no ConfigurationError')
 }
 
+const presetContext = { actionRoot: process.cwd(), environment: {}, forkPullRequest: false }
+
 /** Reads the inputs the way the input's mode does; throws what that mode would throw. */
 function readAs(input: string, value: string): unknown {
   if (input === 'mode') return boundedReader(() => value)('mode')
+  // The preset is resolved by runInputs (src/presets/run-inputs.ts) from the same bounded reader.
+  if (input === 'agent')
+    return withPreset(
+      boundedReader(() => value),
+      presetContext
+    ).read('agent')
   // Read by the run step as `bool('publish', readInput('publish'), true)` with a bounded reader.
   if (input === 'publish') return bool('publish', boundedReader(() => value)('publish'), true)
   if (input === 'policy-base') {

@@ -9,6 +9,8 @@ import { checkPolicy, gitBlobReader } from './evidence/policy.js'
 import { Redactor, StreamRedactor } from './evidence/redact.js'
 import { CappedLog } from './evidence/logs.js'
 import { snapshotWorkspace } from './evidence/snapshot.js'
+import { baseIgnoreRules, ignoreFindings } from './evidence/ignore.js'
+import { carryEntries } from './workspace/carry.js'
 import { collectTestReports, summarize } from './evidence/tests.js'
 import type { TestCase } from './evidence/tests.js'
 import { compareTests } from './evidence/compare.js'
@@ -99,6 +101,8 @@ export async function runPipeline(
   const report = initialReport(plan, started)
   let error: unknown
   let workspace: Workspace | undefined
+  /** Entries the diff left out as build output (carried into the tests' re-run copy). */
+  let ignoredPaths: Buffer[] = []
   const setOutcome = (outcome: Outcome, reason: string): void => {
     report.outcome = outcome
     report.outcomeReason = reason
@@ -202,7 +206,10 @@ export async function runPipeline(
 
     await log.group('diff', async () => {
       const ws = workspace as Workspace
-      const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)
+      // Build output: what the base tree's .gitignore ignores is left out (never the agent's rules).
+      const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
+      const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules)
+      ignoredPaths = snap.ignoredRaw
       const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, plan.policy)
       // Secret values the agent wrote into files are masked in the patch (and flagged below).
       const patch = redactor.empty
@@ -228,6 +235,7 @@ export async function runPipeline(
         truncation,
         redacted,
         skipped: snap.skipped.slice(0, 1000),
+        ignored: { total: snap.ignoredTotal, entries: snap.ignored },
         baseTree: ws.tree,
         resultTree: snap.tree
       }
@@ -239,7 +247,9 @@ export async function runPipeline(
         gitBlobReader(ws.gitDir)
       )
       report.policy.violations.push(...policy.violations)
-      report.policy.protected.push(...policy.protected)
+      report.policy.protected.push(...policy.protected, ...ignoreFindings(diff.all.files, snap))
+      if (snap.ignoredTotal > 0)
+        log.info(`${snap.ignoredTotal} path(s) ignored by the base tree's .gitignore rules`)
       if (diff.totalFiles > plan.policy.maxChangedFiles)
         report.policy.violations.push({
           rule: 'max-changed-files',
@@ -320,6 +330,8 @@ export async function runPipeline(
             report.diff.resultTree ?? workspace.tree,
             rerunDir
           )
+          // The build output the diff left out (e.g. node_modules) goes along.
+          carryEntries(workspace.dir, rerunDir, ignoredPaths)
           if (process.getuid?.() === 0) await chownTree(rerunDir, ...containerIds(plan))
           const rerun = await runPhase(
             plan,
@@ -632,6 +644,7 @@ function initialReport(plan: RunPlan, started: number): Report {
       truncation: [],
       redacted: false,
       skipped: [],
+      ignored: { total: 0, entries: [] },
       baseTree: null,
       resultTree: null
     },

@@ -187,6 +187,13 @@ function filesSection(report: Report): string {
         .map((s) => `${code(s.path, 100)} (${s.reason})`)
         .join(', ')}${skipped.length > 10 ? ', …' : ''}`
     )
+  if (d.ignored && d.ignored.total > 0)
+    notes.push(
+      `Left out as build output (ignored by the base tree's .gitignore; still present when the tests ran): ${d.ignored.entries
+        .slice(0, 10)
+        .map((s) => code(s.path, 100))
+        .join(', ')}${d.ignored.total > 10 ? `, … (${d.ignored.total} in all)` : ''}`
+    )
   return [`### Changed files (${d.totalFiles})`, table, ...notes].join('\n\n')
 }
 

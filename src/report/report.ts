@@ -1,5 +1,5 @@
 import type { ChangedFile } from '../evidence/diff.js'
-import type { SkippedEntry } from '../evidence/snapshot.js'
+import type { IgnoredEntry, SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../sandbox/types.js'
@@ -92,6 +92,12 @@ export interface Report {
     /** Secret values were found in the change and masked in diff.patch. */
     redacted: boolean
     skipped: SkippedEntry[]
+    /**
+     * Paths left out of the diff and the snapshot limits as build output: what the base tree's
+     * `.gitignore` rules ignore (the top-most entries, at most 1000 listed; `total` counts all).
+     * Optional: reports written before this field existed have none.
+     */
+    ignored?: { total: number; entries: IgnoredEntry[] }
     /** git tree ids before and after the agent (in the run's private repository). */
     baseTree: string | null
     resultTree: string | null

@@ -12,6 +12,7 @@ import { DockerSandbox, connectDocker } from './sandbox/docker.js'
 
 const LIST_INPUTS = new Set<string>([
   INPUT.allowHosts,
+  INPUT.setupAllowHosts,
   INPUT.hostMap,
   INPUT.credentials,
   INPUT.env,
@@ -42,6 +43,10 @@ Flags (the action's inputs, same names):
   --allow-unpinned-base    accept FROM lines not pinned by digest (recorded as a warning)
   --agent-command CMD      shell command that runs the agent (required)
   --test-command CMD       shell command that runs the tests, in a fresh network-less container
+  --setup-command CMD      install command run once on the fresh workspace before the baseline
+                           and the agent, in its own container (see docs/setup.md)
+  --setup-allow-hosts H    registries the install may reach through the egress proxy
+                           (repeatable): presets npm, pypi, crates, go, debian, or host names
   --test-reports PATH      report the tests write, relative to the repo (repeatable): JUnit XML,
                            Jest/Vitest --json, pytest-json-report, go test -json
   --allowed-paths GLOB     the agent may change only these paths (repeatable); others: violation

@@ -8,6 +8,8 @@ import { readEgressInputs } from './egress/inputs.js'
 import type { EgressInputs } from './egress/inputs.js'
 import { DEFAULT_DIFF_LIMITS } from './evidence/diff.js'
 import { checkAllowedPaths, resolveProtectedPaths } from './evidence/policy.js'
+import { SETUP_INPUT, SHARED_PROXY_INPUTS, readSetupInputs } from './setup/inputs.js'
+import type { SetupInputs } from './setup/inputs.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -21,6 +23,8 @@ export const INPUT = {
   allowUnpinnedBase: 'allow-unpinned-base',
   agentCommand: 'agent-command',
   testCommand: 'test-command',
+  setupCommand: SETUP_INPUT.command,
+  setupAllowHosts: SETUP_INPUT.allowHosts,
   task: 'task',
   model: 'model',
   network: 'network',
@@ -69,6 +73,8 @@ export interface Inputs {
   allowUnpinnedBase: boolean
   agentCommand: string
   testCommand?: string
+  /** The install phase: once, on the fresh workspace, before the baseline and the agent. */
+  setup?: SetupInputs
   task: { text: string; source: 'text' | 'file'; file?: string }
   model?: string
   network: NetworkMode
@@ -211,14 +217,22 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   }
 
   const env = envNames(read(INPUT.env), ctx.environment)
+  // With network none, the install phase alone may use the proxy settings.
+  const setupGiven = read(INPUT.setupCommand) !== undefined
+  const egressRead: InputReader =
+    setupGiven && network === 'none'
+      ? (name) => (SHARED_PROXY_INPUTS.includes(name) ? undefined : read(name))
+      : read
   const egress = readEgressInputs(
-    read,
+    egressRead,
     network,
     runtime,
     workspace,
     ctx.environment,
     env.map((e) => e.name)
   )
+
+  const setup = readSetupInputs(read, egress, runtime)
 
   const cpus = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus))
   if (cpus > ctx.hostCpus) {
@@ -239,6 +253,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
     agentCommand,
     testCommand: read(INPUT.testCommand),
+    ...(setup !== undefined ? { setup } : {}),
     task: task(read(INPUT.task), workspace),
     model: read(INPUT.model),
     network,

@@ -10,7 +10,9 @@ import { Redactor, StreamRedactor } from './evidence/redact.js'
 import { CappedLog } from './evidence/logs.js'
 import { snapshotWorkspace } from './evidence/snapshot.js'
 import { baseIgnoreRules, ignoreFindings } from './evidence/ignore.js'
-import { carryEntries } from './workspace/carry.js'
+import { carryEntries, copyWorkspace } from './workspace/carry.js'
+import { SETUP_FILES, finishSetupReport, runSetup } from './setup/setup.js'
+import type { SetupReport } from './setup/setup.js'
 import { collectTestReports, summarize } from './evidence/tests.js'
 import type { TestCase } from './evidence/tests.js'
 import { compareTests } from './evidence/compare.js'
@@ -70,6 +72,8 @@ export const OUTPUT_FILES = {
   baselineLog: 'logs/baseline.log',
   tests: 'tests.json',
   comment: 'comment.md',
+  setupLog: SETUP_FILES.log,
+  setupEgress: SETUP_FILES.egress,
   ...EGRESS_FILES
 } as const
 
@@ -131,12 +135,55 @@ export async function runPipeline(
     report.repo.headSha = workspace.commit
     checkCancelled()
 
+    const setupPhase = plan.phases.find((p) => p.name === 'setup')
+    let setupReport: SetupReport | undefined
+    if (setupPhase) {
+      const ws = workspace
+      const setup = await runSetup(
+        plan,
+        ws,
+        await baseIgnoreRules(ws.gitDir, ws.tree),
+        plan.outputDir,
+        {
+          docker: deps.docker,
+          proxyScript: deps.proxyScript ?? defaultProxyScript(),
+          info: (l) => log.info(l),
+          // No `env` values: the install gets no secrets of the run.
+          runPhase: (egress) =>
+            runPhase(
+              plan,
+              setupPhase,
+              image,
+              ws.dir,
+              taskFile,
+              { ...secrets, env: [] },
+              deps,
+              OUTPUT_FILES.setupLog,
+              egress ? { egress } : {}
+            )
+        }
+      )
+      setupReport = setup.report
+      report.setup = setup.report
+      if (setup.result.cancelled) throw new CancelledError('signal')
+      const r = setup.result
+      if (r.error !== undefined || r.timedOut || r.oomKilled || r.exitCode !== 0) {
+        const why =
+          r.error ??
+          (r.timedOut ? 'timed out' : r.oomKilled ? 'out of memory' : `exit ${r.exitCode}`)
+        throw new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
+      }
+      checkCancelled()
+    }
+
     const baselinePhase = plan.phases.find((p) => p.name === 'baseline')
     if (baselinePhase) {
       // The same test command on a separate copy of the unchanged tree, before the agent runs.
       const baseDir = path.join(tmp, 'baseline')
       await fs.promises.mkdir(baseDir)
-      await materializeTree(workspace.gitDir, workspace.tree, baseDir)
+      // After an install phase: a copy of its result (the same dependencies the agent gets).
+      if (setupPhase) copyWorkspace(workspace.dir, baseDir)
+      else await materializeTree(workspace.gitDir, workspace.tree, baseDir)
       if (process.getuid?.() === 0) await chownTree(baseDir, ...containerIds(plan))
       const baseline = await runPhase(
         plan,
@@ -276,6 +323,8 @@ export async function runPipeline(
             'the change contains the value of a secret the run knows; it is masked in diff.patch'
         })
       report.dependencies = await hashLockfiles(ws.gitDir, snap.tree, ws.dir)
+      if (setupReport)
+        report.policy.protected.push(...finishSetupReport(setupReport, report.dependencies))
       for (const x of snap.skipped.slice(0, 50))
         log.warn(`not taken into the diff: ${x.path} (${x.reason})`)
       for (const t of truncation) log.warn(t)
@@ -392,7 +441,9 @@ export async function runPipeline(
       )
     }
   } catch (caught) {
-    if (caught instanceof UnpinnedBaseError) {
+    if (caught instanceof SetupFailed) {
+      setOutcome('infrastructure-error', caught.message)
+    } else if (caught instanceof UnpinnedBaseError) {
       setOutcome('policy-violation', caught.message)
       report.policy.violations.push(
         ...caught.bases.map((b) => ({
@@ -414,6 +465,7 @@ export async function runPipeline(
     report.finishedAt = new Date().toISOString()
     report.cost.wallMs = Date.now() - started
     const phases = [
+      report.setup?.phase ?? null,
       report.tests.baseline?.phase ?? null,
       report.agent,
       report.tests.phase,
@@ -669,6 +721,9 @@ function initialReport(plan: RunPlan, started: number): Report {
     env: plan.env
   }
 }
+
+/** The install phase did not succeed: nothing after it runs (the evidence so far is written). */
+class SetupFailed extends Error {}
 
 /**
  * Marks the tests that failed in the first run and passed in the re-run as flaky (and passed);

@@ -24,6 +24,7 @@ type Kind =
   | 'positive-integer'
   | 'non-negative-number'
   | 'runtime'
+  | 'command'
   | { oneOf: readonly string[] }
 
 /** Settings the file may hold: input names, with the form each value takes. */
@@ -40,6 +41,8 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   'grace-seconds': 'non-negative-number',
   'max-log-bytes': 'positive-integer',
   'allow-unpinned-base': 'boolean',
+  'setup-command': 'command',
+  'setup-allow-hosts': 'hosts',
   approvers: 'logins',
   'allow-self-approval': 'boolean'
 }
@@ -185,6 +188,10 @@ function convert(kind: Kind, value: unknown): string | { error: string } {
             : 'a number of 0 or more'
       return { error: `${shown} is not ${what}` }
     }
+    case 'command':
+      return typeof value === 'string' && value.trim() !== '' && !value.includes('\0')
+        ? value
+        : { error: `${shown} is not a shell command (a non-empty string)` }
     case 'runtime':
       return typeof value === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(value)
         ? value

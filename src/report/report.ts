@@ -7,6 +7,7 @@ import type { PolicyRecord } from '../policy.js'
 import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
+import type { SetupReport } from '../setup/setup.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -129,6 +130,8 @@ export interface Report {
   }
   egress: EgressSummary
   env: string[]
+  /** The install phase (`setup-command`), when the run had one. */
+  setup?: SetupReport
 }
 
 export interface TokenUsage {

@@ -57,3 +57,23 @@ function lstatOrNull(p: Buffer): fs.Stats | null {
     return null
   }
 }
+
+/**
+ * Copies a workspace folder as it is (the install phase's result, for the baseline's copy):
+ * folders, regular files (with their executable bit) and symlinks as links; FIFOs, sockets and
+ * devices are left out, never opened. Nothing runs in either folder meanwhile.
+ */
+export function copyWorkspace(fromDir: string, toDir: string): void {
+  fs.cpSync(fromDir, toDir, {
+    recursive: true,
+    verbatimSymlinks: true,
+    dereference: false,
+    errorOnExist: false,
+    force: true,
+    preserveTimestamps: false,
+    filter: (src) => {
+      const st = fs.lstatSync(src)
+      return st.isDirectory() || st.isFile() || st.isSymbolicLink()
+    }
+  })
+}

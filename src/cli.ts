@@ -47,6 +47,8 @@ Flags (the action's inputs, same names):
                            and the agent, in its own container (see docs/setup.md)
   --setup-allow-hosts H    registries the install may reach through the egress proxy
                            (repeatable): presets npm, pypi, crates, go, debian, or host names
+  --services YAML          service containers for the test phases: name → {image, health, env,
+                           command, user} (see docs/services.md)
   --test-reports PATH      report the tests write, relative to the repo (repeatable): JUnit XML,
                            Jest/Vitest --json, pytest-json-report, go test -json
   --allowed-paths GLOB     the agent may change only these paths (repeatable); others: violation

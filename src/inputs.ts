@@ -10,6 +10,8 @@ import { DEFAULT_DIFF_LIMITS } from './evidence/diff.js'
 import { checkAllowedPaths, resolveProtectedPaths } from './evidence/policy.js'
 import { SETUP_INPUT, SHARED_PROXY_INPUTS, readSetupInputs } from './setup/inputs.js'
 import type { SetupInputs } from './setup/inputs.js'
+import { SERVICES_INPUT, parseServices } from './services/inputs.js'
+import type { ServiceSpec } from './services/inputs.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -25,6 +27,7 @@ export const INPUT = {
   testCommand: 'test-command',
   setupCommand: SETUP_INPUT.command,
   setupAllowHosts: SETUP_INPUT.allowHosts,
+  services: SERVICES_INPUT,
   task: 'task',
   model: 'model',
   network: 'network',
@@ -75,6 +78,8 @@ export interface Inputs {
   testCommand?: string
   /** The install phase: once, on the fresh workspace, before the baseline and the agent. */
   setup?: SetupInputs
+  /** Service containers the test phases get on an internal network (docs/services.md). */
+  services?: ServiceSpec[]
   task: { text: string; source: 'text' | 'file'; file?: string }
   model?: string
   network: NetworkMode
@@ -254,6 +259,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     agentCommand,
     testCommand: read(INPUT.testCommand),
     ...(setup !== undefined ? { setup } : {}),
+    services: servicesFor(read),
     task: task(read(INPUT.task), workspace),
     model: read(INPUT.model),
     network,
@@ -299,6 +305,16 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     ),
     policy: recordFor(policy, given)
   }
+}
+
+function servicesFor(read: InputReader): ServiceSpec[] {
+  const services = parseServices(read(INPUT.services))
+  if (services.length > 0 && read(INPUT.testCommand) === undefined)
+    throw new ConfigurationError(
+      INPUT.services,
+      'needs `test-command`: services are started for the test phases'
+    )
+  return services
 }
 
 export function defaultContext(env: NodeJS.ProcessEnv = process.env): InputContext {

@@ -13,6 +13,8 @@ import { baseIgnoreRules, ignoreFindings } from './evidence/ignore.js'
 import { carryEntries, copyWorkspace } from './workspace/carry.js'
 import { SETUP_FILES, finishSetupReport, runSetup } from './setup/setup.js'
 import type { SetupReport } from './setup/setup.js'
+import { startServices } from './services/services.js'
+import type { ServiceReport, ServicesSession } from './services/services.js'
 import { collectTestReports, summarize } from './evidence/tests.js'
 import type { TestCase } from './evidence/tests.js'
 import { compareTests } from './evidence/compare.js'
@@ -111,6 +113,9 @@ export async function runPipeline(
     report.outcome = outcome
     report.outcomeReason = reason
   }
+  const recordServices = (reports: ServiceReport[]): void => {
+    report.services = [...(report.services ?? []), ...reports]
+  }
   const checkCancelled = (): void => {
     if (deps.signal?.aborted) throw new CancelledError(String(deps.signal.reason ?? 'signal'))
   }
@@ -193,7 +198,8 @@ export async function runPipeline(
         taskFile,
         secrets,
         deps,
-        OUTPUT_FILES.baselineLog
+        OUTPUT_FILES.baselineLog,
+        { onServices: recordServices }
       )
       const results = await collectTestReports(baseDir, plan.capture.testReports)
       report.tests.baseline = {
@@ -358,7 +364,8 @@ export async function runPipeline(
           taskFile,
           secrets,
           deps,
-          OUTPUT_FILES.testsLog
+          OUTPUT_FILES.testsLog,
+          { onServices: recordServices }
         )
         report.tests.phase = tests.report
         const results = await collectTestReports(workspace.dir, plan.capture.testReports)
@@ -391,7 +398,7 @@ export async function runPipeline(
             secrets,
             deps,
             OUTPUT_FILES.rerunLog,
-            { nameSuffix: '-rerun' }
+            { nameSuffix: '-rerun', onServices: recordServices }
           )
           const again = await collectTestReports(rerunDir, plan.capture.testReports)
           const flaky = markFlaky(results.cases, again.cases)
@@ -498,9 +505,53 @@ async function runPhase(
   secrets: RunSecrets,
   deps: PipelineDeps,
   logName: string,
-  extra: { outDir?: string; nameSuffix?: string; egress?: EgressSession } = {}
+  extra: PhaseExtra = {}
 ): Promise<{ result: PhaseResult; report: PhaseReport }> {
   return deps.log.group(phase.name, async () => {
+    // The test-command phases get fresh service containers of their own.
+    let services: ServicesSession | undefined
+    if (plan.services.length > 0 && (phase.name === 'tests' || phase.name === 'baseline')) {
+      services = await startServices(deps.docker, {
+        runId: plan.runId,
+        phase: `${phase.name}${extra.nameSuffix ?? ''}`,
+        labels: plan.labels,
+        runtime: plan.sandbox.runtime,
+        limits: plan.sandbox,
+        services: plan.services,
+        ...(deps.signal ? { signal: deps.signal } : {})
+      }).catch((error: unknown) => {
+        const partial = (error as { serviceReports?: ServiceReport[] }).serviceReports ?? []
+        extra.onServices?.(partial)
+        throw error
+      })
+      extra.onServices?.(services.reports)
+      deps.log.info(
+        `services up for ${phase.name}: ${services.reports.map((r) => `${r.name} (ready in ${r.readyMs} ms)`).join(', ')}`
+      )
+    }
+    try {
+      return await runPhaseIn(plan, phase, image, workspaceDir, taskFile, secrets, deps, logName, {
+        ...extra,
+        ...(services ? { services: { network: services.network } } : {})
+      })
+    } finally {
+      await services?.stop()
+    }
+  })
+}
+
+async function runPhaseIn(
+  plan: RunPlan,
+  phase: PhasePlan,
+  image: ImageInfo,
+  workspaceDir: string,
+  taskFile: string,
+  secrets: RunSecrets,
+  deps: PipelineDeps,
+  logName: string,
+  extra: PhaseExtra & { services?: { network: string } }
+): Promise<{ result: PhaseResult; report: PhaseReport }> {
+  {
     const logFile = path.join(plan.outputDir, logName)
     const capped = new CappedLog(
       logFile,
@@ -509,6 +560,7 @@ async function runPhase(
       new StreamRedactor([...secrets.env.map((e) => e.value), ...(secrets.secrets ?? [])])
     )
     const spec = containerSpec(plan, phase, {
+      ...(extra.services ? { services: extra.services } : {}),
       imageId: image.id,
       workspaceDir,
       taskFile,
@@ -549,7 +601,15 @@ async function runPhase(
             : `exit code ${result.exitCode}`
     deps.log.info(`${phase.name}: ${status} after ${(result.durationMs / 1000).toFixed(1)} s`)
     return { result, report }
-  })
+  }
+}
+
+interface PhaseExtra {
+  outDir?: string
+  nameSuffix?: string
+  egress?: EgressSession
+  /** Receives the reports of the phase's service containers (also when they fail to start). */
+  onServices?: (reports: ServiceReport[]) => void
 }
 
 /** Starts the egress proxy when the plan says allowlist (before the agent, which needs it). */

@@ -4,6 +4,7 @@ import type { PolicyRecord } from './policy.js'
 import { planEgress } from './egress/plan.js'
 import type { EgressPlan } from './egress/plan.js'
 import type { HostMapping, HostRule } from './egress/policy.js'
+import type { ServiceSpec } from './services/inputs.js'
 
 /** Where things are inside every container the pipeline starts. */
 export const SANDBOX_PATHS = {
@@ -70,6 +71,8 @@ export interface RunPlan {
     allowHosts: HostRule[]
     proxy: { image: string; hostMap: HostMapping[]; network: string | null } | null
   }
+  /** Service containers each test-command phase gets (fresh per phase), reachable by name. */
+  services: ServiceSpec[]
   /** Names of the host variables passed in (values are resolved at run time, never printed). */
   env: string[]
   phases: PhasePlan[]
@@ -187,6 +190,7 @@ export function planRun(inputs: Inputs): RunPlan {
           }
         }
       : {}),
+    services: inputs.services ?? [],
     env: inputs.env.map((e) => e.name),
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },

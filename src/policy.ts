@@ -25,6 +25,7 @@ type Kind =
   | 'non-negative-number'
   | 'runtime'
   | 'command'
+  | 'services'
   | { oneOf: readonly string[] }
 
 /** Settings the file may hold: input names, with the form each value takes. */
@@ -43,6 +44,7 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   'allow-unpinned-base': 'boolean',
   'setup-command': 'command',
   'setup-allow-hosts': 'hosts',
+  services: 'services',
   approvers: 'logins',
   'allow-self-approval': 'boolean'
 }
@@ -188,6 +190,11 @@ function convert(kind: Kind, value: unknown): string | { error: string } {
             : 'a number of 0 or more'
       return { error: `${shown} is not ${what}` }
     }
+    case 'services':
+      // Checked in full where the input is read; here only its shape.
+      return typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? YAML.stringify(value)
+        : { error: `${shown} is not a mapping of service name → {image, health, ...}` }
     case 'command':
       return typeof value === 'string' && value.trim() !== '' && !value.includes('\0')
         ? value

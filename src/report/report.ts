@@ -8,6 +8,7 @@ import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
 import type { SetupReport } from '../setup/setup.js'
+import type { ServiceReport } from '../services/services.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -132,6 +133,8 @@ export interface Report {
   env: string[]
   /** The install phase (`setup-command`), when the run had one. */
   setup?: SetupReport
+  /** Service containers of the test phases, one entry per service and phase. */
+  services?: ServiceReport[]
 }
 
 export interface TokenUsage {

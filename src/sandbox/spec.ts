@@ -13,6 +13,8 @@ export interface PhaseResources {
   env: { name: string; value: string }[]
   /** With `network: allowlist`: the run's internal network and the proxy variables. */
   egress?: { network: string; env: string[] }
+  /** The phase's services network (test phases with `services`): the only network it joins. */
+  services?: { network: string }
   /** Host folder mounted writable at /airlock/out (the agent phase only: usage.json). */
   outDir?: string
 }
@@ -31,6 +33,9 @@ export function containerSpec(
   if (phase.network === 'allowlist' && egress === undefined) {
     throw new Error(`phase ${phase.name}: allowlist network without a running egress proxy`)
   }
+  // allowlist: the internal network whose one peer is the proxy; services: the internal network
+  // whose only peers are the phase's service containers. Never both, never anything else.
+  const joined = egress?.network ?? (phase.network === 'none' ? res.services?.network : undefined)
   // Owned by the sandbox user: Docker copies the image's folder mode onto the tmpfs, which would
   // leave a root-owned 0755 /tmp unwritable.
   const [uid, gid = uid] = s.user.split(':')
@@ -56,7 +61,7 @@ export function containerSpec(
       ...(egress?.env ?? [])
     ],
     Labels: { ...plan.labels, [LABELS.phase]: phase.name },
-    NetworkDisabled: egress === undefined,
+    NetworkDisabled: joined === undefined,
     AttachStdin: false,
     AttachStdout: true,
     AttachStderr: true,
@@ -65,8 +70,8 @@ export function containerSpec(
     HostConfig: {
       Runtime: s.runtime,
       // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
-      NetworkMode: egress?.network ?? 'none',
-      ...(egress ? { Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
+      NetworkMode: joined ?? 'none',
+      ...(joined !== undefined ? { Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
       ...hardenedHostConfig(s),
       Tmpfs: tmpfs,
       Mounts: [

@@ -70,6 +70,8 @@ Flags (the action's inputs, same names):
   --proxy-image IMAGE      image (node 18+) of the egress proxy: name@sha256:D or sha256:ID
   --proxy-network NAME     existing network for the proxy's upstream side (default: a new one)
   --runtime NAME           OCI runtime: runc (default), runsc (gVisor), or one configured in dockerd
+  --isolation auto|NAME    choose the runtime from the run's risk (auto), or a tier by name; one
+                           the daemon cannot provide fails closed (see docs/isolation.md)
   --timeout-minutes N      per phase (default 30); then SIGTERM, grace-seconds, SIGKILL
   --grace-seconds N        between SIGTERM and SIGKILL (default 10)
   --memory SIZE            memory limit, swap included (default 2g)

@@ -12,6 +12,8 @@ import { SETUP_INPUT, SHARED_PROXY_INPUTS, readSetupInputs } from './setup/input
 import type { SetupInputs } from './setup/inputs.js'
 import { SERVICES_INPUT, parseServices } from './services/inputs.js'
 import type { ServiceSpec } from './services/inputs.js'
+import { FALLBACK_INPUT, ISOLATION_INPUT, forkFromEvent } from './isolation/isolation.js'
+import type { IsolationRequest } from './isolation/isolation.js'
 
 /** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
 export const INPUT = {
@@ -28,6 +30,7 @@ export const INPUT = {
   setupCommand: SETUP_INPUT.command,
   setupAllowHosts: SETUP_INPUT.allowHosts,
   services: SERVICES_INPUT,
+  isolation: ISOLATION_INPUT,
   task: 'task',
   model: 'model',
   network: 'network',
@@ -80,6 +83,8 @@ export interface Inputs {
   setup?: SetupInputs
   /** Service containers the test phases get on an internal network (docs/services.md). */
   services?: ServiceSpec[]
+  /** `isolation` (auto or a tier) with the policy's fallback; absent: `runtime` as given. */
+  isolation?: IsolationRequest & { fork: boolean | null }
   task: { text: string; source: 'text' | 'file'; file?: string }
   model?: string
   network: NetworkMode
@@ -260,6 +265,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     testCommand: read(INPUT.testCommand),
     ...(setup !== undefined ? { setup } : {}),
     services: servicesFor(read),
+    ...isolationFor(read, given, policy, ctx.environment),
     task: task(read(INPUT.task), workspace),
     model: read(INPUT.model),
     network,
@@ -305,6 +311,41 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     ),
     policy: recordFor(policy, given)
   }
+}
+
+function isolationFor(
+  read: InputReader,
+  given: InputReader,
+  policy: LoadedPolicy,
+  environment: NodeJS.ProcessEnv
+): { isolation?: Inputs['isolation'] } {
+  const requested = read(INPUT.isolation)
+  const fallback = policy.policy.values[FALLBACK_INPUT] ?? null
+  if (given(FALLBACK_INPUT) !== undefined)
+    throw new ConfigurationError(
+      FALLBACK_INPUT,
+      'is read from the policy file (.github/airlock.yml) only: a weaker tier is a repository decision'
+    )
+  if (requested === undefined) {
+    if (fallback !== null)
+      throw new ConfigurationError(
+        FALLBACK_INPUT,
+        'only applies with `isolation`; set isolation too'
+      )
+    return {}
+  }
+  const name = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+  if (!name.test(requested))
+    throw new ConfigurationError(
+      INPUT.isolation,
+      `"${requested}" is not auto or a runtime name (runc, runsc, ...)`
+    )
+  if (read(INPUT.runtime) !== undefined)
+    throw new ConfigurationError(
+      `${INPUT.isolation}/${INPUT.runtime}`,
+      'give one of them: isolation chooses the runtime (auto, or a tier by name)'
+    )
+  return { isolation: { requested, fallback, fork: forkFromEvent(environment) } }
 }
 
 function servicesFor(read: InputReader): ServiceSpec[] {

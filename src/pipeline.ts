@@ -15,6 +15,7 @@ import { SETUP_FILES, finishSetupReport, runSetup } from './setup/setup.js'
 import type { SetupReport } from './setup/setup.js'
 import { startServices } from './services/services.js'
 import type { ServiceReport, ServicesSession } from './services/services.js'
+import { decideIsolation } from './isolation/isolation.js'
 import { collectTestReports, summarize } from './evidence/tests.js'
 import type { TestCase } from './evidence/tests.js'
 import { compareTests } from './evidence/compare.js'
@@ -121,6 +122,14 @@ export async function runPipeline(
   }
 
   try {
+    if (plan.isolation !== null && plan.isolation !== undefined) {
+      // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
+      const decision = await decideIsolation(plan, deps.docker)
+      plan = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.tier } }
+      report.isolation = decision
+      report.sandbox.runtime = decision.tier
+      log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
+    }
     await sandbox.preflight(plan.sandbox.runtime)
     report.runner = await runnerFacts(deps.docker, plan.sandbox.runtime)
     checkCancelled()

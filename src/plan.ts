@@ -5,6 +5,7 @@ import { planEgress } from './egress/plan.js'
 import type { EgressPlan } from './egress/plan.js'
 import type { HostMapping, HostRule } from './egress/policy.js'
 import type { ServiceSpec } from './services/inputs.js'
+import type { IsolationRequest } from './isolation/isolation.js'
 
 /** Where things are inside every container the pipeline starts. */
 export const SANDBOX_PATHS = {
@@ -71,6 +72,8 @@ export interface RunPlan {
     allowHosts: HostRule[]
     proxy: { image: string; hostMap: HostMapping[]; network: string | null } | null
   }
+  /** `isolation`: the tier is decided at run time from the risk facts (docs/isolation.md). */
+  isolation: (IsolationRequest & { fork: boolean | null }) | null
   /** Service containers each test-command phase gets (fresh per phase), reachable by name. */
   services: ServiceSpec[]
   /** Names of the host variables passed in (values are resolved at run time, never printed). */
@@ -191,6 +194,7 @@ export function planRun(inputs: Inputs): RunPlan {
         }
       : {}),
     services: inputs.services ?? [],
+    isolation: inputs.isolation ?? null,
     env: inputs.env.map((e) => e.name),
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },

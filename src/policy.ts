@@ -45,6 +45,8 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   'setup-command': 'command',
   'setup-allow-hosts': 'hosts',
   services: 'services',
+  isolation: 'runtime',
+  'isolation-fallback': 'runtime',
   approvers: 'logins',
   'allow-self-approval': 'boolean'
 }

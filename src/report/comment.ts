@@ -286,7 +286,12 @@ export function renderComment(report: Report, patch: string): string {
   const head = [
     `## Agent Airlock: ${OUTCOME_LINE[report.outcome]}`,
     `> ${t(report.outcomeReason, 500)}`,
-    gateLine(report)
+    gateLine(report),
+    ...(report.isolation
+      ? [
+          `**Isolation:** ${code(report.isolation.tier, 60)} (asked: ${code(report.isolation.requested, 60)}) — ${report.isolation.reasons.map((r) => t(r, 200)).join('; ')}`
+        ]
+      : [])
   ]
   const body = [
     policySection(report),

@@ -9,6 +9,7 @@ import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadat
 import type { PolicyFinding } from '../evidence/policy.js'
 import type { SetupReport } from '../setup/setup.js'
 import type { ServiceReport } from '../services/services.js'
+import type { IsolationDecision } from '../isolation/isolation.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -135,6 +136,8 @@ export interface Report {
   setup?: SetupReport
   /** Service containers of the test phases, one entry per service and phase. */
   services?: ServiceReport[]
+  /** With `isolation`: the requested tier, the one used and why. */
+  isolation?: IsolationDecision
 }
 
 export interface TokenUsage {

@@ -4,9 +4,7 @@
 import * as fs from 'node:fs'
 import picomatch from 'picomatch'
 import { ConfigurationError } from '../errors.js'
-import type { RunPlan } from '../plan.js'
 import { git } from '../workspace/git.js'
-import { resolveCommit } from '../workspace/workspace.js'
 
 export const ISOLATION_INPUT = 'isolation'
 export const FALLBACK_INPUT = 'isolation-fallback'
@@ -196,34 +194,4 @@ export function forkFromEvent(env: NodeJS.ProcessEnv): boolean | null {
   } catch {
     return null
   }
-}
-
-/** The run's tier from its plan and the daemon's runtimes (before any container starts). */
-export async function decideIsolation(
-  plan: RunPlan,
-  docker: { info(): Promise<unknown> }
-): Promise<IsolationDecision> {
-  const req = plan.isolation
-  if (req === null) throw new Error('decideIsolation without isolation in the plan')
-  const base = plan.policyFile.commit
-  let changes: string[] | null = null
-  if (base !== null) {
-    const head = await resolveCommit(plan.repo.path, plan.repo.ref)
-    changes = await dependencyChanges(plan.repo.path, base, head)
-  }
-  const info = (await docker.info()) as { Runtimes?: DaemonRuntimes }
-  const setupHosts = plan.setup?.allowHosts.length ?? 0
-  return resolveIsolation(
-    req,
-    {
-      fork: req.fork,
-      network: plan.sandbox.network,
-      credentials: plan.egress?.credentials.length ?? 0,
-      setup: plan.setup !== undefined,
-      dependencyChanges: changes,
-      needsNetwork:
-        plan.sandbox.network === 'allowlist' || setupHosts > 0 || plan.services.length > 0
-    },
-    info.Runtimes ?? {}
-  )
 }

@@ -264,7 +264,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     agentCommand,
     testCommand: read(INPUT.testCommand),
     ...(setup !== undefined ? { setup } : {}),
-    services: servicesFor(read),
+    services: servicesFor(read, runtime),
     ...isolationFor(read, given, policy, ctx.environment),
     task: task(read(INPUT.task), workspace),
     model: read(INPUT.model),
@@ -348,8 +348,13 @@ function isolationFor(
   return { isolation: { requested, fallback, fork: forkFromEvent(environment) } }
 }
 
-function servicesFor(read: InputReader): ServiceSpec[] {
+function servicesFor(read: InputReader, runtime: string): ServiceSpec[] {
   const services = parseServices(read(INPUT.services))
+  if (services.length > 0 && runtime === 'runsc')
+    throw new ConfigurationError(
+      `${INPUT.services}/${INPUT.runtime}`,
+      'gVisor (runsc) registered with --network=none cannot join the services network; use runtime runc, or isolation (which checks how the daemon registered it)'
+    )
   if (services.length > 0 && read(INPUT.testCommand) === undefined)
     throw new ConfigurationError(
       INPUT.services,

@@ -130,3 +130,31 @@ describe('a test phase with services joins their network only', () => {
     expect(spec.HostConfig?.NetworkMode).toBe('none')
   })
 })
+
+describe('services and runtime', () => {
+  test('runsc (registered without network) with services is refused at the edge', async () => {
+    const fs = await import('node:fs')
+    const os = await import('node:os')
+    const path = await import('node:path')
+    const { getInputs } = await import('../../src/inputs.js')
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-svc-'))
+    fs.writeFileSync(path.join(dir, 'Dockerfile'), 'FROM scratch\n')
+    const values: Record<string, string> = {
+      dockerfile: 'Dockerfile',
+      'agent-command': 'a',
+      'test-command': 't',
+      runtime: 'runsc',
+      services: `db: {image: "${ID}", health: x, user: "1"}`
+    }
+    expect(() =>
+      getInputs((n) => values[n], {
+        workspace: dir,
+        environment: {},
+        hostUid: 1000,
+        hostCpus: 2,
+        defaultRunId: 'r'
+      })
+    ).toThrow(/services\/runtime: gVisor/)
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+})

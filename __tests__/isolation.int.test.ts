@@ -26,9 +26,9 @@ describe('isolation tiers', () => {
       isolation: 'runsc',
       'agent-command': 'true',
       'test-command': 'true',
-      services: `db:\n  image: ${imageId(BUSYBOX)}\n  user: "65534"\n  health: "true"\n`
+      services: `db:\n  image: ${imageId(BUSYBOX)}\n  user: "65534"\n  command: sleep 60\n  health: "true"\n`
     })
-    expect(run.report.outcome).toBe('infrastructure-error')
+    expect(run.report.outcome).toBe('configuration-error')
     expect(run.report.outcomeReason).toMatch(
       /configuration: isolation: runsc was chosen .* registered with --network=none/
     )

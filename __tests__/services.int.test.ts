@@ -17,7 +17,7 @@ function postgresService(): string {
     '    initdb -D /tmp/pg -U postgres --auth=trust >/dev/null &&',
     '    echo "host all all all trust" >> /tmp/pg/pg_hba.conf &&',
     "    exec postgres -D /tmp/pg -c listen_addresses='*' -k /tmp",
-    '  health: pg_isready -h 127.0.0.1 -U postgres',
+    '  health: pg_isready -h db -U postgres',
     ''
   ].join('\n')
 }

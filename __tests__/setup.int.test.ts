@@ -9,11 +9,11 @@ import * as path from 'node:path'
 import Docker from 'dockerode'
 import { getInputs } from '../src/inputs.js'
 import { MemoryLogger } from '../src/log.js'
-import { runPipeline } from '../src/pipeline.js'
+import { runPipeline } from '../src/pipeline/run.js'
 import { planRun } from '../src/plan.js'
 import { validateReport } from '../src/report/schema.js'
 import type { Report } from '../src/report/report.js'
-import { DockerSandbox } from '../src/sandbox/docker.js'
+import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import { ROOT, TEST_LABEL, buildProxy, imageId, uniqueId } from './egress-helpers.js'
 import { leftovers } from './support/run.js'
 
@@ -263,7 +263,7 @@ async function run(ws: string, runId: string, extra: Record<string, string>) {
   const result = await runPipeline(
     planRun(inputs),
     { task: 'use left-pad', env: inputs.env },
-    { sandbox: new DockerSandbox(docker), docker, log, proxyScript, tempRoot: tmp }
+    { runtime: new DockerRuntime(docker), log, proxyScript, tempRoot: tmp }
   )
   const written: unknown = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'))
   const check = validateReport(written)

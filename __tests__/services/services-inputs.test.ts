@@ -21,6 +21,7 @@ describe('parseServices', () => {
           '  user: "999:999"',
           'cache:',
           `  image: ${ID}`,
+          '  user: 999',
           '  command: [redis-server, --save, ""]',
           '  health: redis-cli ping'
         ].join('\n')
@@ -41,7 +42,8 @@ describe('parseServices', () => {
         env: {},
         command: ['redis-server', '--save', ''],
         health: 'redis-cli ping',
-        healthTimeoutSeconds: 60
+        healthTimeoutSeconds: 60,
+        user: '999:999'
       }
     ])
   })
@@ -54,10 +56,15 @@ describe('parseServices', () => {
     [`DB: {image: "${ID}", health: x}`, /not a service name/],
     [`airlock-proxy: {image: "${ID}", health: x}`, /not a service name/],
     [`db: {image: "${ID}", health: x, ports: [5432]}`, /unknown key "ports"/],
-    [`db: {image: "${ID}", health: x, user: "0"}`, /other than 0/],
-    [`db: {image: "${ID}", health: x, user: root}`, /numeric uid/],
+    [`db: {image: "${ID}", health: x, command: c, user: "0"}`, /other than 0/],
+    [`db: {image: "${ID}", health: x, command: c, user: root}`, /numeric uid/],
+    [`db: {image: "${ID}", health: x, command: c}`, /user is required/],
+    [`db: {image: "${ID}", health: x, user: "1"}`, /command is required/],
     [`db: {image: "${ID}", health: x, env: {"A-B": 1}}`, /not a variable name/],
-    [`db: {image: "${ID}", health: x, health-timeout-seconds: 0}`, /between 1 and 600/],
+    [
+      `db: {image: "${ID}", health: x, command: c, user: "1", health-timeout-seconds: 0}`,
+      /between 1 and 600/
+    ],
     ['db: [', /not valid YAML/]
   ])('%s is refused', (raw, message) => {
     expect(() => parseServices(raw)).toThrow(ConfigurationError)
@@ -65,7 +72,9 @@ describe('parseServices', () => {
   })
 
   test('the policy file may hold them as a mapping', () => {
-    const p = parsePolicy(`services:\n  db:\n    image: "${ID}"\n    health: pg_isready\n`)
+    const p = parsePolicy(
+      `services:\n  db:\n    image: "${ID}"\n    health: pg_isready\n    command: postgres\n    user: 101\n`
+    )
     expect(parseServices(p.values.services)).toMatchObject([{ name: 'db', image: ID }])
     expect(() => parsePolicy('services: [db]\n')).toThrow(/services: .* is not a mapping/)
   })
@@ -119,15 +128,13 @@ describe('a test phase with services joins their network only', () => {
 
   test('tests: the services network, IPv6 off', () => {
     const spec = containerSpec(plan, tests, { ...res, services: { network: 'svc-net' } })
-    expect(spec.NetworkDisabled).toBe(false)
-    expect(spec.HostConfig?.NetworkMode).toBe('svc-net')
-    expect(spec.HostConfig?.Sysctls).toEqual({ 'net.ipv6.conf.all.disable_ipv6': '1' })
+    expect(spec.network).toEqual({ name: 'svc-net' })
+    expect(spec.sysctls).toEqual({ 'net.ipv6.conf.all.disable_ipv6': '1' })
   })
 
   test('without services: no network at all', () => {
     const spec = containerSpec(plan, tests, res)
-    expect(spec.NetworkDisabled).toBe(true)
-    expect(spec.HostConfig?.NetworkMode).toBe('none')
+    expect(spec.network).toBeNull()
   })
 })
 
@@ -144,7 +151,7 @@ describe('services and runtime', () => {
       'agent-command': 'a',
       'test-command': 't',
       runtime: 'runsc',
-      services: `db: {image: "${ID}", health: x, user: "1"}`
+      services: `db: {image: "${ID}", health: x, command: c, user: "1"}`
     }
     expect(() =>
       getInputs((n) => values[n], {

@@ -1,7 +1,6 @@
 import ignore from 'ignore'
 import type { Ignore } from 'ignore'
 import { git } from '../workspace/git.js'
-import type { PolicyFinding } from './policy.js'
 
 /**
  * Which paths of the agent's tree are build output: the `.gitignore` rules of the tree the agent
@@ -127,7 +126,7 @@ export async function baseIgnoreRules(gitDir: string, tree: string): Promise<Ign
 export function ignoreFindings(
   files: { path: string; status: string }[],
   snap: { ignoredTotal: number }
-): PolicyFinding[] {
+): { rule: string; path: string | null; detail: string }[] {
   return files
     .filter((f) => f.path === '.gitignore' || f.path.endsWith('/.gitignore'))
     .map((f) => ({

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js'
-import { bool, list } from '../inputs.js'
+import { bool, list } from '../input-read.js'
 import { escapeMarkdown } from '../report/escape.js'
 import type { GitHubClient } from './client.js'
 import { hasStatus } from './client.js'

@@ -4,7 +4,6 @@
 import * as fs from 'node:fs'
 import picomatch from 'picomatch'
 import { ConfigurationError } from '../errors.js'
-import { git } from '../workspace/git.js'
 
 export const ISOLATION_INPUT = 'isolation'
 export const FALLBACK_INPUT = 'isolation-fallback'
@@ -123,7 +122,7 @@ export function resolveIsolation(
 }
 
 /** Files whose change makes the run riskier: manifests, lockfiles, install and build scripts. */
-const DEPENDENCY_FILES = picomatch(
+export const DEPENDENCY_FILES = picomatch(
   [
     '**/package.json',
     '**/package-lock.json',
@@ -153,22 +152,6 @@ const DEPENDENCY_FILES = picomatch(
   ],
   { dot: true }
 )
-
-/** The dependency-related files that differ between two commits of the source repository. */
-export async function dependencyChanges(
-  repoPath: string,
-  base: string,
-  head: string
-): Promise<string[]> {
-  const out = await git(
-    ['diff-tree', '-r', '--no-renames', '--name-only', '-z', '--end-of-options', base, head],
-    { cwd: repoPath }
-  )
-  return out.stdout
-    .toString('utf8')
-    .split('\0')
-    .filter((p) => p !== '' && DEPENDENCY_FILES(p))
-}
 
 /**
  * Whether the event is a pull request from a fork (GITHUB_EVENT_PATH, the runner's own file);

@@ -2,14 +2,15 @@ import type { ChangedFile } from '../evidence/diff.js'
 import type { IgnoredEntry, SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests.js'
 import type { Comparison } from '../evidence/compare.js'
-import type { AppliedSettings } from '../sandbox/types.js'
+import type { AppliedSettings } from '../plan.js'
 import type { PolicyRecord } from '../policy.js'
 import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
-import type { SetupReport } from '../setup/setup.js'
+import type { TokenUsage } from '../evidence/cost.js'
 import type { ServiceReport } from '../services/services.js'
 import type { IsolationDecision } from '../isolation/isolation.js'
+import type { EgressSummary as SetupEgressSummary } from '../egress/evidence.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -20,6 +21,7 @@ export type Outcome =
   | 'timed-out'
   | 'policy-violation'
   | 'infrastructure-error'
+  | 'configuration-error'
   | 'cancelled'
 
 export interface PhaseReport {
@@ -140,12 +142,28 @@ export interface Report {
   isolation?: IsolationDecision
 }
 
-export interface TokenUsage {
-  model: string | null
-  input: number | null
-  output: number | null
-  cacheRead: number | null
-  cacheWrite: number | null
+export type { TokenUsage }
+
+/** One lockfile's SHA-256 before the install, after it, and after the agent (null: absent). */
+export interface LockfileHashes {
+  path: string
+  beforeSetup: string | null
+  afterSetup: string | null
+  afterAgent: string | null
+}
+
+/** The install phase (`setup-command`, docs/setup.md). */
+export interface SetupReport {
+  command: string
+  phase: PhaseReport
+  presets: string[]
+  /** The host rules the install could reach (through the proxy); empty: no network. */
+  allowHosts: string[]
+  egress: Omit<SetupEgressSummary, 'transcript'> | null
+  lockfiles: LockfileHashes[]
+  /** Tracked files the install changed (they show in the diff too; not the agent's doing). */
+  changedFiles: string[]
+  changedTotal: number
 }
 
 export function emptyPhase(command: string): PhaseReport {

@@ -11,14 +11,14 @@ export interface ServiceSpec {
   /** Digest-pinned reference (name@sha256:…) or a local image ID (sha256:…). */
   image: string
   env: Record<string, string>
-  /** argv; absent: the image's own command. */
-  command?: string[]
-  /** Shell command run inside the service until it exits 0, before the phase starts. */
+  /** argv of the service (the image's entrypoint is not used). */
+  command: string[]
+  /** Shell command run in a fresh container of the image on the services network until it exits 0. */
   health: string
   /** Seconds to wait for `health` to pass. */
   healthTimeoutSeconds: number
-  /** uid[:gid] it runs as; absent: the image's user. Never root (0). */
-  user?: string
+  /** uid:gid it runs as; never root (0). */
+  user: string
 }
 
 export const MAX_SERVICES = 5
@@ -83,26 +83,25 @@ export function parseServices(raw: string | undefined): ServiceSpec[] {
     let command: string[] | undefined
     if (typeof value.command === 'string') command = ['/bin/sh', '-c', value.command]
     else if (Array.isArray(value.command) && value.command.every((c) => typeof c === 'string'))
-      command = value.command as string[]
-    else if (value.command !== undefined)
-      fail(`${name}: command must be a string (run by /bin/sh) or a list of strings`)
+      command = value.command
+    else
+      fail(
+        `${name}: command is required: a string (run by /bin/sh) or a list of strings (the image's entrypoint is not used)`
+      )
     const timeout = value['health-timeout-seconds'] ?? 60
     if (typeof timeout !== 'number' || !(timeout > 0) || timeout > 600)
       fail(`${name}: health-timeout-seconds must be a number of seconds between 1 and 600`)
-    let user: string | undefined
-    if (value.user !== undefined) {
-      user = String(value.user)
-      if (!/^\d+(:\d+)?$/.test(user) || user.split(':').some((x) => Number(x) === 0))
-        fail(`${name}: user must be a numeric uid[:gid] other than 0`)
-    }
+    const user = value.user === undefined ? '' : String(value.user)
+    if (!/^\d+(:\d+)?$/.test(user) || user.split(':').some((x) => Number(x) === 0))
+      fail(`${name}: user is required: a numeric uid[:gid] other than 0`)
     return {
       name,
       image: image as string,
       env,
-      ...(command !== undefined ? { command } : {}),
+      command: command as string[],
       health: health as string,
       healthTimeoutSeconds: timeout as number,
-      ...(user !== undefined ? { user } : {})
+      user: user.includes(':') ? user : `${user}:${user}`
     }
   })
 }

@@ -4,11 +4,11 @@
 // agent and the tests start from. Install scripts run here, inside the sandbox, never on the host.
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import type Docker from 'dockerode'
 import { summarizeEgress } from '../egress/evidence.js'
-import type { EgressSummary } from '../egress/evidence.js'
-import { startEgress } from '../egress/sidecar.js'
-import type { EgressSession } from '../egress/sidecar.js'
+import type { EgressEvent } from '../egress/proxy.js'
+import { startEgress } from '../egress/session.js'
+import type { EgressSession } from '../egress/session.js'
+import type { Runtime } from '../sandbox/types.js'
 import { diffTrees } from '../evidence/diff.js'
 import type { IgnoreRules } from '../evidence/ignore.js'
 import { hashLockfiles } from '../evidence/metadata.js'
@@ -16,37 +16,20 @@ import type { DependencyFile } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
 import { snapshotWorkspace } from '../evidence/snapshot.js'
 import type { RunPlan } from '../plan.js'
-import type { PhaseReport } from '../report/report.js'
+import type { LockfileHashes, PhaseReport, SetupReport } from '../report/report.js'
+
+export type { SetupReport }
 import type { PhaseResult } from '../sandbox/types.js'
 import type { Workspace } from '../workspace/workspace.js'
 
-export const SETUP_FILES = { log: 'logs/setup.log', egress: 'logs/setup-egress.jsonl' } as const
+import { OUTPUT_FILES } from '../report/output.js'
 
-/** One lockfile's SHA-256 before the install, after it, and after the agent (null: absent). */
-export interface LockfileHashes {
-  path: string
-  beforeSetup: string | null
-  afterSetup: string | null
-  afterAgent: string | null
-}
-
-export interface SetupReport {
-  command: string
-  phase: PhaseReport
-  presets: string[]
-  /** The host rules the install could reach (through the proxy); empty: no network. */
-  allowHosts: string[]
-  egress: Omit<EgressSummary, 'transcript'> | null
-  lockfiles: LockfileHashes[]
-  /** Tracked files the install changed (they show in the diff too; not the agent's doing). */
-  changedFiles: string[]
-  changedTotal: number
-}
+export const SETUP_FILES = { log: OUTPUT_FILES.setupLog, egress: OUTPUT_FILES.setupEgress } as const
 
 const MAX_CHANGED_LISTED = 100
 
 export interface SetupDeps {
-  docker: Docker
+  runtime: Runtime
   proxyScript: string
   info: (line: string) => void
   /** Runs the phase's container (the pipeline's one phase runner), with the proxy when given. */
@@ -77,7 +60,7 @@ export async function runSetup(
   try {
     if (phase.network === 'allowlist') {
       if (!setup.proxy) throw new Error('a setup phase with network but without a proxy')
-      session = await startEgress(deps.docker, {
+      session = await startEgress(deps.runtime, {
         runId: `${plan.runId}-setup`,
         labels: plan.labels,
         proxyImage: setup.proxy.image,
@@ -101,7 +84,7 @@ export async function runSetup(
       }
       await fs.promises.writeFile(
         path.join(outDir, SETUP_FILES.egress),
-        capture.events.map((e) => JSON.stringify(e) + '\n').join('')
+        capture.events.map((e: EgressEvent) => JSON.stringify(e) + '\n').join('')
       )
     }
   }

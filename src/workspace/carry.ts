@@ -33,7 +33,7 @@ export function carryEntries(fromDir: string, toDir: string, entries: Buffer[]):
         at = Buffer.concat([at, slash, p])
         const st = lstatOrNull(at)
         if (st === null && create) {
-          fs.mkdirSync(at as unknown as string, { mode: 0o755 })
+          fs.mkdirSync(at, { mode: 0o755 })
           continue
         }
         if (st === null || !st.isDirectory()) return false
@@ -44,7 +44,7 @@ export function carryEntries(fromDir: string, toDir: string, entries: Buffer[]):
     const dst = Buffer.concat([Buffer.from(toDir), slash, rel])
     if (!parentsOk(fromDir, false) || lstatOrNull(src) === null) continue
     if (!parentsOk(toDir, true) || lstatOrNull(dst) !== null) continue
-    fs.renameSync(src as unknown as string, dst as unknown as string)
+    fs.renameSync(src, dst)
     moved++
   }
   return moved
@@ -52,7 +52,7 @@ export function carryEntries(fromDir: string, toDir: string, entries: Buffer[]):
 
 function lstatOrNull(p: Buffer): fs.Stats | null {
   try {
-    return fs.lstatSync(p as unknown as string)
+    return fs.lstatSync(p)
   } catch {
     return null
   }

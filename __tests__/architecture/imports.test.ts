@@ -52,7 +52,7 @@ export function stageOf(file: string): string {
   if (r.startsWith('setup/')) return 'setup'
   if (r.startsWith('services/')) return 'services'
   if (r.startsWith('isolation/')) return 'isolation'
-  if (r.startsWith('inputs') || r.startsWith('policy')) return 'inputs'
+  if (r.startsWith('inputs') || r.startsWith('policy') || r.startsWith('presets/')) return 'inputs'
   if (r.startsWith('plan')) return 'plan'
   if (/^(index|post|cli|main|bin)\.ts$/.test(r)) return 'entries'
   return 'base'

@@ -8,6 +8,7 @@ export default tseslint.config(
       'dist/**',
       'bench/dist/**',
       'node_modules/**',
+      'test-tools/*/node_modules/**',
       'airlock-out/**',
       'coverage/**',
       'fixtures/reports/**'

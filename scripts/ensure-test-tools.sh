@@ -8,3 +8,10 @@ if ! command -v docker-registry >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry >/dev/null
 fi
+# A local npm registry (Verdaccio) for the install-phase tests, in its own folder so that it is no
+# dependency of the action; the tests start it on a network they create and seed it themselves.
+registry_tools="$(dirname "$0")/../test-tools/registry"
+if [ ! -d "$registry_tools/node_modules/verdaccio" ]; then
+  printf '[airlock] installing the test registry (Verdaccio) into test-tools/registry...\n' >&2
+  npm ci --prefix "$registry_tools" --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+fi

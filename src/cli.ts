@@ -17,6 +17,7 @@ import { DockerRuntime } from './sandbox/docker/index.js'
 
 const LIST_INPUTS = new Set<string>([
   INPUT.allowHosts,
+  INPUT.setupAllowHosts,
   INPUT.hostMap,
   INPUT.credentials,
   INPUT.env,
@@ -55,6 +56,12 @@ Flags (the action's inputs, same names):
   --allow-unpinned-base    accept FROM lines not pinned by digest (recorded as a warning)
   --agent-command CMD      shell command that runs the agent (required)
   --test-command CMD       shell command that runs the tests, in a fresh network-less container
+  --setup-command CMD      install command run once on the fresh workspace before the baseline
+                           and the agent, in its own container (see docs/setup.md)
+  --setup-allow-hosts H    registries the install may reach through the egress proxy
+                           (repeatable): presets npm, pypi, crates, go, debian, or host names
+  --services YAML          service containers for the test phases: name → {image, health, env,
+                           command, user} (see docs/services.md)
   --test-reports PATH      report the tests write, relative to the repo (repeatable): JUnit XML,
                            Jest/Vitest --json, pytest-json-report, go test -json
   --allowed-paths GLOB     the agent may change only these paths (repeatable); others: violation
@@ -79,6 +86,8 @@ Flags (the action's inputs, same names):
   --proxy-image IMAGE      image (node 18+) of the egress proxy: name@sha256:D or sha256:ID
   --proxy-network NAME     existing network for the proxy's upstream side (default: a new one)
   --runtime NAME           OCI runtime: runc (default), runsc (gVisor), or one configured in dockerd
+  --isolation auto|NAME    choose the runtime from the run's risk (auto), or a tier by name; one
+                           the daemon cannot provide fails closed (see docs/isolation.md)
   --timeout-minutes N      per phase (default 30); then SIGTERM, grace-seconds, SIGKILL
   --grace-seconds N        between SIGTERM and SIGKILL (default 10)
   --memory SIZE            memory limit, swap included (default 2g)

@@ -20,6 +20,12 @@ import {
 } from './input-read.js'
 import type { InputReader } from './input-read.js'
 import { boundedReader, outputFolder, taskInput, timerDuration } from './input-bounds.js'
+import { SHARED_PROXY_INPUTS, readSetupInputs } from './setup/inputs.js'
+import type { SetupInputs } from './setup/inputs.js'
+import { parseServices } from './services/inputs.js'
+import type { ServiceSpec } from './services/inputs.js'
+import { FALLBACK_INPUT, forkFromEvent } from './isolation/isolation.js'
+import type { IsolationRequest } from './isolation/isolation.js'
 
 export { INPUT } from './input-names.js'
 export { bool, list, memory } from './input-read.js'
@@ -43,6 +49,12 @@ export interface Inputs {
   allowUnpinnedBase: boolean
   agentCommand: string
   testCommand?: string
+  /** The install phase: once, on the fresh workspace, before the baseline and the agent. */
+  setup?: SetupInputs
+  /** Service containers the test phases get on an internal network (docs/services.md). */
+  services?: ServiceSpec[]
+  /** `isolation` (auto or a tier) with the policy's fallback; absent: `runtime` as given. */
+  isolation?: IsolationRequest & { fork: boolean | null }
   task: { text: string; source: 'text' | 'file'; file?: string }
   model?: string
   /** The agent preset (`agent`) whose defaults apply. */
@@ -183,14 +195,22 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   const runtime = runtimeName(INPUT.runtime, read(INPUT.runtime) ?? DEFAULTS.runtime)
 
   const env = envNames(read(INPUT.env), ctx.environment)
+  // With network none, the install phase alone may use the proxy settings.
+  const setupGiven = read(INPUT.setupCommand) !== undefined
+  const egressRead: InputReader =
+    setupGiven && network === 'none'
+      ? (name) => (SHARED_PROXY_INPUTS.includes(name) ? undefined : read(name))
+      : read
   const egress = readEgressInputs(
-    read,
+    egressRead,
     network,
     runtime,
     workspace,
     ctx.environment,
     env.map((e) => e.name)
   )
+
+  const setup = readSetupInputs(read, egress, runtime)
 
   const cpus = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus))
   if (cpus > ctx.hostCpus) {
@@ -215,6 +235,9 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
     agentCommand,
     testCommand: read(INPUT.testCommand),
+    ...(setup !== undefined ? { setup } : {}),
+    services: servicesFor(read, runtime),
+    ...isolationFor(read, given, policy, ctx.environment),
     task: taskInput(INPUT.task, read(INPUT.task), workspace),
     model: read(INPUT.model),
     ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),
@@ -267,6 +290,56 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     ),
     policy: recordFor(policy, given)
   }
+}
+
+function isolationFor(
+  read: InputReader,
+  given: InputReader,
+  policy: LoadedPolicy,
+  environment: NodeJS.ProcessEnv
+): { isolation?: Inputs['isolation'] } {
+  const requested = read(INPUT.isolation)
+  const fallback = policy.policy.values[FALLBACK_INPUT] ?? null
+  if (given(FALLBACK_INPUT) !== undefined)
+    throw new ConfigurationError(
+      FALLBACK_INPUT,
+      'is read from the policy file (.github/airlock.yml) only: a weaker tier is a repository decision'
+    )
+  if (requested === undefined) {
+    if (fallback !== null)
+      throw new ConfigurationError(
+        FALLBACK_INPUT,
+        'only applies with `isolation`; set isolation too'
+      )
+    return {}
+  }
+  const name = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+  if (!name.test(requested))
+    throw new ConfigurationError(
+      INPUT.isolation,
+      `"${requested}" is not auto or a runtime name (runc, runsc, ...)`
+    )
+  if (read(INPUT.runtime) !== undefined)
+    throw new ConfigurationError(
+      `${INPUT.isolation}/${INPUT.runtime}`,
+      'give one of them: isolation chooses the runtime (auto, or a tier by name)'
+    )
+  return { isolation: { requested, fallback, fork: forkFromEvent(environment) } }
+}
+
+function servicesFor(read: InputReader, runtime: string): ServiceSpec[] {
+  const services = parseServices(read(INPUT.services))
+  if (services.length > 0 && runtime === 'runsc')
+    throw new ConfigurationError(
+      `${INPUT.services}/${INPUT.runtime}`,
+      'gVisor (runsc) registered with --network=none cannot join the services network; use runtime runc, or isolation (which checks how the daemon registered it)'
+    )
+  if (services.length > 0 && read(INPUT.testCommand) === undefined)
+    throw new ConfigurationError(
+      INPUT.services,
+      'needs `test-command`: services are started for the test phases'
+    )
+  return services
 }
 
 export function defaultContext(env: NodeJS.ProcessEnv = process.env): InputContext {

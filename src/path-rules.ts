@@ -84,10 +84,7 @@ const LINT_FORMAT = [
 const EDITOR_AND_GIT = [
   '**/.gitmodules',
   '**/.gitattributes',
-  '**/.vscode/tasks.json',
-  '**/.vscode/launch.json',
-  '**/.vscode/settings.json',
-  '**/.vscode/extensions.json',
+  '**/.vscode/**',
   '**/*.code-workspace',
   '**/.idea/**',
   '**/.devcontainer/**',
@@ -95,16 +92,49 @@ const EDITOR_AND_GIT = [
   '**/.envrc'
 ]
 
+/** Files that steer coding agents: instructions, tool and MCP server settings. */
+const AGENT_FILES = [
+  '**/AGENTS.md',
+  '**/CLAUDE.md',
+  '**/GEMINI.md',
+  '**/.claude/**',
+  '**/.cursor/**',
+  '**/.cursorrules',
+  '**/.mcp.json'
+]
+
+/** Package-manager settings (registries, install hooks, credentials) and build entry points. */
+const PACKAGE_AND_BUILD = [
+  '**/.npmrc',
+  '**/.yarnrc*',
+  '**/pip.conf',
+  '**/.cargo/config*',
+  '**/Dockerfile*',
+  '**/Makefile'
+]
+
 /** The default protected set; `protected-paths` with `+` items extends it, other items replace it. */
 export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
   '.github/**',
+  '.github/airlock/**',
+  ...AGENT_FILES,
+  ...PACKAGE_AND_BUILD,
   ...LOCKFILES,
   ...LINT_FORMAT,
   ...EDITOR_AND_GIT,
-  '**/package.json#scripts'
+  '**/package.json#scripts',
+  '**/package.json#dependencies',
+  '**/pyproject.toml#dependencies'
 ]
 
 export const SCRIPTS_SUFFIX = '#scripts'
+export const DEPS_SUFFIX = '#dependencies'
+const SUFFIXES = [SCRIPTS_SUFFIX, DEPS_SUFFIX]
+
+/** The `#scripts` / `#dependencies` suffix of a protected pattern, or null. */
+export function suffixOf(pattern: string): string | null {
+  return SUFFIXES.find((x) => pattern.endsWith(x)) ?? null
+}
 
 /**
  * The effective protected list from the `protected-paths` input:
@@ -131,14 +161,16 @@ export function resolveProtectedPaths(items: string[], input = 'protected-paths'
 export function checkAllowedPaths(items: string[], input = 'allowed-paths'): string[] {
   for (const p of items) {
     checkPattern(input, p)
-    if (p.endsWith(SCRIPTS_SUFFIX))
-      throw new ConfigurationError(input, `"${p}": #scripts only applies to protected-paths`)
+    const suffix = suffixOf(p)
+    if (suffix !== null)
+      throw new ConfigurationError(input, `"${p}": ${suffix} only applies to protected-paths`)
   }
   return items
 }
 
 function checkPattern(input: string, pattern: string): void {
-  const glob = pattern.endsWith(SCRIPTS_SUFFIX) ? pattern.slice(0, -SCRIPTS_SUFFIX.length) : pattern
+  const suffix = suffixOf(pattern)
+  const glob = suffix !== null ? pattern.slice(0, -suffix.length) : pattern
   if (glob === '') throw new ConfigurationError(input, 'has an empty pattern')
   if (glob.startsWith('!'))
     throw new ConfigurationError(

@@ -3,6 +3,9 @@ import type { Inputs, NetworkMode } from './inputs.js'
 import type { PolicyRecord } from './policy.js'
 import { planEgress } from './egress/plan.js'
 import type { EgressPlan } from './egress/plan.js'
+import type { HostMapping, HostRule } from './egress/policy.js'
+import type { ServiceSpec } from './services/inputs.js'
+import type { IsolationRequest } from './isolation/isolation.js'
 
 /** Where things are inside every container the pipeline starts. */
 export const SANDBOX_PATHS = {
@@ -14,7 +17,7 @@ export const SANDBOX_PATHS = {
 } as const
 
 /** `baseline` runs the test command on the unchanged tree (with `compare-base`). */
-export type PhaseName = 'baseline' | 'agent' | 'tests'
+export type PhaseName = 'setup' | 'baseline' | 'agent' | 'tests'
 
 export interface PhasePlan {
   name: PhaseName
@@ -83,6 +86,16 @@ export interface RunPlan {
   sandbox: SandboxSettings
   /** With `network: allowlist`: the egress proxy's rules (docs/egress.md). */
   egress?: EgressPlan
+  /** The install phase (docs/setup.md): registries it may reach and the proxy that carries it. */
+  setup?: {
+    presets: string[]
+    allowHosts: HostRule[]
+    proxy: { image: string; hostMap: HostMapping[]; network: string | null } | null
+  }
+  /** `isolation`: the tier is decided at run time from the risk facts (docs/isolation.md). */
+  isolation: (IsolationRequest & { fork: boolean | null }) | null
+  /** Service containers each test-command phase gets (fresh per phase), reachable by name. */
+  services: ServiceSpec[]
   /** Names of the host variables passed in (values are resolved at run time, never printed). */
   env: string[]
   phases: PhasePlan[]
@@ -120,8 +133,18 @@ export function planRun(inputs: Inputs): RunPlan {
       workspaceWritable: true
     }
   ]
-  if (inputs.testCommand !== undefined && inputs.compareBase) {
+  if (inputs.setup !== undefined) {
     phases.unshift({
+      name: 'setup',
+      command: ['/bin/sh', '-c', inputs.setup.command],
+      network: inputs.setup.allow.length > 0 ? 'allowlist' : 'none',
+      timeoutMs,
+      graceMs,
+      workspaceWritable: true
+    })
+  }
+  if (inputs.testCommand !== undefined && inputs.compareBase) {
+    phases.splice(inputs.setup !== undefined ? 1 : 0, 0, {
       name: 'baseline',
       command: ['/bin/sh', '-c', inputs.testCommand],
       network: 'none',
@@ -176,6 +199,23 @@ export function planRun(inputs: Inputs): RunPlan {
       tmpfs: { ...TMPFS_BYTES }
     },
     ...(inputs.egress !== undefined ? { egress: planEgress(inputs.egress) } : {}),
+    ...(inputs.setup !== undefined
+      ? {
+          setup: {
+            presets: inputs.setup.presets,
+            allowHosts: inputs.setup.allow,
+            proxy: inputs.setup.proxy
+              ? {
+                  image: inputs.setup.proxy.image,
+                  hostMap: inputs.setup.proxy.hostMap,
+                  network: inputs.setup.proxy.network ?? null
+                }
+              : null
+          }
+        }
+      : {}),
+    services: inputs.services ?? [],
+    isolation: inputs.isolation ?? null,
     env: inputs.env.map((e) => e.name),
     phases,
     capture: { maxLogBytes: inputs.maxLogBytes, testReports: inputs.testReports },

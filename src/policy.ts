@@ -26,6 +26,8 @@ type Kind =
   | 'positive-integer'
   | 'non-negative-number'
   | 'runtime'
+  | 'command'
+  | 'services'
   | { oneOf: readonly string[] }
 
 /** Settings the file may hold: input names, with the form each value takes. */
@@ -44,6 +46,11 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   'grace-seconds': 'non-negative-number',
   'max-log-bytes': 'positive-integer',
   'allow-unpinned-base': 'boolean',
+  'setup-command': 'command',
+  'setup-allow-hosts': 'hosts',
+  services: 'services',
+  isolation: 'runtime',
+  'isolation-fallback': 'runtime',
   approvers: 'logins',
   'allow-self-approval': 'boolean'
 }
@@ -193,6 +200,15 @@ function convert(kind: Kind, value: unknown): string | { error: string } {
             : 'a number of 0 or more'
       return { error: `${shown} is not ${what}` }
     }
+    case 'services':
+      // Checked in full where the input is read; here only its shape.
+      return typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? YAML.stringify(value)
+        : { error: `${shown} is not a mapping of service name → {image, health, ...}` }
+    case 'command':
+      return typeof value === 'string' && value.trim() !== '' && !value.includes('\0')
+        ? value
+        : { error: `${shown} is not a shell command (a non-empty string)` }
     case 'runtime':
       return typeof value === 'string'
         ? checked(() => runtimeName('runtime', value))

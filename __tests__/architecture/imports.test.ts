@@ -49,6 +49,9 @@ export function stageOf(file: string): string {
   if (r.startsWith('report/')) return 'report'
   if (r.startsWith('github/')) return 'github'
   if (r.startsWith('pipeline')) return 'pipeline'
+  if (r.startsWith('setup/')) return 'setup'
+  if (r.startsWith('services/')) return 'services'
+  if (r.startsWith('isolation/')) return 'isolation'
   if (r.startsWith('inputs') || r.startsWith('policy') || r.startsWith('presets/')) return 'inputs'
   if (r.startsWith('plan')) return 'plan'
   if (/^(index|post|cli|main|bin)\.ts$/.test(r)) return 'entries'
@@ -65,6 +68,21 @@ const FORBIDDEN: Record<string, string[]> = {
   workspace: ['inputs', 'evidence', 'report', 'github', 'pipeline', 'entries'],
   github: ['inputs', 'pipeline', 'entries'],
   pipeline: ['entries'],
+  // The install phase: runs a phase through the egress proxy and reads the evidence of its result.
+  setup: ['github', 'pipeline', 'entries'],
+  // Service containers: sidecars of the runtime, nothing after them in the flow.
+  services: ['evidence', 'report', 'github', 'egress', 'inputs', 'pipeline', 'entries'],
+  // The isolation model: pure, read by the inputs and the pipeline.
+  isolation: [
+    'sandbox',
+    'workspace',
+    'evidence',
+    'egress',
+    'report',
+    'github',
+    'pipeline',
+    'entries'
+  ],
   base: [
     'inputs',
     'plan',

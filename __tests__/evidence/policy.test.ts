@@ -9,6 +9,7 @@ import {
   checkAllowedPaths,
   checkPolicy,
   gitBlobReader,
+  dependenciesChange,
   resolveProtectedPaths,
   scriptsChange
 } from '../../src/evidence/policy.js'
@@ -51,8 +52,9 @@ describe('protected-paths: defaults, extend, replace', () => {
     expect(() => resolveProtectedPaths(items)).toThrow(message)
   })
 
-  test('#scripts is only for protected-paths', () => {
+  test('#scripts and #dependencies are only for protected-paths', () => {
     expect(() => checkAllowedPaths(['package.json#scripts'])).toThrow(/only applies/)
+    expect(() => checkAllowedPaths(['package.json#dependencies'])).toThrow(/only applies/)
   })
 })
 
@@ -84,6 +86,35 @@ describe('checkPolicy', () => {
     ['.vscode/tasks.json', true],
     ['.devcontainer/devcontainer.json', true],
     ['.husky/pre-commit', true],
+    // Files that steer agents, package-manager settings, build entry points.
+    ['AGENTS.md', true],
+    ['packages/web/AGENTS.md', true],
+    ['CLAUDE.md', true],
+    ['sub/CLAUDE.md', true],
+    ['GEMINI.md', true],
+    ['.claude/settings.json', true],
+    ['.claude/commands/deploy.md', true],
+    ['.cursor/rules/style.mdc', true],
+    ['.cursorrules', true],
+    ['.mcp.json', true],
+    ['tools/.mcp.json', true],
+    ['.vscode/mcp.json', true],
+    ['.vscode/anything.json', true],
+    ['.npmrc', true],
+    ['web/.npmrc', true],
+    ['.yarnrc', true],
+    ['.yarnrc.yml', true],
+    ['pip.conf', true],
+    ['.cargo/config.toml', true],
+    ['.cargo/config', true],
+    ['Dockerfile', true],
+    ['docker/Dockerfile.test', true],
+    ['.github/airlock/policy.yml', true],
+    ['Makefile', true],
+    ['lib/Makefile', true],
+    ['docs/AGENTS.txt', false],
+    ['src/makefile.ts', false],
+    ['cargo/config.toml', false],
     ['src/index.ts', false],
     ['README.md', false],
     ['docs/github/notes.md', false],
@@ -242,5 +273,153 @@ test('findings are capped at 1000 per list, the rest counted', async () => {
     rule: 'allowed-paths',
     path: null,
     detail: '…and 500 more changed files like the above'
+  })
+})
+
+describe('dependency changes inside manifests are parsed', () => {
+  const reader = (m: Record<string, string>) => async (oid: string) =>
+    m[oid] === undefined ? null : Buffer.from(m[oid])
+  const A = '1'.repeat(40)
+  const B = '2'.repeat(40)
+  const json = (o: unknown): string => JSON.stringify(o, null, 2)
+
+  test.each([
+    ['package.json', 'version bump only', json({ version: '1' }), json({ version: '2' }), null],
+    [
+      'package.json',
+      'reordered, reformatted',
+      json({ dependencies: { a: '1', b: '2' } }),
+      JSON.stringify({ dependencies: { b: '2', a: '1' } }),
+      null
+    ],
+    [
+      'package.json',
+      'a dependency added',
+      json({ dependencies: {} }),
+      json({ dependencies: { 'left-pad': '^1.3.0' } }),
+      /added "dependencies left-pad"/
+    ],
+    [
+      'package.json',
+      'a devDependency changed',
+      json({ devDependencies: { jest: '^29' } }),
+      json({ devDependencies: { jest: 'github:evil/jest' } }),
+      /changed "devDependencies jest"/
+    ],
+    [
+      'package.json',
+      'optional and peer',
+      json({ optionalDependencies: { a: '1' } }),
+      json({ peerDependencies: { a: '1' } }),
+      /added "peerDependencies a"; removed "optionalDependencies a"/
+    ],
+    [
+      'package.json',
+      'overrides',
+      json({}),
+      json({ overrides: { 'node-fetch': '2.7.0' } }),
+      /added "overrides node-fetch"/
+    ],
+    [
+      'package.json',
+      'not JSON',
+      json({}),
+      '{',
+      /cannot be compared: package.json is not valid JSON/
+    ],
+    [
+      'pyproject.toml',
+      'description only',
+      '[project]\nname = "x"\ndescription = "a"\ndependencies = ["requests>=2"]\n',
+      '[project]\nname = "x"\ndescription = "b"\ndependencies = [ "requests>=2" ]\n',
+      null
+    ],
+    [
+      'pyproject.toml',
+      'project.dependencies added and changed',
+      '[project]\ndependencies = ["requests>=2"]\n',
+      '[project]\ndependencies = ["Requests>=3", "evil-pkg"]\n',
+      /added "project.dependencies evil-pkg"; changed "project.dependencies requests"/
+    ],
+    [
+      'pyproject.toml',
+      'optional dependencies, groups, build requires',
+      '[project]\nname = "x"\n',
+      '[project.optional-dependencies]\ntest = ["pytest"]\n[dependency-groups]\ndev = ["ruff"]\n[build-system]\nrequires = ["setuptools"]\n',
+      /added "build-system.requires setuptools", "dependency-groups.dev ruff", "project.optional-dependencies.test pytest"/
+    ],
+    [
+      'pyproject.toml',
+      'poetry',
+      '[tool.poetry.dependencies]\npython = "^3.11"\n',
+      '[tool.poetry.dependencies]\npython = "^3.11"\nflask = "*"\n[tool.poetry.group.dev.dependencies]\npytest = "*"\n',
+      /added "tool.poetry.dependencies flask", "tool.poetry.group.dev.dependencies pytest"/
+    ],
+    [
+      'pyproject.toml',
+      'not TOML',
+      '[project]\n',
+      '[project\n',
+      /cannot be compared: pyproject.toml is not valid TOML/
+    ]
+  ])('%s: %s', async (file, _name, before, after, expected) => {
+    const change = await dependenciesChange(
+      `sub/${file}`,
+      { before: A, after: B },
+      reader({ [A]: before, [B]: after })
+    )
+    if (expected === null) expect(change).toBeNull()
+    else expect(change).toMatch(expected)
+  })
+
+  test('flagged by the defaults, at the top of the protected list; the version alone is not', async () => {
+    const read = reader({
+      [A]: json({ version: '1', dependencies: { a: '1' } }),
+      [B]: json({ version: '2', dependencies: { a: '1', b: '1' } })
+    })
+    const result = await checkPolicy(
+      { allowed: [], protected: resolveProtectedPaths([]) },
+      [changed('package.json'), changed('web/package.json')],
+      [
+        { before: A, after: B },
+        { before: A, after: A }
+      ],
+      read
+    )
+    expect(result.protected).toEqual([
+      {
+        rule: 'dependencies',
+        path: 'package.json',
+        detail: 'dependencies added "dependencies b"; matches **/package.json#dependencies'
+      }
+    ])
+  })
+
+  test('renames of protected files are flagged on both sides, by the moved blob', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-policy-'))
+    try {
+      makeRepo(path.join(root, 'src'), {
+        'AGENTS.md': 'Never touch the deploy keys.\n',
+        'notes.md': 'plain\n'
+      })
+      const ws = await prepareWorkspace(path.join(root, 'src'), 'HEAD', path.join(root, 'run'))
+      fs.renameSync(path.join(ws.dir, 'AGENTS.md'), path.join(ws.dir, 'docs-agents.md'))
+      fs.mkdirSync(path.join(ws.dir, '.claude'))
+      fs.renameSync(path.join(ws.dir, 'notes.md'), path.join(ws.dir, '.claude/notes.md'))
+      const snap = await snapshotWorkspace(ws.dir, ws.gitDir)
+      const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree)
+      const result = await checkPolicy(
+        { allowed: [], protected: resolveProtectedPaths([]) },
+        diff.all.files,
+        diff.all.blobs,
+        gitBlobReader(ws.gitDir)
+      )
+      expect(result.protected.map((f) => [f.path, f.detail])).toEqual([
+        ['.claude/notes.md', 'added (renamed from notes.md); matches **/.claude/**'],
+        ['AGENTS.md', 'deleted (renamed to docs-agents.md); matches **/AGENTS.md']
+      ])
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true })
+    }
   })
 })

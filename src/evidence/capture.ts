@@ -11,8 +11,9 @@ import { checkPolicy, gitBlobReader } from './policy.js'
 import type { PolicyFinding } from './policy.js'
 import type { Redactor } from './redact.js'
 import { scanDiff } from './secrets.js'
+import { baseIgnoreRules, ignoreFindings } from './ignore.js'
 import { snapshotWorkspace } from './snapshot.js'
-import type { SkippedEntry } from './snapshot.js'
+import type { IgnoredEntry, SkippedEntry } from './snapshot.js'
 
 export interface DiffRecord {
   sha256: string
@@ -24,6 +25,8 @@ export interface DiffRecord {
   truncation: string[]
   redacted: boolean
   skipped: SkippedEntry[]
+  /** Left out as build output: what the base tree's .gitignore rules ignore. */
+  ignored: { total: number; entries: IgnoredEntry[] }
   baseTree: string
   resultTree: string
 }
@@ -35,6 +38,8 @@ export interface DiffCapture {
   dependencies: DependencyFile[]
   /** Lines for the log: what was not taken, what was cut. */
   warnings: string[]
+  /** Raw paths of the ignored entries (build output carried into the re-run's copy). */
+  ignoredRaw: Buffer[]
 }
 
 /** Snapshots `ws.dir`, writes the (masked) patch to `patchFile`, and checks the policy. */
@@ -44,7 +49,9 @@ export async function captureDiff(
   redactor: Redactor,
   patchFile: string
 ): Promise<DiffCapture> {
-  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)
+  // Build output: what the base tree's .gitignore ignores is left out (never the agent's rules).
+  const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
+  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules)
   const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, policy)
   // Secrets in the change (the run's values, token shapes) are masked in the patch and flagged
   // below, one violation per file and rule; what the scan finds joins `redactor`.
@@ -95,15 +102,20 @@ export async function captureDiff(
       truncation,
       redacted,
       skipped: snap.skipped.slice(0, 1000),
+      ignored: { total: snap.ignoredTotal, entries: snap.ignored },
       baseTree: ws.tree,
       resultTree: snap.tree
     },
     violations,
-    protected: [...checked.protected],
+    protected: [...checked.protected, ...ignoreFindings(diff.all.files, snap)],
+    ignoredRaw: snap.ignoredRaw,
     dependencies: await hashLockfiles(ws.gitDir, snap.tree, ws.dir),
     warnings: [
       ...snap.skipped.slice(0, 50).map((x) => `not taken into the diff: ${x.path} (${x.reason})`),
-      ...truncation
+      ...truncation,
+      ...(snap.ignoredTotal > 0
+        ? [`${snap.ignoredTotal} path(s) ignored by the base tree's .gitignore rules`]
+        : [])
     ]
   }
 }

@@ -3,6 +3,8 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import * as zlib from 'node:zlib'
 import { git } from '../workspace/git.js'
+import { NO_IGNORE_RULES } from './ignore.js'
+import type { IgnoreRules } from './ignore.js'
 
 export interface SnapshotLimits {
   maxFiles: number
@@ -19,12 +21,28 @@ export interface SkippedEntry {
   reason: 'fifo' | 'socket' | 'device' | 'git-dir' | 'limit'
 }
 
+/** A path left out as build output (base `.gitignore` rules); folders end in `/`. */
+export interface IgnoredEntry {
+  path: string
+  /** The matching rule and the file it is in. */
+  rule: string
+}
+
+/** Ignored entries kept in the list (all are counted). */
+export const MAX_IGNORED_LISTED = 1000
+
 export interface Snapshot {
   tree: string
   files: number
   bytes: number
   skipped: SkippedEntry[]
   truncated: boolean
+  /** Top-most ignored entries (an ignored folder is one entry, not looked into); capped. */
+  ignored: IgnoredEntry[]
+  /** How many ignored entries there were in all. */
+  ignoredTotal: number
+  /** Raw paths of all ignored entries (for carrying build output into a fresh copy). */
+  ignoredRaw: Buffer[]
 }
 
 /** Shows a byte path as text: UTF-8 where valid, other bytes as \xNN. */
@@ -66,9 +84,12 @@ export async function snapshotWorkspace(
   dir: string,
   gitDir: string,
   limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
-  knownTree?: string
+  knownTree?: string,
+  rules: IgnoreRules = NO_IGNORE_RULES
 ): Promise<Snapshot> {
   const skipped: SkippedEntry[] = []
+  const ignored: IgnoredEntry[] = []
+  const ignoredRaw: Buffer[] = []
   let truncated = false
   const objects = path.join(gitDir, 'objects')
   const known = knownTree === undefined ? new Set<string>() : await objectIds(gitDir, knownTree)
@@ -98,7 +119,9 @@ export async function snapshotWorkspace(
   // 1. Walk (lstat only), in a stable order.
   const found: Found[] = []
   const slash = Buffer.from('/')
-  const walk = (rel: Buffer | undefined, parts: Buffer[]): void => {
+  // `underIgnored`: inside an ignored folder that the base tree tracks files in (git still
+  // tracks those; every untracked entry there is ignored).
+  const walk = (rel: Buffer | undefined, parts: Buffer[], underIgnored: string | null): void => {
     const abs = rel === undefined ? Buffer.from(dir) : Buffer.concat([Buffer.from(dir + '/'), rel])
     const names = fs.readdirSync(abs, { encoding: 'buffer' }).sort((a, b) => Buffer.compare(a, b))
     for (const name of names) {
@@ -109,8 +132,36 @@ export async function snapshotWorkspace(
         continue
       }
       const st = fs.lstatSync(childAbs)
-      if (st.isDirectory()) {
-        walk(childRel, [...parts, name])
+      if (!rules.empty) {
+        const key = childRel.toString('latin1')
+        const tracked = rules.tracked(key)
+        const rule = tracked
+          ? null
+          : (underIgnored ??
+            rules.match(
+              [...parts, name].map((b) => b.toString('latin1')),
+              st.isDirectory()
+            ))
+        if (rule !== null) {
+          if (ignored.length < MAX_IGNORED_LISTED)
+            ignored.push({ path: displayPath(childRel) + (st.isDirectory() ? '/' : ''), rule })
+          ignoredRaw.push(childRel)
+          continue
+        }
+        if (st.isDirectory()) {
+          // A tracked folder that the rules ignore: only its tracked entries are taken.
+          const dirRule = !tracked
+            ? null
+            : (underIgnored ??
+              rules.match(
+                [...parts, name].map((b) => b.toString('latin1')),
+                true
+              ))
+          walk(childRel, [...parts, name], dirRule)
+          continue
+        }
+      } else if (st.isDirectory()) {
+        walk(childRel, [...parts, name], null)
         continue
       }
       if (st.isFIFO() || st.isSocket() || st.isBlockDevice() || st.isCharacterDevice()) {
@@ -128,7 +179,7 @@ export async function snapshotWorkspace(
       })
     }
   }
-  walk(undefined, [])
+  walk(undefined, [], null)
 
   // 2. Limits, in walk order; 3. read, hash and store.
   const entries: Entry[] = []
@@ -149,7 +200,16 @@ export async function snapshotWorkspace(
   }
 
   const tree = writeTrees(entries, writeObject)
-  return { tree, files: entries.length, bytes: total, skipped, truncated }
+  return {
+    tree,
+    files: entries.length,
+    bytes: total,
+    skipped,
+    truncated,
+    ignored,
+    ignoredTotal: ignoredRaw.length,
+    ignoredRaw
+  }
 }
 
 interface Entry {

@@ -12,6 +12,8 @@ import { containerSpec } from '../sandbox/spec.js'
 import type { PhaseResources } from '../sandbox/spec.js'
 import type { PhaseResult, Runtime } from '../sandbox/types.js'
 import { chownTree, materializeTree } from '../workspace/workspace.js'
+import { startServices } from '../services/services.js'
+import type { ServiceReport, ServicesSession } from '../services/services.js'
 
 export interface PhaseContext {
   plan: RunPlan
@@ -34,10 +36,54 @@ export async function runPhase(
   phase: PhasePlan,
   workspaceDir: string,
   logName: string,
-  extra: Pick<PhaseResources, 'outDir' | 'egress'> & { nameSuffix?: string } = {}
+  extra: Pick<PhaseResources, 'outDir' | 'egress'> & {
+    nameSuffix?: string
+    /** Receives the reports of the phase's service containers (also when they fail to start). */
+    onServices?: (reports: ServiceReport[]) => void
+  } = {}
 ): Promise<PhaseRun> {
   const { plan, log } = ctx
   return log.group(phase.name, async () => {
+    // The test-command phases get fresh service containers of their own.
+    let services: ServicesSession | undefined
+    if (plan.services.length > 0 && (phase.name === 'tests' || phase.name === 'baseline')) {
+      services = await startServices(ctx.runtime, {
+        runId: plan.runId,
+        phase: `${phase.name}${extra.nameSuffix ?? ''}`,
+        labels: plan.labels,
+        runtime: plan.sandbox.runtime,
+        limits: plan.sandbox,
+        services: plan.services,
+        ...(ctx.signal ? { signal: ctx.signal } : {})
+      }).catch((error: unknown) => {
+        extra.onServices?.((error as { serviceReports?: ServiceReport[] }).serviceReports ?? [])
+        throw error
+      })
+      extra.onServices?.(services.reports)
+      log.info(
+        `services up for ${phase.name}: ${services.reports.map((r) => `${r.name} (ready in ${r.readyMs} ms)`).join(', ')}`
+      )
+    }
+    try {
+      return await runIn(ctx, phase, workspaceDir, logName, {
+        ...extra,
+        ...(services ? { services: { network: services.network } } : {})
+      })
+    } finally {
+      await services?.stop()
+    }
+  })
+}
+
+async function runIn(
+  ctx: PhaseContext,
+  phase: PhasePlan,
+  workspaceDir: string,
+  logName: string,
+  extra: Pick<PhaseResources, 'outDir' | 'egress' | 'services'> & { nameSuffix?: string }
+): Promise<PhaseRun> {
+  const { plan, log } = ctx
+  {
     const capped = new CappedLog(
       path.join(plan.outputDir, logName),
       plan.capture.maxLogBytes,
@@ -50,7 +96,8 @@ export async function runPhase(
       taskFile: ctx.taskFile,
       env: ctx.env,
       ...(extra.outDir !== undefined ? { outDir: extra.outDir } : {}),
-      ...(extra.egress ? { egress: extra.egress } : {})
+      ...(extra.egress ? { egress: extra.egress } : {}),
+      ...(extra.services ? { services: extra.services } : {})
     })
     if (extra.nameSuffix !== undefined) spec.name = `${spec.name}${extra.nameSuffix}`
     const result = await ctx.runtime.runPhase(spec, {
@@ -76,7 +123,7 @@ export async function runPhase(
     }
     log.info(`${phase.name}: ${describe(result)} after ${(result.durationMs / 1000).toFixed(1)} s`)
     return { result, report }
-  })
+  }
 }
 
 function describe(result: PhaseResult): string {

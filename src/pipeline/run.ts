@@ -24,6 +24,9 @@ import type { PhaseOutcomes } from './outcome.js'
 import { ownForSandbox, runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
 import { runBaseline, runTests } from './tests.js'
+import { decideIsolation } from './isolation.js'
+import { runInstallPhase } from './setup.js'
+import { finishSetupReport } from '../setup/setup.js'
 
 export interface RunSecrets {
   /** The task text (the plan only holds its hash). */
@@ -61,10 +64,11 @@ export interface RunResult {
  * every case.
  */
 export async function runPipeline(
-  plan: RunPlan,
+  givenPlan: RunPlan,
   secrets: RunSecrets,
   deps: PipelineDeps
 ): Promise<RunResult> {
+  let plan = givenPlan
   // Every env value and every credential the proxy injects; token shapes found later join it.
   const secretValues = runSecretValues(secrets)
   const redactor = new Redactor(secretValues)
@@ -97,6 +101,14 @@ export async function runPipeline(
   else signal?.addEventListener('abort', onAbort, { once: true })
   let caught: unknown
   try {
+    if (plan.isolation !== null && plan.isolation !== undefined) {
+      // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
+      const decision = await decideIsolation(plan, runtime)
+      plan = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.tier } }
+      report.isolation = decision
+      report.sandbox.runtime = decision.tier
+      log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
+    }
     await runtime.preflight(plan.sandbox.runtime)
     report.runner = runnerFacts(await runtime.engineFacts(), plan.sandbox.runtime)
     checkCancelled()
@@ -130,8 +142,15 @@ export async function runPipeline(
       ...(signal ? { signal } : {})
     }
 
+    const setupPhase = findPhase(plan, 'setup')
+    if (setupPhase) {
+      await runInstallPhase(ctx, setupPhase, ws, report, { ...deps, log })
+      checkCancelled()
+    }
+
     const baselinePhase = findPhase(plan, 'baseline')
-    if (baselinePhase) await runBaseline(ctx, baselinePhase, ws, report, tmp)
+    if (baselinePhase)
+      await runBaseline(ctx, baselinePhase, ws, report, tmp, setupPhase !== undefined)
     checkCancelled()
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
@@ -169,13 +188,15 @@ export async function runPipeline(
     report.policy.violations.push(...capture.violations)
     report.policy.protected.push(...capture.protected)
     report.dependencies = capture.dependencies
+    if (report.setup)
+      report.policy.protected.push(...finishSetupReport(report.setup, report.dependencies))
     if (agent.result.cancelled) throw new CancelledError('signal')
 
     const testsPhase = findPhase(plan, 'tests')
     const a = agent.result
     if (testsPhase && a.error === undefined && !a.timedOut && !a.oomKilled && a.exitCode === 0) {
       checkCancelled()
-      phases.tests = await runTests(ctx, testsPhase, ws, report, tmp)
+      phases.tests = await runTests(ctx, testsPhase, ws, report, tmp, capture.ignoredRaw)
     }
   } catch (error) {
     caught = error
@@ -254,6 +275,7 @@ async function recordUsage(report: Report, agentOut: string): Promise<void> {
 
 function phasesRun(report: Report): PhaseReport[] {
   return [
+    report.setup?.phase ?? null,
     report.tests.baseline?.phase ?? null,
     report.agent,
     report.tests.phase,

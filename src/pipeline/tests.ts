@@ -8,8 +8,10 @@ import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
 import type { Workspace } from '../workspace/workspace.js'
+import { carryEntries, copyWorkspace } from '../workspace/carry.js'
+import type { ServiceReport } from '../services/services.js'
 import type { PhaseOutcomes } from './outcome.js'
-import { runPhase, sandboxFolder } from './phase.js'
+import { ownForSandbox, runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext } from './phase.js'
 
 export async function runTests(
@@ -17,10 +19,13 @@ export async function runTests(
   phase: PhasePlan,
   ws: Workspace,
   report: Report,
-  tmp: string
+  tmp: string,
+  /** Build output the diff left out (ignored paths), carried into the re-run's fresh copy. */
+  ignoredRaw: Buffer[] = []
 ): Promise<NonNullable<PhaseOutcomes['tests']>> {
   const { plan } = ctx
-  const tests = await runPhase(ctx, phase, ws.dir, OUTPUT_FILES.testsLog)
+  const onServices = recordServices(report)
+  const tests = await runPhase(ctx, phase, ws.dir, OUTPUT_FILES.testsLog, { onServices })
   report.tests.phase = tests.report
   const results = await collectTestReports(ws.dir, plan.capture.testReports)
   let rerunPassed = false
@@ -28,7 +33,13 @@ export async function runTests(
     if (ctx.signal?.aborted) throw new CancelledError(String(ctx.signal.reason ?? 'signal'))
     const tree = { gitDir: ws.gitDir, tree: report.diff.resultTree ?? ws.tree }
     const dir = await sandboxFolder(plan, path.join(tmp, 'rerun'), tree)
-    const rerun = await runPhase(ctx, phase, dir, OUTPUT_FILES.rerunLog, { nameSuffix: '-rerun' })
+    // The build output the diff left out (e.g. node_modules) goes along.
+    carryEntries(ws.dir, dir, ignoredRaw)
+    await ownForSandbox(plan, dir)
+    const rerun = await runPhase(ctx, phase, dir, OUTPUT_FILES.rerunLog, {
+      nameSuffix: '-rerun',
+      onServices
+    })
     const again = await collectTestReports(dir, plan.capture.testReports)
     const flaky = markFlaky(results.cases, again.cases)
     report.tests.rerun = { phase: rerun.report, flaky }
@@ -55,11 +66,26 @@ export async function runBaseline(
   phase: PhasePlan,
   ws: Workspace,
   report: Report,
-  tmp: string
+  tmp: string,
+  /** After an install phase: a copy of its result (the same dependencies the agent gets). */
+  fromInstalled = false
 ): Promise<void> {
-  const dir = await sandboxFolder(ctx.plan, path.join(tmp, 'baseline'), ws)
-  const baseline = await runPhase(ctx, phase, dir, OUTPUT_FILES.baselineLog)
+  let dir: string
+  if (fromInstalled) {
+    dir = path.join(tmp, 'baseline')
+    copyWorkspace(ws.dir, dir)
+    await ownForSandbox(ctx.plan, dir)
+  } else dir = await sandboxFolder(ctx.plan, path.join(tmp, 'baseline'), ws)
+  const baseline = await runPhase(ctx, phase, dir, OUTPUT_FILES.baselineLog, {
+    onServices: recordServices(report)
+  })
   const results = await collectTestReports(dir, ctx.plan.capture.testReports)
   report.tests.baseline = { phase: baseline.report, summary: results.summary, cases: results.cases }
   if (baseline.result.cancelled) throw new CancelledError('signal')
+}
+
+function recordServices(report: Report): (reports: ServiceReport[]) => void {
+  return (reports) => {
+    report.services = [...(report.services ?? []), ...reports]
+  }
 }

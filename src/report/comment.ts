@@ -188,6 +188,13 @@ function filesSection(report: Report): string {
         .map((s) => `${code(s.path, 100)} (${s.reason})`)
         .join(', ')}${skipped.length > 10 ? ', …' : ''}`
     )
+  if (d.ignored && d.ignored.total > 0)
+    notes.push(
+      `Left out as build output (ignored by the base tree's .gitignore; still present when the tests ran): ${d.ignored.entries
+        .slice(0, 10)
+        .map((s) => code(s.path, 100))
+        .join(', ')}${d.ignored.total > 10 ? `, … (${d.ignored.total} in all)` : ''}`
+    )
   return [`### Changed files (${d.totalFiles})`, table, ...notes].join('\n\n')
 }
 
@@ -280,7 +287,12 @@ export function renderComment(report: Report, patch: string): string {
   const head = [
     `## Agent Airlock: ${OUTCOME_LINE[report.outcome]}`,
     `> ${t(report.outcomeReason, 500)}`,
-    gateLine(report)
+    gateLine(report),
+    ...(report.isolation
+      ? [
+          `**Isolation:** ${code(report.isolation.tier, 60)} (asked: ${code(report.isolation.requested, 60)}) — ${report.isolation.reasons.map((r) => t(r, 200)).join('; ')}`
+        ]
+      : [])
   ]
   const body = [
     policySection(report),

@@ -18,6 +18,8 @@ export const OUTPUT_FILES = {
   comment: 'comment.md',
   /** Written last: binds every other file (report/provenance.ts). */
   provenance: 'provenance.json',
+  setupLog: 'logs/setup.log',
+  setupEgress: 'logs/setup-egress.jsonl',
   ...EGRESS_FILES
 } as const
 

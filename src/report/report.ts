@@ -1,5 +1,5 @@
 import type { ChangedFile } from '../evidence/diff.js'
-import type { SkippedEntry } from '../evidence/snapshot.js'
+import type { IgnoredEntry, SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests/index.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../plan.js'
@@ -8,6 +8,9 @@ import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
 import type { TokenUsage } from '../evidence/cost.js'
+import type { ServiceReport } from '../services/services.js'
+import type { IsolationDecision } from '../isolation/isolation.js'
+import type { EgressSummary as SetupEgressSummary } from '../egress/evidence.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -94,6 +97,12 @@ export interface Report {
     /** Secret values were found in the change and masked in diff.patch. */
     redacted: boolean
     skipped: SkippedEntry[]
+    /**
+     * Paths left out of the diff and the snapshot limits as build output: what the base tree's
+     * `.gitignore` rules ignore (the top-most entries, at most 1000 listed; `total` counts all).
+     * Optional: reports written before this field existed have none.
+     */
+    ignored?: { total: number; entries: IgnoredEntry[] }
     /** git tree ids before and after the agent (in the run's private repository). */
     baseTree: string | null
     resultTree: string | null
@@ -125,9 +134,37 @@ export interface Report {
   }
   egress: EgressSummary
   env: string[]
+  /** The install phase (`setup-command`), when the run had one. */
+  setup?: SetupReport
+  /** Service containers of the test phases, one entry per service and phase. */
+  services?: ServiceReport[]
+  /** With `isolation`: the requested tier, the one used and why. */
+  isolation?: IsolationDecision
 }
 
 export type { TokenUsage }
+
+/** One lockfile's SHA-256 before the install, after it, and after the agent (null: absent). */
+export interface LockfileHashes {
+  path: string
+  beforeSetup: string | null
+  afterSetup: string | null
+  afterAgent: string | null
+}
+
+/** The install phase (`setup-command`, docs/setup.md). */
+export interface SetupReport {
+  command: string
+  phase: PhaseReport
+  presets: string[]
+  /** The host rules the install could reach (through the proxy); empty: no network. */
+  allowHosts: string[]
+  egress: Omit<SetupEgressSummary, 'transcript'> | null
+  lockfiles: LockfileHashes[]
+  /** Tracked files the install changed (they show in the diff too; not the agent's doing). */
+  changedFiles: string[]
+  changedTotal: number
+}
 
 export function emptyPhase(command: string): PhaseReport {
   return {

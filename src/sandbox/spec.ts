@@ -13,6 +13,8 @@ export interface PhaseResources {
   env: { name: string; value: string }[]
   /** With `network: allowlist`: the run's internal network and the proxy variables. */
   egress?: { network: string; env: string[] }
+  /** The phase's services network (test phases with `services`): the only network it joins. */
+  services?: { network: string }
   /** Host folder mounted writable at /airlock/out (the agent phase only: usage.json). */
   outDir?: string
 }
@@ -27,6 +29,9 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
   if (phase.network === 'allowlist' && egress === undefined) {
     throw new Error(`phase ${phase.name}: allowlist network without a running egress proxy`)
   }
+  // allowlist: the internal network whose one peer is the proxy; services: the internal network
+  // whose only peers are the phase's service containers. Never both, never anything else.
+  const joined = egress?.network ?? (phase.network === 'none' ? res.services?.network : undefined)
   return {
     name: `airlock-${plan.runId}-${phase.name}`,
     image: res.imageId,
@@ -45,8 +50,8 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
     ],
     labels: { ...plan.labels, [LABELS.phase]: phase.name },
     // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
-    network: egress ? { name: egress.network } : null,
-    ...(egress ? { sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
+    network: joined !== undefined ? { name: joined } : null,
+    ...(joined !== undefined ? { sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
     runtime: s.runtime,
     limits: { memoryBytes: s.memoryBytes, cpus: s.cpus, pidsLimit: s.pidsLimit },
     tmpfs: { ...s.tmpfs },

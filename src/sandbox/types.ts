@@ -29,8 +29,11 @@ export interface ContainerSpec {
   workdir: string
   env: string[]
   labels: Record<string, string>
-  /** The one network the container joins; null: no network at all (loopback only). */
-  network: { name: string } | null
+  /**
+   * The one network the container joins, with the names it answers to there (service
+   * containers); null: no network at all (loopback only).
+   */
+  network: { name: string; aliases?: string[] } | null
   /** OCI runtime name (runc, runsc, ...); the engine's default when absent. */
   runtime?: string
   limits: ResourceLimits
@@ -135,6 +138,11 @@ export interface Runtime {
   createNetwork(spec: NetworkSpec): Promise<Network>
   /** Starts a sidecar with the same hardening and lifecycle as a phase. */
   startSidecar(spec: SidecarSpec): Promise<Sidecar>
+  /**
+   * The OCI runtimes the engine has and the arguments each is registered with (for the isolation
+   * decision); optional for backends that cannot tell (then no tier counts as available).
+   */
+  ociRuntimes?(): Promise<Record<string, { runtimeArgs: string[] }>>
   /** Removes every container, network and volume carrying the run's label. */
   cleanup(runId: string): Promise<{ containers: number; networks: number; volumes: number }>
 }

@@ -24,6 +24,13 @@ export function createOptions(spec: ContainerSpec | SidecarSpec): ContainerCreat
     Env: spec.env,
     Labels: spec.labels,
     NetworkDisabled: spec.network === null,
+    ...(spec.network?.aliases !== undefined && spec.network.aliases.length > 0
+      ? {
+          NetworkingConfig: {
+            EndpointsConfig: { [spec.network.name]: { Aliases: spec.network.aliases } }
+          }
+        }
+      : {}),
     AttachStdin: stdin,
     AttachStdout: true,
     AttachStderr: true,

@@ -104,6 +104,21 @@ export class DockerRuntime implements Runtime {
     return { name: spec.name, remove: () => network.remove().then(() => undefined) }
   }
 
+  async ociRuntimes(): Promise<Record<string, { runtimeArgs: string[] }>> {
+    let info: { Runtimes?: Record<string, { runtimeArgs?: unknown }> }
+    try {
+      info = (await this.docker.info()) as typeof info
+    } catch (error) {
+      throw dockerUnreachable(error)
+    }
+    const out: Record<string, { runtimeArgs: string[] }> = {}
+    for (const [name, r] of Object.entries(info.Runtimes ?? {})) {
+      const args = Array.isArray(r.runtimeArgs) ? r.runtimeArgs : []
+      out[name] = { runtimeArgs: args.filter((a): a is string => typeof a === 'string') }
+    }
+    return out
+  }
+
   startSidecar(spec: SidecarSpec): Promise<Sidecar> {
     return startSidecar(this.docker, spec)
   }

@@ -1,0 +1,180 @@
+// Isolation tiers: which OCI runtime a run's containers get. `isolation: auto` chooses from the
+// risk of the run (the decision model below); a named tier is taken as given. A tier the daemon
+// cannot provide for this run fails closed, unless the policy file names a fallback.
+import * as fs from 'node:fs'
+import picomatch from 'picomatch'
+import { ConfigurationError } from '../errors.js'
+
+export const ISOLATION_INPUT = 'isolation'
+export const FALLBACK_INPUT = 'isolation-fallback'
+
+/** The tier auto picks for risky runs, and for the rest. */
+export const STRONG_TIER = 'runsc'
+export const DEFAULT_TIER = 'runc'
+
+export interface IsolationRequest {
+  /** `auto`, or a runtime name (`runc`, `runsc`, `kata`, any the daemon has). */
+  requested: string
+  /** The runtime to use when the chosen one is not available (policy file only); null: none. */
+  fallback: string | null
+}
+
+/** What the decision model looks at; every field is known before any container starts. */
+export interface RiskFacts {
+  /** The pull request comes from a fork (null: not a pull request, or not known). */
+  fork: boolean | null
+  network: 'none' | 'allowlist'
+  /** Credential routes the egress proxy injects. */
+  credentials: number
+  /** The run has an install phase (install scripts run). */
+  setup: boolean
+  /** Manifests, lockfiles or install scripts the head changes against the base (null: no base known). */
+  dependencyChanges: string[] | null
+  /** The run needs a network in some container (allowlist, setup-allow-hosts, services). */
+  needsNetwork: boolean
+}
+
+export interface IsolationDecision {
+  requested: string
+  tier: string
+  reasons: string[]
+  /** Set when the chosen tier was not available and the policy's fallback was used. */
+  fellBackFrom: string | null
+}
+
+/** Pure: the tier auto chooses and why. */
+export function chooseTier(facts: RiskFacts): { tier: string; reasons: string[] } {
+  const reasons: string[] = []
+  if (facts.fork === true) reasons.push('the pull request comes from a fork')
+  if (facts.network === 'allowlist') reasons.push('the agent has network (allowlist)')
+  if (facts.credentials > 0)
+    reasons.push(`${facts.credentials} credential route(s) through the proxy`)
+  if (facts.setup) reasons.push('an install phase runs install scripts')
+  if (facts.dependencyChanges === null)
+    reasons.push('no base to compare with: dependency changes unknown')
+  else if (facts.dependencyChanges.length > 0)
+    reasons.push(
+      `the change touches dependencies or install scripts (${facts.dependencyChanges.slice(0, 5).join(', ')}${facts.dependencyChanges.length > 5 ? ', …' : ''})`
+    )
+  if (reasons.length > 0) return { tier: STRONG_TIER, reasons }
+  return {
+    tier: DEFAULT_TIER,
+    reasons: ['same-repository change without network, credentials or dependency changes']
+  }
+}
+
+/** How the daemon has each runtime registered (`docker info` → Runtimes). */
+export type DaemonRuntimes = Record<string, { path?: string; runtimeArgs?: string[] }>
+
+/** Why `tier` cannot serve this run, or null when it can. */
+export function unavailable(
+  tier: string,
+  runtimes: DaemonRuntimes,
+  needsNetwork: boolean
+): string | null {
+  const r = runtimes[tier]
+  if (r === undefined)
+    return `the Docker daemon has no runtime "${tier}" (it has: ${Object.keys(runtimes).sort().join(', ')})`
+  if (needsNetwork && (r.runtimeArgs ?? []).includes('--network=none'))
+    return `"${tier}" is registered with --network=none, and this run needs a network (allowlist, setup-allow-hosts or services)`
+  return null
+}
+
+/**
+ * The tier the run gets. A named tier or auto's choice that the daemon cannot provide fails closed
+ * (ConfigurationError naming the fix), unless the policy names a fallback that it can provide.
+ */
+export function resolveIsolation(
+  req: IsolationRequest,
+  facts: RiskFacts,
+  runtimes: DaemonRuntimes
+): IsolationDecision {
+  const chosen =
+    req.requested === 'auto'
+      ? chooseTier(facts)
+      : { tier: req.requested, reasons: [`isolation: ${req.requested} was asked for`] }
+  const why = unavailable(chosen.tier, runtimes, facts.needsNetwork)
+  if (why === null)
+    return {
+      requested: req.requested,
+      tier: chosen.tier,
+      reasons: chosen.reasons,
+      fellBackFrom: null
+    }
+  if (req.fallback !== null) {
+    const fbWhy = unavailable(req.fallback, runtimes, facts.needsNetwork)
+    if (fbWhy === null)
+      return {
+        requested: req.requested,
+        tier: req.fallback,
+        reasons: [...chosen.reasons, `${why}: the policy's fallback ${req.fallback} is used`],
+        fellBackFrom: chosen.tier
+      }
+    throw new ConfigurationError(
+      ISOLATION_INPUT,
+      `${chosen.tier} was chosen (${chosen.reasons.join('; ')}) but ${why}; the fallback ${req.fallback} cannot serve either: ${fbWhy}`
+    )
+  }
+  throw new ConfigurationError(
+    ISOLATION_INPUT,
+    `${chosen.tier} was chosen (${chosen.reasons.join('; ')}) but ${why}. Register it in the daemon (docs/isolation.md), or name a fallback with isolation-fallback in .github/airlock.yml`
+  )
+}
+
+/** Files whose change makes the run riskier: manifests, lockfiles, install and build scripts. */
+export const DEPENDENCY_FILES = picomatch(
+  [
+    '**/package.json',
+    '**/package-lock.json',
+    '**/npm-shrinkwrap.json',
+    '**/yarn.lock',
+    '**/pnpm-lock.yaml',
+    '**/bun.lock*',
+    '**/.npmrc',
+    '**/.yarnrc*',
+    '**/pyproject.toml',
+    '**/setup.py',
+    '**/setup.cfg',
+    '**/requirements*.txt',
+    '**/Pipfile*',
+    '**/poetry.lock',
+    '**/uv.lock',
+    '**/Cargo.toml',
+    '**/Cargo.lock',
+    '**/build.rs',
+    '**/go.mod',
+    '**/go.sum',
+    '**/Gemfile*',
+    '**/*.gemspec',
+    '**/composer.*',
+    '**/Makefile',
+    '**/Dockerfile*'
+  ],
+  { dot: true }
+)
+
+/**
+ * Whether the event is a pull request from a fork (GITHUB_EVENT_PATH, the runner's own file);
+ * null outside a pull request event or when it cannot be read.
+ */
+export function forkFromEvent(env: NodeJS.ProcessEnv): boolean | null {
+  const file = env.GITHUB_EVENT_PATH
+  if (file === undefined) return null
+  try {
+    const event = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+      pull_request?: {
+        head?: { repo?: { full_name?: string } | null }
+        base?: { repo?: { full_name?: string } }
+      }
+    }
+    const pr = event.pull_request
+    if (!pr) return null
+    const head = pr.head?.repo?.full_name
+    const base = pr.base?.repo?.full_name
+    // A deleted fork has no head repository: treat it as a fork.
+    if (head === undefined) return true
+    return head !== base
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,49 @@
+// The install phase as a pipeline stage: the setup module's phase on the pipeline's phase runner.
+import { baseIgnoreRules } from '../evidence/ignore.js'
+import { defaultProxyScript } from '../egress/session.js'
+import type { Logger } from '../log.js'
+import type { PhasePlan } from '../plan.js'
+import { OUTPUT_FILES } from '../report/output.js'
+import type { Report } from '../report/report.js'
+import type { Runtime } from '../sandbox/types.js'
+import { runSetup } from '../setup/setup.js'
+import type { Workspace } from '../workspace/workspace.js'
+import { runPhase } from './phase.js'
+import type { PhaseContext } from './phase.js'
+import { CancelledError } from '../errors.js'
+
+/** The install phase did not succeed: nothing after it runs (the evidence so far is written). */
+export class SetupFailed extends Error {}
+
+export async function runInstallPhase(
+  ctx: PhaseContext,
+  phase: PhasePlan,
+  ws: Workspace,
+  report: Report,
+  deps: { runtime: Runtime; log: Logger; proxyScript?: string }
+): Promise<void> {
+  const setup = await runSetup(
+    ctx.plan,
+    ws,
+    await baseIgnoreRules(ws.gitDir, ws.tree),
+    ctx.plan.outputDir,
+    {
+      runtime: deps.runtime,
+      proxyScript: deps.proxyScript ?? defaultProxyScript(),
+      info: (l) => deps.log.info(l),
+      // No `env` values: the install gets no secrets of the run.
+      runPhase: (egress) =>
+        runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
+          ...(egress ? { egress: { network: egress.network, env: egress.env } } : {})
+        })
+    }
+  )
+  report.setup = setup.report
+  const r = setup.result
+  if (r.cancelled) throw new CancelledError('signal')
+  if (r.error !== undefined || r.timedOut || r.oomKilled || r.exitCode !== 0) {
+    const why =
+      r.error ?? (r.timedOut ? 'timed out' : r.oomKilled ? 'out of memory' : `exit ${r.exitCode}`)
+    throw new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
+  }
+}

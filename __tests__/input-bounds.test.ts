@@ -173,7 +173,10 @@ const SINGLE_LINE = actionInputs.filter(
       'protected-paths',
       'agent-command',
       'test-command',
-      'fail-outcomes'
+      'fail-outcomes',
+      'setup-command',
+      'setup-allow-hosts',
+      'services'
     ].includes(i)
 )
 

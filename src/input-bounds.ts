@@ -25,7 +25,10 @@ export const MULTILINE_INPUTS: ReadonlySet<string> = new Set([
   'protected-paths',
   'agent-command',
   'test-command',
-  'fail-outcomes'
+  'fail-outcomes',
+  'setup-command',
+  'setup-allow-hosts',
+  'services'
 ])
 
 /** Largest accepted value, in characters: the task and a PEM may be long, the rest is short. */

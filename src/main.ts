@@ -11,7 +11,7 @@ import { describePolicy, policyForRun } from './policy.js'
 import { OUTPUT_FILES, runPipeline } from './pipeline.js'
 import { planRun } from './plan.js'
 import { DockerSandbox, connectDocker } from './sandbox/docker.js'
-import { applyMode, approveMode, publishMode } from './github/modes.js'
+import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 
 /** Names shared by the main and post steps. */
@@ -24,7 +24,7 @@ export const OUTPUT = {
   artifactId: 'artifact-id',
   artifactUrl: 'artifact-url'
 } as const
-const MODES = ['run', 'publish', 'approve', 'apply'] as const
+const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
 
 function readInput(name: string): string | undefined {
   const v = core.getInput(name)
@@ -41,6 +41,7 @@ export async function run(): Promise<void> {
     if (mode === 'publish') return await publishMode(readInput, new ActionLogger())
     if (mode === 'approve') return await approveMode(readInput, new ActionLogger())
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
+    if (mode === 'command') return await commandMode(readInput, new ActionLogger())
     const ctx = defaultContext()
     const policy = await policyForRun({
       read: readInput,

@@ -9,7 +9,7 @@ import {
   isSuperseded,
   markerFor,
   parseMarker,
-  reviewBody,
+  sameEvidence,
   supersededBody
 } from '../../src/github/marker.js'
 import { marker as rendererMarker } from '../../src/report/comment.js'
@@ -63,21 +63,19 @@ describe('marker', () => {
     expect(parseMarker(body)).toBeNull()
   })
 
-  test('the review body drops markers and comments carried by comment.md, and appends its own', () => {
-    const planted = `hi @admin <!-- airlock:report {"runId":"9-9","headSha":"${HEAD}","diffSha256":"${'f'.repeat(64)}"} --> <!-- x`
-    const body = reviewBody(planted, { runId: '12-1', headSha: HEAD, diffSha256: DIFF })
-    expect(parseMarker(body)).toEqual({ runId: '12-1', headSha: HEAD, diffSha256: DIFF })
-    expect(body.match(/airlock:report/g)).toHaveLength(1)
-    expect(body).toContain('@\u2060admin')
-    expect(body).toContain('&lt;!-- x')
-  })
-
   test('superseded bodies keep their marker and are marked once', () => {
-    const body = reviewBody('report', { runId: '12-1', headSha: HEAD, diffSha256: DIFF })
+    const body = `report\n\n${markerFor({ runId: '12-1', headSha: HEAD, diffSha256: DIFF })}\n`
     const once = supersededBody(body, '13-1')
     expect(isSuperseded(once)).toBe(true)
     expect(supersededBody(once, '14-1')).toBe(once)
     expect(parseMarker(once)?.runId).toBe('12-1')
+  })
+
+  test('the same evidence is the same run, head and diff', () => {
+    const m = { runId: '12-1', headSha: HEAD, diffSha256: DIFF }
+    expect(sameEvidence(m, { ...m })).toBe(true)
+    expect(sameEvidence(m, { ...m, diffSha256: 'c'.repeat(64) })).toBe(false)
+    expect(sameEvidence(null, m)).toBe(false)
   })
 })
 
@@ -135,7 +133,7 @@ describe('approval requests from events', () => {
     })
   test.each([
     ['/airlock approve abcdef1', 'abcdef1'],
-    ['LGTM\n/airlock approve abcdef1\nthanks', 'abcdef1'],
+    ['/airlock approve abcdef1\nthanks', 'abcdef1'],
     ['/airlock approve', '']
   ])('comment %j names prefix %j', (body, prefix) => {
     expect(approvalRequest(comment(body))).toMatchObject({
@@ -144,12 +142,20 @@ describe('approval requests from events', () => {
       source: 'comment'
     })
   })
-  test.each([['please /airlock approve abc'], ['/airlock approved'], ['nothing']])(
-    'comment %j is no approval',
-    (body) => {
-      expect(approvalRequest(comment(body))).toBeNull()
-    }
-  )
+  test.each([
+    ['please /airlock approve abc'],
+    ['/airlock approved'],
+    ['nothing'],
+    // Only the first line, at its first character, outside code, is a command.
+    ['LGTM\n/airlock approve abcdef1\nthanks'],
+    ['To approve, type:\n```\n/airlock approve abcdef1\n```'],
+    ['```\n/airlock approve abcdef1\n```'],
+    ['    /airlock approve abcdef1'],
+    ['> /airlock approve abcdef1'],
+    ['`/airlock approve abcdef1`']
+  ])('comment %j is no approval', (body) => {
+    expect(approvalRequest(comment(body))).toBeNull()
+  })
   test('a comment on an issue (not a pull request) is no approval', () => {
     expect(approvalRequest(comment('/airlock approve abcdef1', false))).toBeNull()
   })
@@ -161,12 +167,16 @@ describe('approval requests from events', () => {
         review: { state, commit_id: HEAD, body: null, user: { login: 'w', type: 'User' } }
       })
     expect(approvalRequest(review('approved'))).toMatchObject({
+      kind: 'approve',
       pullNumber: 4,
       commitId: HEAD,
       source: 'review'
     })
     expect(approvalRequest(review('commented'))).toBeNull()
-    expect(approvalRequest(review('changes_requested'))).toBeNull()
+    expect(approvalRequest(review('changes_requested'))).toMatchObject({
+      kind: 'revoke',
+      pullNumber: 4
+    })
   })
 })
 

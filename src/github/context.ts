@@ -4,6 +4,7 @@ import { bool, list } from '../inputs.js'
 import type { InputReader } from '../inputs.js'
 import type { Outcome } from '../report/report.js'
 import { OUTCOMES } from './evidence.js'
+import { APP_SLUG } from './writes.js'
 
 /** Input names of the GitHub modes (publish, approve, apply, and run's publishing step). */
 export const GITHUB_INPUT = {
@@ -18,7 +19,8 @@ export const GITHUB_INPUT = {
   dryRun: 'dry-run',
   pullRequest: 'pull-request',
   branch: 'branch',
-  base: 'base'
+  base: 'base',
+  appSlug: 'app-slug'
 } as const
 
 export const GITHUB_OUTPUT = {
@@ -26,7 +28,13 @@ export const GITHUB_OUTPUT = {
   gateState: 'gate-state',
   approved: 'approved',
   commitSha: 'commit-sha',
-  pullRequestUrl: 'pull-request-url'
+  pullRequestUrl: 'pull-request-url',
+  runRequested: 'run-requested',
+  task: 'task',
+  headSha: 'head-sha',
+  headRepository: 'head-repository',
+  pullRequest: 'pull-request',
+  fork: 'fork'
 } as const
 
 export interface GitHubInputs {
@@ -45,6 +53,8 @@ export interface GitHubInputs {
   branch?: string
   /** apply on workflow_dispatch: base branch of the draft pull request (default the run's ref). */
   base?: string
+  /** Slug of the GitHub App whose installation token `github-token` is (it acts as `<slug>[bot]`). */
+  appSlug?: string
 }
 
 export function getGitHubInputs(
@@ -91,8 +101,16 @@ export function getGitHubInputs(
   if (branch !== undefined) checkBranch(GITHUB_INPUT.branch, branch)
   const base = read(GITHUB_INPUT.base)
   if (base !== undefined) checkBranch(GITHUB_INPUT.base, base)
+  const appSlug = read(GITHUB_INPUT.appSlug)
+  if (appSlug !== undefined && !APP_SLUG.test(appSlug)) {
+    throw new ConfigurationError(
+      GITHUB_INPUT.appSlug,
+      `"${appSlug}" is not a GitHub App slug; use the app-slug output of actions/create-github-app-token (lowercase letters, digits and dashes, without "[bot]")`
+    )
+  }
   return {
     token,
+    appSlug,
     outputDir: resolveInside(workspace, read(GITHUB_INPUT.outputDir) ?? 'airlock-out'),
     path: resolveInside(workspace, read(GITHUB_INPUT.path) ?? '.'),
     gateContext,

@@ -56,6 +56,7 @@ export type CommandDecision =
       accepted: true
       task: string
       headSha: string
+      baseSha: string
       headRef: string
       headRepository: string
       fork: boolean
@@ -102,6 +103,7 @@ export async function decideCommand(
     accepted: true,
     task: cmd.task,
     headSha: pr.head.sha,
+    baseSha: pr.base.sha,
     headRef: pr.head.ref,
     headRepository,
     fork: headRepository.toLowerCase() !== `${ctx.owner}/${ctx.repo}`.toLowerCase()

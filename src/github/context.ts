@@ -32,6 +32,7 @@ export const GITHUB_OUTPUT = {
   runRequested: 'run-requested',
   task: 'task',
   headSha: 'head-sha',
+  baseSha: 'base-sha',
   headRepository: 'head-repository',
   pullRequest: 'pull-request',
   fork: 'fork'

@@ -149,9 +149,14 @@ export async function publishMode(
 export async function approveMode(read: InputReader, log: Logger): Promise<void> {
   const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
   const ctx = readEventContext()
+  const direct = approvalRequest(ctx)
+  if (direct === null && ctx.eventName !== 'workflow_run') {
+    log.info(`approve: this ${ctx.eventName || 'event'} is not an approval; nothing to do`)
+    core.setOutput(GITHUB_OUTPUT.approved, 'false')
+    return
+  }
   const { octokit, writes } = setup(inputs, log)
   const me = await resolveIdentity(octokit, inputs.appSlug)
-  const direct = approvalRequest(ctx)
   const requests: ApprovalRequest[] =
     direct !== null ? [direct] : await approvalFromFinishedRun(octokit, me, ctx)
   if (requests.length === 0) {
@@ -234,7 +239,7 @@ export async function applyMode(read: InputReader, log: Logger): Promise<void> {
  * `command` mode: reads `/airlock run <task>` from an issue_comment event, checks who asked and
  * the pull request, acknowledges with a reaction (or a reaction and the reason), and sets outputs
  * for the job that runs the agent: `run-requested`, `task`, `head-sha`, `head-repository`,
- * `pull-request`, `fork`. It starts nothing itself and runs nothing from the comment.
+ * `base-sha` (for `policy-base`), `pull-request`, `fork`. It starts nothing itself and runs nothing from the comment.
  */
 export async function commandMode(read: InputReader, log: Logger): Promise<void> {
   const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
@@ -253,6 +258,7 @@ export async function commandMode(read: InputReader, log: Logger): Promise<void>
   core.setOutput(GITHUB_OUTPUT.runRequested, 'true')
   core.setOutput(GITHUB_OUTPUT.task, decision.task)
   core.setOutput(GITHUB_OUTPUT.headSha, decision.headSha)
+  core.setOutput(GITHUB_OUTPUT.baseSha, decision.baseSha)
   core.setOutput(GITHUB_OUTPUT.headRepository, decision.headRepository)
   core.setOutput(GITHUB_OUTPUT.pullRequest, String(cmd.pullNumber))
   core.setOutput(GITHUB_OUTPUT.fork, String(decision.fork))

@@ -298,7 +298,8 @@ export class GitHubStandIn {
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers })
       res.end(data === undefined ? '' : JSON.stringify(data))
     }
-    if (method === 'POST' && url.pathname === '/graphql') return this.graphql(req, raw, record, send)
+    if (method === 'POST' && url.pathname === '/graphql')
+      return this.graphql(req, raw, record, send)
     const { spec: s, operations: ops, ajv: a } = loadSpec()
     const op = ops.find((o) => o.method === method && o.regex.test(url.pathname))
     if (!op) {

@@ -241,9 +241,18 @@ export class GitHubStandIn {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()))
   }
 
-  /** Requests that change something (anything but GET/HEAD). */
+  /** Requests that change something (anything but GET/HEAD and GraphQL queries). */
   writes(): RecordedRequest[] {
-    return this.requests.filter((r) => r.method !== 'GET' && r.method !== 'HEAD')
+    return this.requests.filter(
+      (r) =>
+        r.method !== 'GET' &&
+        r.method !== 'HEAD' &&
+        // A GraphQL query reads; only a mutation would change something.
+        !(
+          r.route === 'POST /graphql' &&
+          !/^\s*mutation\b/.test(String((r.body as { query?: unknown })?.query))
+        )
+    )
   }
 
   git(args: string[], input?: Buffer | string): string {

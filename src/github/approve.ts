@@ -149,11 +149,12 @@ async function writerCheck(
   octokit: GitHubClient,
   repo: Repo,
   actor: { login: string; type: string },
-  what: string
+  what: 'approve' | 'revoke'
 ): Promise<string | null> {
+  const doing = what === 'approve' ? 'approving' : 'requesting changes on the gate'
   const login = actor.login
   if (actor.type === 'Bot' || /\[bot\]$/i.test(login)) {
-    return `@${login} is a bot; only people can ${what}`
+    return `@${login} is a bot; only people can ${what === 'approve' ? 'approve' : 'request changes'}`
   }
   let role: string
   try {
@@ -166,7 +167,7 @@ async function writerCheck(
     throw error
   }
   if (!WRITE_ROLES.has(role)) {
-    return `@${login} has ${role} permission; to ${what} needs write, maintain or admin`
+    return `@${login} has ${role} permission; ${doing} needs write, maintain or admin`
   }
   return null
 }
@@ -351,7 +352,7 @@ async function decideRevocation(
   options: ApproveOptions
 ): Promise<ApproveResult> {
   const repo = { owner: ctx.owner, repo: ctx.repo }
-  const notWriter = await writerCheck(octokit, repo, req.actor, 'request changes on the gate')
+  const notWriter = await writerCheck(octokit, repo, req.actor, 'revoke')
   if (notWriter !== null) return { approved: false, reason: notWriter }
   const pr = (await octokit.rest.pulls.get({ ...repo, pull_number: req.pullNumber })).data
   const head = pr.head.sha

@@ -91,8 +91,9 @@ function fromReview(pullNumber: number, review: Record<string, unknown>): Approv
 /**
  * A `workflow_run` event after a review workflow finished (the review workflow does nothing; it
  * only starts this one, whose file — like every workflow_run workflow's — comes from the default
- * branch). The event does not carry the review, so the latest submitted review on each open pull
- * request at the run's head is read from the API; reviews by the action itself are skipped.
+ * branch). The event does not carry the review, so the latest approving or changes-requesting
+ * review on each open pull request at the run's head is read from the API. Anyone able to start
+ * such a run can only make the action decide again on the current state.
  */
 export async function approvalFromFinishedRun(
   octokit: GitHubClient,
@@ -110,8 +111,13 @@ export async function approvalFromFinishedRun(
       pull_number: pullNumber,
       per_page: 100
     })
+    // The latest decisive review (approved or changes requested): a comment-only review after
+    // it must not hide it when two reviews arrive close together.
     const latest = reviews
-      .filter((r) => r.state !== 'PENDING' && r.user?.login !== me.login)
+      .filter(
+        (r) =>
+          (r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED') && r.user?.login !== me.login
+      )
       .sort((a, b) => b.id - a.id)[0]
     if (latest === undefined) continue
     const req = fromReview(pullNumber, latest as unknown as Record<string, unknown>)

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs'
 import { parse } from 'yaml'
 import { approvalRequest } from '../../src/github/approve.js'
+import { runCommand } from '../../src/github/command.js'
 import { GITHUB_INPUT, GITHUB_OUTPUT } from '../../src/github/context.js'
 import type { EventContext } from '../../src/github/context.js'
 import { InvalidEvidenceError, parseReport } from '../../src/github/evidence.js'
@@ -190,5 +191,43 @@ describe('action.yml', () => {
   })
   test.each(Object.values(GITHUB_OUTPUT))('declares output %s', (name) => {
     expect(action.outputs[name]?.description).toBeTruthy()
+  })
+})
+
+describe('/airlock run comments', () => {
+  const ctx = (body: string, action = 'created'): EventContext => ({
+    eventName: 'issue_comment',
+    owner: 'o',
+    repo: 'r',
+    payload: {
+      action,
+      issue: { number: 3, pull_request: { url: 'u' } },
+      comment: { id: 9, body, user: { login: 'w', type: 'User' } }
+    },
+    serverUrl: 'https://github.com'
+  })
+  test.each([
+    ['/airlock run fix the cart', 'fix the cart'],
+    ['/airlock run fix it\nand the tests too\n', 'fix it\nand the tests too'],
+    ['/airlock run $(rm -rf /) `x`', '$(rm -rf /) `x`'],
+    ['/airlock run', '']
+  ])('%j gives the task %j', (body, task) => {
+    expect(runCommand(ctx(body))).toMatchObject({
+      pullNumber: 3,
+      commentId: 9,
+      task,
+      edited: false
+    })
+  })
+  test.each([
+    ['please /airlock run x'],
+    ['/airlock running'],
+    ['> /airlock run x'],
+    [' /airlock run x']
+  ])('%j is no command', (body) => {
+    expect(runCommand(ctx(body))).toBeNull()
+  })
+  test('an edited comment is read as edited (and refused later)', () => {
+    expect(runCommand(ctx('/airlock run x', 'edited'))?.edited).toBe(true)
   })
 })

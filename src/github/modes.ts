@@ -107,7 +107,9 @@ export async function publishMode(
   }
   if (pulls.length === 0) {
     log.warn(
-      `publish: the ${ctx.eventName || 'current'} event has no open pull request (set pull-request); nothing published`
+      run !== null
+        ? `publish: no open pull request has head ${run.headSha.slice(0, 12)} from ${run.headRepository}; nothing published`
+        : `publish: the ${ctx.eventName || 'current'} event has no pull request (set pull-request); nothing published`
     )
     return
   }

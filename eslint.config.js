@@ -24,6 +24,20 @@ export default tseslint.config(
     }
   },
   {
+    // Type-aware rules for the shipped code.
+    files: ['src/**/*.ts'],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname }
+    },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      // String(x) of parsed, untrusted JSON/XML scalars is deliberate: an object there renders as
+      // "[object Object]" in the evidence rather than failing the run.
+      '@typescript-eslint/no-base-to-string': 'off'
+    }
+  },
+  {
     files: ['**/*.test.ts'],
     languageOptions: { globals: { ...globals.jest } }
   }

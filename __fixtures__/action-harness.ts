@@ -11,6 +11,8 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { renderComment } from '../src/report/comment.js'
 import type { Outcome, Report } from '../src/report/report.js'
+import { emptyReport } from '../src/report/empty.js'
+import { fixturePlan } from './plan.js'
 import { ACTIONS_BOT, GitHubStandIn } from './github-stand-in.js'
 import type { User } from './github-stand-in.js'
 
@@ -200,8 +202,9 @@ export function writeRunFolder(dir: string, o: FolderOptions): Report {
     logBytes: 10,
     logTruncated: false
   }
+  const base = emptyReport(fixturePlan({ runId: o.runId }))
   const report: Report = {
-    schemaVersion: 1,
+    ...base,
     runId: o.runId,
     outcome: o.outcome ?? 'success',
     outcomeReason:
@@ -221,60 +224,8 @@ export function writeRunFolder(dir: string, o: FolderOptions): Report {
     },
     task: { sha256: sha256('task'), bytes: 4, source: 'text' },
     agent: { ...phase, promptSha256: sha256('task'), model: null },
-    tests: {
-      command: null,
-      phase: null,
-      summary: { total: 0, passed: 0, failed: 0, skipped: 0 },
-      cases: [],
-      sources: [],
-      baseline: null,
-      comparison: null,
-      rerun: null
-    },
-    sandbox: {
-      runtime: 'runc',
-      network: 'none',
-      user: '1000:1000',
-      readOnlyRootfs: true,
-      capDrop: ['ALL'],
-      noNewPrivileges: true,
-      init: true,
-      memory: 2147483648,
-      cpus: 2,
-      pidsLimit: 512,
-      source: 'plan',
-      applied: null
-    },
-    diff: {
-      sha256: diffSha,
-      bytes: patch.length,
-      files: [],
-      totalFiles: 0,
-      filesInPatch: 0,
-      truncated: false,
-      truncation: [],
-      redacted: false,
-      skipped: [],
-      baseTree: null,
-      resultTree: null
-    },
-    policy: {
-      allowedPaths: [],
-      protectedPaths: [],
-      violations: o.violations ?? [],
-      protected: [],
-      source: {
-        path: '.github/airlock.yml',
-        base: null,
-        commit: null,
-        blobSha: null,
-        via: null,
-        settings: [],
-        overridden: []
-      }
-    },
-    dependencies: [],
-    runner: null,
+    diff: { ...base.diff, sha256: diffSha, bytes: patch.length },
+    policy: { ...base.policy, violations: o.violations ?? [] },
     cost: {
       wallMs: 60000,
       cpuSeconds: 1,
@@ -282,9 +233,7 @@ export function writeRunFolder(dir: string, o: FolderOptions): Report {
       tokens: null,
       usd: null,
       usageFile: { status: 'missing' }
-    },
-    egress: { allowed: 0, denied: 0, deniedHosts: [], transcript: null },
-    env: []
+    }
   }
   fs.writeFileSync(path.join(dir, 'report.json'), JSON.stringify(report, null, 2) + '\n')
   if (patch.length > 0) fs.writeFileSync(path.join(dir, 'diff.patch'), patch)

@@ -9,9 +9,9 @@ import * as path from 'node:path'
 import Docker from 'dockerode'
 import { getInputs } from '../src/inputs.js'
 import { MemoryLogger } from '../src/log.js'
-import { runPipeline } from '../src/pipeline.js'
+import { runPipeline } from '../src/pipeline/run.js'
 import { planRun } from '../src/plan.js'
-import { DockerSandbox } from '../src/sandbox/docker.js'
+import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import {
   ROOT,
   buildProxy,
@@ -141,7 +141,7 @@ async function runAgent(setup: AgentSetup, runId: string) {
   const { report } = await runPipeline(
     planRun(inputs),
     { task: inputs.task.text, env: inputs.env, egress: inputs.egress! },
-    { sandbox: new DockerSandbox(docker), docker, log, proxyScript, tempRoot: tmp }
+    { runtime: new DockerRuntime(docker), log, proxyScript, tempRoot: tmp }
   )
   const out = path.join(ws, 'out')
   const agentLog = fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')

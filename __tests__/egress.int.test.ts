@@ -8,10 +8,10 @@ import * as path from 'node:path'
 import Docker from 'dockerode'
 import { getInputs } from '../src/inputs.js'
 import { MemoryLogger } from '../src/log.js'
-import { runPipeline } from '../src/pipeline.js'
+import { runPipeline } from '../src/pipeline/run.js'
 import { planRun } from '../src/plan.js'
-import { DockerSandbox } from '../src/sandbox/docker.js'
-import { startEgress } from '../src/egress/sidecar.js'
+import { DockerRuntime } from '../src/sandbox/docker/index.js'
+import { startEgress } from '../src/egress/session.js'
 import { parseHostRule } from '../src/egress/policy.js'
 import type { Report } from '../src/report/report.js'
 import {
@@ -127,8 +127,7 @@ async function run(
       ...(inputs.egress ? { egress: inputs.egress } : {})
     },
     {
-      sandbox: new DockerSandbox(docker),
-      docker,
+      runtime: new DockerRuntime(docker),
       log,
       proxyScript,
       tempRoot: tmp,
@@ -338,7 +337,7 @@ describe('network: allowlist', () => {
 describe('egress proxy container and networks', () => {
   test('hardened proxy; secret only on its stdin; internal network without a host address; all removed on stop', async () => {
     const runId = uniqueId('egress-side')
-    const session = await startEgress(docker, {
+    const session = await startEgress(new DockerRuntime(docker), {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,

@@ -5,6 +5,7 @@ import { ConfigurationError } from '../src/errors.js'
 import { getInputs } from '../src/inputs.js'
 import { planRun } from '../src/plan.js'
 import { containerSpec } from '../src/sandbox/spec.js'
+import { createOptions } from '../src/sandbox/docker/create.js'
 import {
   checkHost,
   isIpLiteral,
@@ -18,7 +19,7 @@ import { masker, summarizeEgress } from '../src/egress/evidence.js'
 import { parseExchange, parseSse, summarizeTranscript } from '../src/egress/transcript.js'
 import type { EgressEvent, TranscriptRecord } from '../src/egress/proxy.js'
 import { redactHeaders } from '../src/egress/proxy.js'
-import { renderEgress } from '../src/egress/comment.js'
+import { renderEgress } from '../src/report/egress.js'
 import type { Report } from '../src/report/report.js'
 
 const PINNED = `img@sha256:${'a'.repeat(64)}`
@@ -218,13 +219,15 @@ describe('egress inputs', () => {
     )
     expect(plan.egress?.upstreamCaSha256).toMatch(/^[0-9a-f]{64}$/)
     const agent = plan.phases.find((p) => p.name === 'agent')!
-    const spec = containerSpec(plan, agent, {
-      imageId: 'sha256:x',
-      workspaceDir: '/w',
-      taskFile: '/t',
-      env: [],
-      egress: { network: 'airlock-r1-internal', env: plan.egress!.agentEnv }
-    })
+    const spec = createOptions(
+      containerSpec(plan, agent, {
+        imageId: 'sha256:x',
+        workspaceDir: '/w',
+        taskFile: '/t',
+        env: [],
+        egress: { network: 'airlock-r1-internal', env: plan.egress!.agentEnv }
+      })
+    )
     expect(spec.HostConfig?.NetworkMode).toBe('airlock-r1-internal')
     expect(spec.NetworkDisabled).toBe(false)
     expect(spec.HostConfig?.Sysctls).toEqual({ 'net.ipv6.conf.all.disable_ipv6': '1' })
@@ -235,13 +238,15 @@ describe('egress inputs', () => {
     ).toThrow(/without a running egress proxy/)
     // The tests phase stays network-less even in allowlist mode.
     const testsPhase = { ...agent, name: 'tests' as const, network: 'none' as const }
-    const tests = containerSpec(plan, testsPhase, {
-      imageId: 'x',
-      workspaceDir: '/w',
-      taskFile: '/t',
-      env: [],
-      egress: { network: 'airlock-r1-internal', env: [] }
-    })
+    const tests = createOptions(
+      containerSpec(plan, testsPhase, {
+        imageId: 'x',
+        workspaceDir: '/w',
+        taskFile: '/t',
+        env: [],
+        egress: { network: 'airlock-r1-internal', env: [] }
+      })
+    )
     expect(tests.HostConfig?.NetworkMode).toBe('none')
     expect(tests.NetworkDisabled).toBe(true)
   })

@@ -2,6 +2,7 @@ import { planRun } from '../src/plan.js'
 import type { Inputs } from '../src/inputs.js'
 import { NO_POLICY } from '../src/policy.js'
 import { containerSpec } from '../src/sandbox/spec.js'
+import { createOptions } from '../src/sandbox/docker/create.js'
 
 function inputs(overrides: Partial<Inputs> = {}): Inputs {
   return {
@@ -101,7 +102,7 @@ describe('containerSpec', () => {
   it.each(plan.phases.map((p) => [p.name, p] as const))(
     '%s container is hardened',
     (_name, phase) => {
-      const spec = containerSpec(plan, phase, res)
+      const spec = createOptions(containerSpec(plan, phase, res))
       const h = spec.HostConfig!
       expect(spec.User).toBe('1000:1000')
       expect(h.CapDrop).toEqual(['ALL'])

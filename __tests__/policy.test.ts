@@ -9,13 +9,13 @@ import type { InputContext } from '../src/inputs.js'
 import {
   POLICY_KEYS,
   contentsApi,
-  eventBaseSha,
   loadPolicy,
   nearestKey,
   parsePolicy,
   recordFor,
   withPolicy
 } from '../src/policy.js'
+import { eventBaseSha } from '../src/github/context.js'
 import type { ContentsApi, LoadedPolicy } from '../src/policy.js'
 
 describe('parsePolicy', () => {

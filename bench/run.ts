@@ -2,7 +2,7 @@
 // pairs (A, B, A, B, ...) after one untimed warm-up pair, reported as medians and ratios.
 // Run it with `npm run bench` (which bundles this file with the current sources first).
 //
-//   P1  DockerSandbox.runPhase of a hardened `true` container  vs  docker run --rm --network none IMG true
+//   P1  DockerRuntime.runPhase of a hardened `true` container  vs  docker run --rm --network none IMG true
 //   P2  a whole `airlock run` with a no-op agent, warm image    vs  a shell script: docker run + git diff + tar
 //   P3  a no-op image rebuild through resolveImage (cache hit)  vs  a warm classic `docker build`
 import { execFile, spawn } from 'node:child_process'
@@ -17,8 +17,8 @@ import { parseArgs } from 'node:util'
 import { defaultContext, getInputs } from '../src/inputs.js'
 import type { PhasePlan, RunPlan } from '../src/plan.js'
 import { planRun } from '../src/plan.js'
-import { DockerSandbox, connectDocker } from '../src/sandbox/docker.js'
-import { resolveImage } from '../src/sandbox/image.js'
+import Docker from 'dockerode'
+import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import { containerSpec } from '../src/sandbox/spec.js'
 import type { Comparison } from './stats.js'
 import { formatMarkdown, formatTable, interleavedSchedule, summarize } from './stats.js'
@@ -107,8 +107,8 @@ const devNull = (): Writable =>
   })
 
 async function main(): Promise<void> {
-  const docker = connectDocker()
-  const sandbox = new DockerSandbox(docker)
+  const docker = new Docker()
+  const sandbox = new DockerRuntime(docker)
   const base = await docker.getImage(BASE_IMAGE).inspect()
   const loadBefore = os.loadavg()[0]
   const root = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'airlock-bench-'))
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
       )
     const plan0 = inputsFor(`${benchId}-setup`)
     // Built once, before anything is timed (P2's warm image and P3's cache entry).
-    const image = await resolveImage(docker, plan0.image, { info: () => undefined })
+    const image = await sandbox.resolveImage(plan0.image, { info: () => undefined })
     say(`agent image ${image.id.slice(7, 19)} (${image.cached ? 'cached' : 'built now'})`)
 
     const workspaceDir = path.join(root, 'p1-workspace')
@@ -275,7 +275,7 @@ async function main(): Promise<void> {
         title: 'no-op image rebuild (resolveImage cache hit vs warm classic docker build)',
         target: 1.5,
         ours: async () => {
-          const got = await resolveImage(docker, plan0.image, { info: () => undefined })
+          const got = await sandbox.resolveImage(plan0.image, { info: () => undefined })
           if (!got.cached || got.id !== image.id) throw new Error('resolveImage missed its cache')
         },
         baseline: () =>

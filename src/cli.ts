@@ -1,14 +1,13 @@
-import * as fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { ParseArgsConfig } from 'node:util'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT, defaultContext, getInputs } from './inputs.js'
 import type { Logger } from './log.js'
-import { runPipeline } from './pipeline.js'
+import { runPipeline } from './pipeline/run.js'
 import { planRun } from './plan.js'
 import { policyForRun } from './policy.js'
 import { stripControls } from './report/escape.js'
-import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+import { DockerRuntime } from './sandbox/docker/index.js'
 
 const LIST_INPUTS = new Set<string>([
   INPUT.allowHosts,
@@ -110,7 +109,7 @@ function parse(argv: string[]): { command: string; values: Record<string, unknow
   const [command = '', ...rest] = parsed.positionals
   if (rest.length > 0)
     throw new ConfigurationError('arguments', `unexpected "${rest.join(' ')}"; see airlock --help`)
-  return { command, values: parsed.values as Record<string, unknown> }
+  return { command, values: parsed.values }
 }
 
 function reader(values: Record<string, unknown>): (name: string) => string | undefined {
@@ -155,7 +154,7 @@ export async function main(argv: string[]): Promise<number> {
     const runId = read(INPUT.runId)
     if (runId === undefined)
       throw new ConfigurationError(INPUT.runId, 'is required: the run to clean up')
-    const removed = await new DockerSandbox().cleanup(runId)
+    const removed = await new DockerRuntime().cleanup(runId)
     process.stdout.write(JSON.stringify(removed) + '\n')
     return EXIT.ok
   }
@@ -170,8 +169,7 @@ export async function main(argv: string[]): Promise<number> {
   const policy = await policyForRun({
     read,
     workspace: ctx.workspace,
-    env: {},
-    readFile: (p) => fs.readFileSync(p, 'utf8')
+    env: {}
   })
   const inputs = getInputs(read, { ...ctx, policy })
   const plan = planRun(inputs)
@@ -192,7 +190,6 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
-    const docker = connectDocker()
     const result = await runPipeline(
       plan,
       {
@@ -200,7 +197,7 @@ export async function main(argv: string[]): Promise<number> {
         env: inputs.env,
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
-      { sandbox: new DockerSandbox(docker), docker, log, signal: controller.signal }
+      { runtime: new DockerRuntime(), log, signal: controller.signal }
     )
     const r = result.report
     process.stderr.write(
@@ -216,6 +213,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${errorMessage(result.error)}\n`)
       return exitCodeFor(result.error)
     }
+    // A fault of the engine found by the phases themselves (no exception): still exit 3.
+    if (r.outcome === 'infrastructure-error') return EXIT.infrastructure
+    if (r.outcome === 'configuration-error') return EXIT.configuration
     return values['fail-on-outcome'] === true && r.outcome !== 'success' ? EXIT.outcome : EXIT.ok
   } finally {
     process.off('SIGINT', onSignal)

@@ -6,50 +6,23 @@ import { NO_POLICY, recordFor, withPolicy } from './policy.js'
 import type { LoadedPolicy, PolicyRecord } from './policy.js'
 import { readEgressInputs } from './egress/inputs.js'
 import type { EgressInputs } from './egress/inputs.js'
-import { DEFAULT_DIFF_LIMITS } from './evidence/diff.js'
-import { checkAllowedPaths, resolveProtectedPaths } from './evidence/policy.js'
+import { DEFAULT_DIFF_LIMITS } from './path-rules.js'
+import { checkAllowedPaths, resolveProtectedPaths } from './path-rules.js'
+import { INPUT } from './input-names.js'
+import {
+  bool,
+  list,
+  memory,
+  nonNegativeNumber,
+  oneOf,
+  positiveInteger,
+  positiveNumber
+} from './input-read.js'
+import type { InputReader } from './input-read.js'
 
-/** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
-export const INPUT = {
-  path: 'path',
-  ref: 'ref',
-  outputDir: 'output-dir',
-  dockerfile: 'dockerfile',
-  image: 'image',
-  buildContext: 'build-context',
-  buildArgs: 'build-args',
-  allowUnpinnedBase: 'allow-unpinned-base',
-  agentCommand: 'agent-command',
-  testCommand: 'test-command',
-  task: 'task',
-  model: 'model',
-  network: 'network',
-  allowHosts: 'allow-hosts',
-  hostMap: 'host-map',
-  credentials: 'credentials',
-  upstreamCa: 'upstream-ca',
-  proxyImage: 'proxy-image',
-  proxyNetwork: 'proxy-network',
-  runtime: 'runtime',
-  timeoutMinutes: 'timeout-minutes',
-  graceSeconds: 'grace-seconds',
-  memory: 'memory',
-  cpus: 'cpus',
-  pidsLimit: 'pids-limit',
-  user: 'user',
-  env: 'env',
-  testReports: 'test-reports',
-  compareBase: 'compare-base',
-  maxLogBytes: 'max-log-bytes',
-  allowedPaths: 'allowed-paths',
-  protectedPaths: 'protected-paths',
-  maxChangedFiles: 'max-changed-files',
-  maxDiffBytes: 'max-diff-bytes',
-  dryRun: 'dry-run',
-  runId: 'run-id',
-  artifactName: 'artifact-name',
-  policyBase: 'policy-base'
-} as const
+export { INPUT } from './input-names.js'
+export { bool, list, memory } from './input-read.js'
+export type { InputReader } from './input-read.js'
 
 export type NetworkMode = 'none' | 'allowlist'
 
@@ -102,9 +75,6 @@ export interface Inputs {
   /** The policy file that applied (from the base commit), for the report. */
   policy: PolicyRecord
 }
-
-/** Reads one raw input; absent or empty → undefined. */
-export type InputReader = (name: string) => string | undefined
 
 export interface InputContext {
   /** Paths (`path`, `dockerfile`, `build-context`, a task file) must stay inside this folder. */
@@ -301,74 +271,6 @@ export function defaultContext(env: NodeJS.ProcessEnv = process.env): InputConte
 }
 
 // ---- readers -------------------------------------------------------------------------------
-
-/** Splits a list input: one item per line, or comma-separated; blank items dropped. */
-export function list(raw: string | undefined): string[] {
-  if (raw === undefined) return []
-  return raw
-    .split(/[\n,]/)
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-}
-
-export function bool(name: string, raw: string | undefined, fallback: boolean): boolean {
-  if (raw === undefined) return fallback
-  const v = raw.trim().toLowerCase()
-  if (v === 'true') return true
-  if (v === 'false') return false
-  throw new ConfigurationError(name, `"${raw}" is not a boolean; use true or false`)
-}
-
-function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
-  if ((allowed as readonly string[]).includes(raw)) return raw as T
-  throw new ConfigurationError(name, `"${raw}" is not one of: ${allowed.join(', ')}`)
-}
-
-function positiveNumber(name: string, raw: string): number {
-  const n = Number(raw.trim())
-  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) {
-    throw new ConfigurationError(name, `"${raw}" must be a number greater than 0`)
-  }
-  return n
-}
-
-function nonNegativeNumber(name: string, raw: string): number {
-  const n = Number(raw.trim())
-  if (raw.trim() === '' || !Number.isFinite(n) || n < 0) {
-    throw new ConfigurationError(name, `"${raw}" must be a number of 0 or more`)
-  }
-  return n
-}
-
-function positiveInteger(name: string, raw: string): number {
-  const n = positiveNumber(name, raw)
-  if (!Number.isInteger(n))
-    throw new ConfigurationError(name, `"${raw}" must be a whole number greater than 0`)
-  return n
-}
-
-const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
-const MIN_MEMORY = 6 * 1024 * 1024
-
-/** "512m", "2g", "1073741824" → bytes; at least 6 MiB (Docker's minimum). */
-export function memory(raw: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([bkmg]?)i?b?\s*$/i.exec(raw)
-  const unit = m?.[2]?.toLowerCase() ?? ''
-  if (!m || !(unit in UNITS)) {
-    throw new ConfigurationError(
-      INPUT.memory,
-      `"${raw}" is not a size; use a positive amount such as 512m or 2g`
-    )
-  }
-  const bytes = Math.floor(Number(m[1]) * UNITS[unit])
-  if (bytes < MIN_MEMORY) {
-    throw new ConfigurationError(
-      INPUT.memory,
-      `"${raw}" is below Docker's minimum of 6m; use at least 6m`
-    )
-  }
-  return bytes
-}
 
 const PINNED_IMAGE = /^[a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}$/
 

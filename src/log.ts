@@ -29,3 +29,14 @@ export class MemoryLogger implements Logger {
     this.lines.push(`[${phase}] ${line}`)
   }
 }
+
+/** A logger that passes every message through `mask` (phase output is masked at the source). */
+export function maskingLogger(log: Logger, mask: (text: string) => string): Logger {
+  return {
+    group: (name, fn) => log.group(name, fn),
+    info: (m) => log.info(mask(m)),
+    warn: (m) => log.warn(mask(m)),
+    error: (m) => log.error(mask(m)),
+    output: (phase, line) => log.output(phase, mask(line))
+  }
+}

@@ -3,27 +3,20 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import * as core from '@actions/core'
 import { ConfigurationError, errorMessage } from './errors.js'
-import { uploadOutputFolder, writeArtifactRecord } from './github/artifact.js'
-import type { ArtifactRecord } from './github/artifact.js'
+import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
+import { eventBaseSha } from './github/context.js'
 import { ActionLogger } from './github/logger.js'
 import { defaultContext, getInputs } from './inputs.js'
-import { describePolicy, policyForRun } from './policy.js'
-import { OUTPUT_FILES, runPipeline } from './pipeline.js'
+import { describePolicy, policyForRun, policyValuesAt } from './policy.js'
+import { runPipeline } from './pipeline/run.js'
+import { OUTPUT_FILES } from './report/output.js'
 import { planRun } from './plan.js'
-import { DockerSandbox, connectDocker } from './sandbox/docker.js'
+import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
-export const OUTPUT = {
-  outcome: 'outcome',
-  reportPath: 'report-path',
-  diffSha256: 'diff-sha256',
-  artifactName: 'artifact-name',
-  artifactId: 'artifact-id',
-  artifactUrl: 'artifact-url'
-} as const
 const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
 
 function readInput(name: string): string | undefined {
@@ -39,7 +32,7 @@ export async function run(): Promise<void> {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
     if (mode === 'publish') return await publishMode(readInput, new ActionLogger())
-    if (mode === 'approve') return await approveMode(readInput, new ActionLogger())
+    if (mode === 'approve') return await approveMode(readInput, new ActionLogger(), policyValuesAt)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
     if (mode === 'command') return await commandMode(readInput, new ActionLogger())
     const ctx = defaultContext()
@@ -47,7 +40,7 @@ export async function run(): Promise<void> {
       read: readInput,
       workspace: ctx.workspace,
       env: process.env,
-      readFile: (p) => fs.readFileSync(p, 'utf8'),
+      eventBase: eventBaseSha(process.env.GITHUB_EVENT_PATH, (p) => fs.readFileSync(p, 'utf8')),
       token: readInput('github-token')
     })
     const inputs = getInputs(readInput, { ...ctx, policy })
@@ -63,7 +56,6 @@ export async function run(): Promise<void> {
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const docker = connectDocker()
     const result = await runPipeline(
       plan,
       {
@@ -72,27 +64,18 @@ export async function run(): Promise<void> {
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
       {
-        sandbox: new DockerSandbox(docker),
-        docker,
+        runtime: new DockerRuntime(),
         log: new ActionLogger(),
         signal: controller.signal,
         tempRoot
       }
     )
-    // The job summary is the review comment (same renderer, already escaped and redacted).
-    const comment = path.join(plan.outputDir, OUTPUT_FILES.comment)
-    if (fs.existsSync(comment)) {
-      await core.summary
-        .addRaw(await fs.promises.readFile(comment, 'utf8'))
-        .write()
-        .catch((e: unknown) => core.warning(`job summary: ${errorMessage(e)}`))
-    }
-    core.setOutput(OUTPUT.outcome, result.report.outcome)
-    core.setOutput(OUTPUT.reportPath, result.reportPath)
-    core.setOutput(OUTPUT.diffSha256, result.diffSha256 ?? '')
-    core.info(
-      `outcome: ${result.report.outcome} (${result.report.outcomeReason.replace(/::/g, ': :')})`
-    )
+    await writeJobSummary(path.join(plan.outputDir, OUTPUT_FILES.comment))
+    setRunOutputs({
+      ...result.report,
+      reportPath: result.reportPath,
+      diffSha256: result.diffSha256
+    })
     const artifact = await publishArtifact(plan.outputDir, inputs.artifactName, inputs.dryRun)
     if (result.error !== undefined) core.setFailed(errorMessage(result.error))
     if (artifact.status === 'failed') {
@@ -113,37 +96,12 @@ export async function run(): Promise<void> {
   }
 }
 
-/**
- * Uploads the output folder as the run's artifact (not in dry-run) and records the result in
- * artifact.json, so that whatever publishes the comment can say where the evidence is — or that
- * it is missing.
- */
-async function publishArtifact(
-  outputDir: string,
-  name: string,
-  dryRun: boolean
-): Promise<ArtifactRecord> {
-  const record: ArtifactRecord = dryRun
-    ? { status: 'skipped', name, reason: 'dry-run: nothing is uploaded' }
-    : await core.group('artifact', () =>
-        uploadOutputFolder(outputDir, { name, log: (m) => core.info(m) })
-      )
-  await writeArtifactRecord(outputDir, record)
-  core.setOutput(OUTPUT.artifactName, name)
-  if (record.status === 'uploaded') {
-    core.setOutput(OUTPUT.artifactId, String(record.id))
-    core.setOutput(OUTPUT.artifactUrl, record.url ?? '')
-    core.info(`artifact: ${name} (id ${record.id}) ${record.url ?? ''}`)
-  }
-  return record
-}
-
 /** The action's post step: removes whatever a cancelled or killed run left behind. */
 export async function cleanupAfterRun(): Promise<void> {
   try {
     const runId = core.getState(STATE.runId)
     if (runId === '') return
-    const removed = await new DockerSandbox().cleanup(runId)
+    const removed = await new DockerRuntime().cleanup(runId)
     const tempRoot = core.getState(STATE.tempRoot)
     let dirs = 0
     if (tempRoot !== '') {

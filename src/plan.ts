@@ -42,6 +42,24 @@ export interface SandboxSettings {
   tmpfs: Record<string, number>
 }
 
+/** The sandbox settings as the engine actually applied them, read back after the phase ran. */
+export interface AppliedSettings {
+  runtime: string
+  network: string
+  user: string
+  readOnlyRootfs: boolean
+  capDrop: string[]
+  noNewPrivileges: boolean
+  privileged: boolean
+  init: boolean
+  memoryBytes: number
+  memorySwapBytes: number
+  cpus: number
+  pidsLimit: number
+  tmpfs: Record<string, string>
+  mounts: { source: string; target: string; readOnly: boolean }[]
+}
+
 export type ImagePlan =
   | {
       kind: 'build'

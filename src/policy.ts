@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer'
 import * as path from 'node:path'
 import YAML from 'yaml'
 import { ConfigurationError, InfrastructureError, errorMessage } from './errors.js'
-import type { InputReader } from './inputs.js'
+import type { InputReader } from './input-read.js'
 import { GitError, git } from './workspace/git.js'
 
 /**
@@ -402,37 +402,21 @@ export function contentsApi(options: {
   }
 }
 
-/** The base SHA of the pull request in the event payload, if the event is about one. */
-export function eventBaseSha(
-  eventPath: string | undefined,
-  readFile: (p: string) => string
-): string | undefined {
-  if (eventPath === undefined || eventPath === '') return undefined
-  try {
-    const event = JSON.parse(readFile(eventPath)) as {
-      pull_request?: { base?: { sha?: unknown } }
-    }
-    const sha = event.pull_request?.base?.sha
-    return typeof sha === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha) ? sha : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * The policy for this run, from the inputs and the environment: base from `policy-base`, else the
- * pull request event's base SHA; the contents API is used (read only) when a token is given and
+ * pull request event's base SHA (given by the entry); the contents API is used (read only) when a token is given and
  * the base commit is not in the clone.
  */
 export async function policyForRun(options: {
   read: InputReader
   workspace: string
   env: NodeJS.ProcessEnv
-  readFile: (p: string) => string
+  /** The pull request's base SHA from the event (github/context.ts reads it), if any. */
+  eventBase?: string
   token?: string
 }): Promise<LoadedPolicy> {
   const { read, env } = options
-  const base = read(POLICY_INPUT) ?? eventBaseSha(env.GITHUB_EVENT_PATH, options.readFile)
+  const base = read(POLICY_INPUT) ?? options.eventBase
   const repository = env.GITHUB_REPOSITORY
   const api =
     options.token !== undefined && repository !== undefined && repository !== ''
@@ -447,6 +431,25 @@ export async function policyForRun(options: {
     base,
     ...(api !== undefined ? { api } : {})
   })
+}
+
+/** The policy file's values at `base` (the clone first, then the contents API with `token`). */
+export async function policyValuesAt(at: {
+  repoPath: string
+  base: string
+  repository: string
+  token: string
+}): Promise<Record<string, string>> {
+  const loaded = await loadPolicy({
+    repoPath: at.repoPath,
+    base: at.base,
+    api: contentsApi({
+      apiUrl: process.env.GITHUB_API_URL ?? 'https://api.github.com',
+      repository: at.repository,
+      token: at.token
+    })
+  })
+  return loaded.policy.values
 }
 
 /** One line for the log: which policy applies. */

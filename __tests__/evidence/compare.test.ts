@@ -1,7 +1,7 @@
 import { compareTests } from '../../src/evidence/compare.js'
 import { summarize } from '../../src/evidence/tests.js'
 import type { TestCase } from '../../src/evidence/tests.js'
-import { markFlaky } from '../../src/pipeline.js'
+import { markFlaky } from '../../src/evidence/compare.js'
 
 const tc = (id: string, status: TestCase['status']): TestCase => ({
   id,

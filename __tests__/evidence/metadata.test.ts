@@ -5,7 +5,9 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from '../../src/errors.js'
 import { DEFAULT_PROTECTED_PATHS } from '../../src/evidence/policy.js'
+import type Docker from 'dockerode'
 import { hashLockfiles, parseUsage, readUsage, runnerFacts } from '../../src/evidence/metadata.js'
+import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { snapshotWorkspace } from '../../src/evidence/snapshot.js'
 import { getInputs } from '../../src/inputs.js'
 import { prepareWorkspace } from '../../src/workspace/workspace.js'
@@ -80,10 +82,17 @@ describe('hashLockfiles', () => {
   })
 })
 
+/** The engine facts as the Docker backend reads them from a daemon (here a fake one). */
+function engine(docker: { version(): Promise<unknown> }) {
+  return new DockerRuntime(docker as unknown as Docker).engineFacts()
+}
+
 describe('runnerFacts', () => {
   test('records the daemon version, and survives a daemon that does not answer', async () => {
-    const ok = await runnerFacts(
-      { version: async () => ({ Version: '20.10.24', ApiVersion: '1.41', Os: 'linux' }) },
+    const ok = runnerFacts(
+      await engine({
+        version: async () => ({ Version: '20.10.24', ApiVersion: '1.41', Os: 'linux' })
+      }),
       'runsc',
       {
         GITHUB_ACTIONS: 'true',
@@ -98,8 +107,8 @@ describe('runnerFacts', () => {
       docker: { version: '20.10.24', apiVersion: '1.41', os: 'linux' },
       github: { runnerOs: 'Linux', runnerArch: 'X64', imageOs: null }
     })
-    const down = await runnerFacts(
-      { version: async () => Promise.reject(new Error('down')) },
+    const down = runnerFacts(
+      await engine({ version: async () => Promise.reject(new Error('down')) }),
       'runc',
       {}
     )

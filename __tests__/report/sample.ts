@@ -1,4 +1,6 @@
+import { emptyReport } from '../../src/report/empty.js'
 import type { Report } from '../../src/report/report.js'
+import { fixturePlan } from '../../__fixtures__/plan.js'
 
 /** A complete, realistic report (every optional part present) for rendering and schema tests. */
 export function sampleReport(): Report {
@@ -15,7 +17,7 @@ export function sampleReport(): Report {
     logTruncated: false
   }
   return {
-    schemaVersion: 1,
+    ...emptyReport(fixturePlan({ runId: 'local-20261129-abc123', testCommand: 'npm test' })),
     runId: 'local-20261129-abc123',
     outcome: 'success',
     outcomeReason: 'the agent finished and the tests pass',

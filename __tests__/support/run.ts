@@ -5,11 +5,11 @@ import * as path from 'node:path'
 import Docker from 'dockerode'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
-import { runPipeline } from '../../src/pipeline.js'
-import type { RunResult } from '../../src/pipeline.js'
+import { runPipeline } from '../../src/pipeline/run.js'
+import type { RunResult } from '../../src/pipeline/run.js'
 import { planRun } from '../../src/plan.js'
 import { validateReport } from '../../src/report/schema.js'
-import { DockerSandbox } from '../../src/sandbox/docker.js'
+import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 
 export const BUSYBOX = 'airlock-local/busybox:1'
 export const docker = new Docker()
@@ -93,8 +93,7 @@ export async function runAirlock(
     plan,
     { task: inputs.task.text, env: inputs.env },
     {
-      sandbox: new DockerSandbox(docker),
-      docker,
+      runtime: new DockerRuntime(docker),
       log,
       ...(options.signal ? { signal: options.signal } : {})
     }

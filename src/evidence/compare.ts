@@ -52,3 +52,32 @@ export function compareTests(base: TestCase[], head: TestCase[]): Comparison {
   })
   return { counts, cases }
 }
+
+/**
+ * Whether the tests get their one re-run (on a fresh copy of the agent's tree): they ran to the
+ * end and something failed.
+ */
+export function shouldRerun(
+  run: { timedOut: boolean; cancelled: boolean; error?: string; exitCode: number | null },
+  cases: TestCase[]
+): boolean {
+  if (run.timedOut || run.cancelled || run.error !== undefined) return false
+  return run.exitCode !== 0 || cases.some((c) => c.status === 'failed')
+}
+
+/**
+ * Marks the tests that failed in the first run and passed in the re-run as flaky (and passed);
+ * returns their ids.
+ */
+export function markFlaky(first: TestCase[], rerun: TestCase[]): string[] {
+  const again = new Map(rerun.map((c) => [c.id, c.status]))
+  const flaky: string[] = []
+  for (const c of first) {
+    if (c.status === 'failed' && again.get(c.id) === 'passed') {
+      c.status = 'passed'
+      c.flaky = true
+      flaky.push(c.id)
+    }
+  }
+  return flaky
+}

@@ -1,3 +1,5 @@
+import { DEFAULT_DIFF_LIMITS } from '../path-rules.js'
+import type { DiffLimits } from '../path-rules.js'
 import { git } from '../workspace/git.js'
 import { displayPath } from './snapshot.js'
 
@@ -19,17 +21,8 @@ export interface ChangedBlobs {
   after: string
 }
 
-export interface DiffLimits {
-  /** Files listed in the report (the rest are counted, not listed). */
-  maxChangedFiles: number
-  /** Bytes of diff.patch; the patch is cut at the last whole file that fits. */
-  maxDiffBytes: number
-}
-
-export const DEFAULT_DIFF_LIMITS: DiffLimits = {
-  maxChangedFiles: 2000,
-  maxDiffBytes: 20 * 1024 * 1024
-}
+export type { DiffLimits } from '../path-rules.js'
+export { DEFAULT_DIFF_LIMITS } from '../path-rules.js'
 
 export interface DiffResult {
   /** What `git apply` takes: whole file sections only, also when cut. */

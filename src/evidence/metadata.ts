@@ -106,23 +106,12 @@ export interface RunnerFacts {
   github: { runnerOs: string | null; runnerArch: string | null; imageOs: string | null } | null
 }
 
-interface DockerVersion {
-  Version?: string
-  ApiVersion?: string
-  Os?: string
-}
-
-export async function runnerFacts(
-  docker: { version(): Promise<unknown> },
+/** Facts about the host; `engine` is what the runtime says about itself (null when unknown). */
+export function runnerFacts(
+  engine: RunnerFacts['docker'],
   runtime: string,
   env: NodeJS.ProcessEnv = process.env
-): Promise<RunnerFacts> {
-  let v: DockerVersion = {}
-  try {
-    v = (await docker.version()) as DockerVersion
-  } catch {
-    v = {}
-  }
+): RunnerFacts {
   return {
     os: os.platform(),
     osRelease: os.release(),
@@ -130,11 +119,7 @@ export async function runnerFacts(
     node: process.version,
     cpus: os.cpus().length,
     memoryBytes: os.totalmem(),
-    docker: {
-      version: typeof v.Version === 'string' ? v.Version : null,
-      apiVersion: typeof v.ApiVersion === 'string' ? v.ApiVersion : null,
-      os: typeof v.Os === 'string' ? v.Os : null
-    },
+    docker: { ...engine },
     runtime,
     github:
       env.GITHUB_ACTIONS === 'true'

@@ -1,5 +1,5 @@
 import picomatch from 'picomatch'
-import { ConfigurationError } from '../errors.js'
+import { GLOB_OPTIONS, SCRIPTS_SUFFIX } from '../path-rules.js'
 import { git } from '../workspace/git.js'
 import type { ChangedBlobs, ChangedFile } from './diff.js'
 
@@ -10,6 +10,8 @@ import type { ChangedBlobs, ChangedFile } from './diff.js'
  * .gitignore). `GLOB#scripts` protects the `scripts` object of matching package.json files
  * rather than the whole file.
  */
+export { DEFAULT_PROTECTED_PATHS, checkAllowedPaths, resolveProtectedPaths } from '../path-rules.js'
+
 export interface PathPolicy {
   /** Empty: every path is allowed. */
   allowed: string[]
@@ -30,146 +32,6 @@ export interface PolicyResult {
   protected: PolicyFinding[]
 }
 
-const LOCKFILES = [
-  // npm, yarn, pnpm, bun
-  '**/package-lock.json',
-  '**/npm-shrinkwrap.json',
-  '**/yarn.lock',
-  '**/.yarnrc.yml',
-  '**/pnpm-lock.yaml',
-  '**/pnpm-workspace.yaml',
-  '**/bun.lock',
-  '**/bun.lockb',
-  // pip, pipenv, poetry, uv, pdm
-  '**/requirements*.txt',
-  '**/constraints*.txt',
-  '**/Pipfile.lock',
-  '**/poetry.lock',
-  '**/uv.lock',
-  '**/pdm.lock',
-  // cargo, go, bundler, composer, gradle
-  '**/Cargo.lock',
-  '**/go.sum',
-  '**/go.work.sum',
-  '**/Gemfile.lock',
-  '**/composer.lock',
-  '**/gradle.lockfile',
-  '**/*.lockfile',
-  '**/gradle/verification-metadata.xml',
-  '**/gradle-wrapper.properties',
-  '**/gradle-wrapper.jar'
-]
-
-const LINT_FORMAT = [
-  '**/.editorconfig',
-  '**/.eslintrc*',
-  '**/eslint.config.*',
-  '**/.eslintignore',
-  '**/.prettierrc*',
-  '**/prettier.config.*',
-  '**/.prettierignore',
-  '**/.stylelintrc*',
-  '**/stylelint.config.*',
-  '**/biome.json',
-  '**/biome.jsonc',
-  '**/.markdownlint*',
-  '**/tsconfig*.json',
-  '**/.flake8',
-  '**/.pylintrc',
-  '**/pylintrc',
-  '**/ruff.toml',
-  '**/.ruff.toml',
-  '**/mypy.ini',
-  '**/.mypy.ini',
-  '**/.rubocop.yml',
-  '**/.golangci.yml',
-  '**/.golangci.yaml',
-  '**/.golangci.toml',
-  '**/rustfmt.toml',
-  '**/.rustfmt.toml',
-  '**/clippy.toml',
-  '**/.clippy.toml',
-  '**/.clang-format',
-  '**/.clang-tidy',
-  '**/.pre-commit-config.yaml',
-  '**/.husky/**'
-]
-
-const EDITOR_AND_GIT = [
-  '**/.gitmodules',
-  '**/.gitattributes',
-  '**/.vscode/tasks.json',
-  '**/.vscode/launch.json',
-  '**/.vscode/settings.json',
-  '**/.vscode/extensions.json',
-  '**/*.code-workspace',
-  '**/.idea/**',
-  '**/.devcontainer/**',
-  '**/.devcontainer.json',
-  '**/.envrc'
-]
-
-/** The default protected set; `protected-paths` with `+` items extends it, other items replace it. */
-export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
-  '.github/**',
-  ...LOCKFILES,
-  ...LINT_FORMAT,
-  ...EDITOR_AND_GIT,
-  '**/package.json#scripts'
-]
-
-const SCRIPTS_SUFFIX = '#scripts'
-
-/**
- * The effective protected list from the `protected-paths` input:
- * - absent: the defaults;
- * - every item starts with `+`: the defaults plus those items;
- * - `none`: nothing is protected;
- * - otherwise: exactly the given items (the defaults are replaced).
- */
-export function resolveProtectedPaths(items: string[], input = 'protected-paths'): string[] {
-  if (items.length === 0) return [...DEFAULT_PROTECTED_PATHS]
-  if (items.length === 1 && items[0] === 'none') return []
-  const extending = items.filter((i) => i.startsWith('+'))
-  if (extending.length > 0 && extending.length < items.length) {
-    throw new ConfigurationError(
-      input,
-      'mixes `+PATTERN` (extend the defaults) with plain patterns (replace them); use one form'
-    )
-  }
-  const patterns = extending.length > 0 ? items.map((i) => i.slice(1).trim()) : items
-  for (const p of patterns) checkPattern(input, p)
-  return extending.length > 0 ? [...DEFAULT_PROTECTED_PATHS, ...patterns] : patterns
-}
-
-export function checkAllowedPaths(items: string[], input = 'allowed-paths'): string[] {
-  for (const p of items) {
-    checkPattern(input, p)
-    if (p.endsWith(SCRIPTS_SUFFIX))
-      throw new ConfigurationError(input, `"${p}": #scripts only applies to protected-paths`)
-  }
-  return items
-}
-
-function checkPattern(input: string, pattern: string): void {
-  const glob = pattern.endsWith(SCRIPTS_SUFFIX) ? pattern.slice(0, -SCRIPTS_SUFFIX.length) : pattern
-  if (glob === '') throw new ConfigurationError(input, 'has an empty pattern')
-  if (glob.startsWith('!'))
-    throw new ConfigurationError(
-      input,
-      `"${pattern}": negated patterns are not supported; list what you mean positively`
-    )
-  if (glob.startsWith('/') || glob.split('/').includes('..'))
-    throw new ConfigurationError(input, `"${pattern}" must be relative to the repository root`)
-  try {
-    picomatch.makeRe(glob, OPTIONS)
-  } catch (error) {
-    throw new ConfigurationError(input, `"${pattern}" is not a valid glob (${String(error)})`)
-  }
-}
-
-const OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true }
-
 function matcher(pattern: string): (p: string) => boolean {
   // `dir/` means everything under dir; a pattern without `/` matches the name in any folder.
   // (picomatch's own `basename` option also rewrites patterns that do contain a slash.)
@@ -178,7 +40,7 @@ function matcher(pattern: string): (p: string) => boolean {
     : pattern.includes('/')
       ? pattern
       : `**/${pattern}`
-  return picomatch(glob, OPTIONS)
+  return picomatch(glob, GLOB_OPTIONS)
 }
 
 /** Reads a blob of the private repository (null for the all-zero id of a missing side). */

@@ -43,7 +43,8 @@ export function displayPath(p: Buffer): string {
 interface Found {
   parts: Buffer[]
   rel: Buffer
-  abs: string
+  /** Absolute path as bytes (names that are not UTF-8 stay intact). */
+  abs: Buffer
   kind: 'file' | 'link'
   executable: boolean
   size: number
@@ -99,12 +100,10 @@ export async function snapshotWorkspace(
   const slash = Buffer.from('/')
   const walk = (rel: Buffer | undefined, parts: Buffer[]): void => {
     const abs = rel === undefined ? Buffer.from(dir) : Buffer.concat([Buffer.from(dir + '/'), rel])
-    const names = fs
-      .readdirSync(abs as unknown as string, { encoding: 'buffer' })
-      .sort(Buffer.compare)
+    const names = fs.readdirSync(abs, { encoding: 'buffer' }).sort((a, b) => Buffer.compare(a, b))
     for (const name of names) {
       const childRel = rel === undefined ? name : Buffer.concat([rel, slash, name])
-      const childAbs = Buffer.concat([abs, slash, name]) as unknown as string
+      const childAbs = Buffer.concat([abs, slash, name])
       if (name.toString('latin1') === '.git') {
         skipped.push({ path: displayPath(childRel), reason: 'git-dir' })
         continue
@@ -233,14 +232,14 @@ async function objectIds(gitDir: string, tree: string): Promise<Set<string>> {
 }
 
 /** Opens without following a final symlink and refuses anything that is not a regular file. */
-function readRegularFile(p: string): Buffer {
+function readRegularFile(p: Buffer): Buffer {
   const fd = fs.openSync(
     p,
     fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK
   )
   try {
     const st = fs.fstatSync(fd)
-    if (!st.isFile()) throw new Error(`${p} is not a regular file`)
+    if (!st.isFile()) throw new Error(`${p.toString('utf8')} is not a regular file`)
     const data = Buffer.allocUnsafe(st.size)
     let off = 0
     while (off < st.size) {

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js'
-import { bool, list } from '../inputs.js'
+import { bool, list } from '../input-read.js'
 import { escapeMarkdown } from '../report/escape.js'
 import type { GitHubClient } from './client.js'
 import { hasStatus } from './client.js'
@@ -120,7 +120,7 @@ export async function approvalFromFinishedRun(
       )
       .sort((a, b) => b.id - a.id)[0]
     if (latest === undefined) continue
-    const req = fromReview(pullNumber, latest as unknown as Record<string, unknown>)
+    const req = fromReview(pullNumber, latest)
     if (req !== null) out.push(req)
   }
   return out

@@ -102,9 +102,7 @@ export function createClient(options: ClientOptions): GitHubClient {
     if (typeof status === 'number' && status >= 400) {
       const body = (error as { response?: { data?: unknown } }).response?.data
       const detail =
-        body && typeof body === 'object' && 'message' in body
-          ? String((body as { message: unknown }).message)
-          : (error as Error).message
+        body && typeof body === 'object' && 'message' in body ? String(body.message) : error.message
       const url = (error as { request?: { url?: unknown } }).request?.url
       const where = typeof url === 'string' ? url.replace(baseUrl, '') : req.url
       const hint = HINTS[status] ?? (status >= 500 ? 'GitHub failed; retried and gave up' : '')

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import { ConfigurationError } from '../errors.js'
-import { bool, list } from '../inputs.js'
-import type { InputReader } from '../inputs.js'
+import { bool, list } from '../input-read.js'
+import type { InputReader } from '../input-read.js'
 import type { Outcome } from '../report/report.js'
 import { OUTCOMES } from './evidence.js'
 import { APP_SLUG } from './writes.js'
@@ -194,3 +194,20 @@ export function eventPullNumber(ctx: EventContext, override?: number): number | 
 }
 
 export { obj as asObject }
+
+/** The base SHA of the pull request in the event payload, if the event is about one. */
+export function eventBaseSha(
+  eventPath: string | undefined,
+  readFile: (p: string) => string
+): string | undefined {
+  if (eventPath === undefined || eventPath === '') return undefined
+  try {
+    const event = JSON.parse(readFile(eventPath)) as {
+      pull_request?: { base?: { sha?: unknown } }
+    }
+    const sha = event.pull_request?.base?.sha
+    return typeof sha === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha) ? sha : undefined
+  } catch {
+    return undefined
+  }
+}

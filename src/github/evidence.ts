@@ -45,6 +45,7 @@ export const OUTCOMES: readonly Outcome[] = [
   'timed-out',
   'policy-violation',
   'infrastructure-error',
+  'configuration-error',
   'cancelled'
 ]
 

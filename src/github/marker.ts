@@ -43,7 +43,7 @@ export function parseMarker(body: string | null | undefined): Marker | null {
       (typeof o.diffSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(o.diffSha256))
     )
       continue
-    last = { runId: o.runId, headSha: o.headSha, diffSha256: o.diffSha256 as string | null }
+    last = { runId: o.runId, headSha: o.headSha, diffSha256: o.diffSha256 }
   }
   return last
 }

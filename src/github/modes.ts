@@ -1,10 +1,9 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import * as core from '@actions/core'
-import type { InputReader } from '../inputs.js'
+import type { InputReader } from '../input-read.js'
 import type { Logger } from '../log.js'
 import { codeBlock } from '../report/escape.js'
-import { contentsApi, loadPolicy } from '../policy.js'
 import { applyRun } from './apply.js'
 import { readArtifactRecord } from './artifact.js'
 import { artifactLine } from './artifact-line.js'
@@ -147,8 +146,23 @@ export async function publishMode(
   }
 }
 
+/**
+ * Reads the policy file's values at a base commit of the repository (the local clone first, then
+ * the contents API with the token). The entry wires in the inputs' policy loader.
+ */
+export type PolicyReader = (at: {
+  repoPath: string
+  base: string
+  repository: string
+  token: string
+}) => Promise<Record<string, string>>
+
 /** `approve` mode. */
-export async function approveMode(read: InputReader, log: Logger): Promise<void> {
+export async function approveMode(
+  read: InputReader,
+  log: Logger,
+  readPolicy: PolicyReader
+): Promise<void> {
   const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
   const ctx = readEventContext()
   const direct = approvalRequest(ctx)
@@ -168,7 +182,8 @@ export async function approveMode(read: InputReader, log: Logger): Promise<void>
   }
   let approved = false
   for (const req of requests) {
-    approved = (await decideAndRecord(octokit, writes, me, ctx, req, inputs, log)) || approved
+    approved =
+      (await decideAndRecord(octokit, writes, me, ctx, req, inputs, log, readPolicy)) || approved
   }
   core.setOutput(GITHUB_OUTPUT.approved, String(approved))
   if (inputs.dryRun) await reportDryRun(inputs.outputDir, 'approve', writes.calls)
@@ -181,24 +196,20 @@ async function decideAndRecord(
   ctx: EventContext,
   req: ApprovalRequest,
   inputs: GitHubInputs,
-  log: Logger
+  log: Logger,
+  readPolicy: PolicyReader
 ): Promise<boolean> {
   const result = await decideApproval(octokit, me, ctx, req, {
     gateContext: inputs.gateContext,
     allowSelfApproval: inputs.allowSelfApproval,
     targetUrl: runUrl(ctx),
-    policyAt: async (base) =>
-      (
-        await loadPolicy({
-          repoPath: inputs.path,
-          base,
-          api: contentsApi({
-            apiUrl: process.env.GITHUB_API_URL ?? 'https://api.github.com',
-            repository: `${ctx.owner}/${ctx.repo}`,
-            token: inputs.token as string
-          })
-        })
-      ).policy.values
+    policyAt: (base) =>
+      readPolicy({
+        repoPath: inputs.path,
+        base,
+        repository: `${ctx.owner}/${ctx.repo}`,
+        token: inputs.token
+      })
   })
   // After a workflow_run, the review was read, not sent to us: no reply comment for a refusal.
   await recordApproval(writes, ctx, req, result, log, ctx.eventName !== 'workflow_run')

@@ -1,5 +1,5 @@
 import { codeBlock, escapeMarkdown } from './escape.js'
-import { renderEgress } from '../egress/comment.js'
+import { renderEgress } from './egress.js'
 import type { Report } from './report.js'
 
 /** GitHub rejects comments over 65,536 characters; stay well under. */
@@ -18,6 +18,7 @@ const OUTCOME_LINE: Record<Report['outcome'], string> = {
   'timed-out': '⏱️ timed out',
   'policy-violation': '🚫 policy violation',
   'infrastructure-error': '⚠️ infrastructure error',
+  'configuration-error': '⚠️ configuration error',
   cancelled: '⏹️ cancelled'
 }
 

@@ -2,11 +2,12 @@ import type { ChangedFile } from '../evidence/diff.js'
 import type { SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests.js'
 import type { Comparison } from '../evidence/compare.js'
-import type { AppliedSettings } from '../sandbox/types.js'
+import type { AppliedSettings } from '../plan.js'
 import type { PolicyRecord } from '../policy.js'
 import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
+import type { TokenUsage } from '../evidence/cost.js'
 
 export const SCHEMA_VERSION = 1
 
@@ -17,6 +18,7 @@ export type Outcome =
   | 'timed-out'
   | 'policy-violation'
   | 'infrastructure-error'
+  | 'configuration-error'
   | 'cancelled'
 
 export interface PhaseReport {
@@ -125,13 +127,7 @@ export interface Report {
   env: string[]
 }
 
-export interface TokenUsage {
-  model: string | null
-  input: number | null
-  output: number | null
-  cacheRead: number | null
-  cacheWrite: number | null
-}
+export type { TokenUsage }
 
 export function emptyPhase(command: string): PhaseReport {
   return {

@@ -106,3 +106,13 @@ function classify(ref: string, line: number, stages: Set<string>): BaseImage {
   if (id) return { ref, pin: 'image-id', digest: id[1], line }
   return { ref, pin: 'unpinned', line }
 }
+
+/** A base image not pinned by digest, refused unless `allow-unpinned-base: true`. */
+export class UnpinnedBaseError extends Error {
+  constructor(readonly bases: BaseImage[]) {
+    super(
+      `unpinned base image${bases.length > 1 ? 's' : ''}: ${bases.map((b) => `${b.ref} (line ${b.line})`).join(', ')}; pin each FROM by digest (name@sha256:...) or set allow-unpinned-base: true`
+    )
+    this.name = 'UnpinnedBaseError'
+  }
+}

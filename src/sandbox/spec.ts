@@ -1,6 +1,6 @@
-import type { ContainerCreateOptions, HostConfig } from 'dockerode'
 import { LABELS, SANDBOX_PATHS } from '../plan.js'
 import type { PhasePlan, RunPlan } from '../plan.js'
+import type { ContainerSpec } from './types.js'
 
 /** What the plan leaves open until run time: the resolved image and host paths. */
 export interface PhaseResources {
@@ -18,34 +18,22 @@ export interface PhaseResources {
 }
 
 /**
- * The Docker create options of one phase's container: every hardening rule of the security model
- * in one place. Pure; the integration tests read the settings back from `inspect`.
+ * The container of one phase, in the runtime's terms. Pure; the backend adds the hardening every
+ * container shares (src/sandbox/docker/create.ts), and the integration tests read it back.
  */
-export function containerSpec(
-  plan: RunPlan,
-  phase: PhasePlan,
-  res: PhaseResources
-): ContainerCreateOptions {
+export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResources): ContainerSpec {
   const s = plan.sandbox
   const egress = phase.network === 'allowlist' ? res.egress : undefined
   if (phase.network === 'allowlist' && egress === undefined) {
     throw new Error(`phase ${phase.name}: allowlist network without a running egress proxy`)
   }
-  // Owned by the sandbox user: Docker copies the image's folder mode onto the tmpfs, which would
-  // leave a root-owned 0755 /tmp unwritable.
-  const [uid, gid = uid] = s.user.split(':')
-  const tmpfs: Record<string, string> = {}
-  for (const [target, size] of Object.entries(s.tmpfs)) {
-    tmpfs[target] = `rw,noexec,nosuid,nodev,size=${size},mode=1777,uid=${uid},gid=${gid}`
-  }
   return {
     name: `airlock-${plan.runId}-${phase.name}`,
-    Image: res.imageId,
-    Cmd: phase.command,
-    Entrypoint: [],
-    User: s.user,
-    WorkingDir: SANDBOX_PATHS.workspace,
-    Env: [
+    image: res.imageId,
+    command: phase.command,
+    user: s.user,
+    workdir: SANDBOX_PATHS.workspace,
+    env: [
       `HOME=${SANDBOX_PATHS.tmp}`,
       `TMPDIR=${SANDBOX_PATHS.tmp}`,
       'AIRLOCK=1',
@@ -55,74 +43,23 @@ export function containerSpec(
       ...res.env.map((e) => `${e.name}=${e.value}`),
       ...(egress?.env ?? [])
     ],
-    Labels: { ...plan.labels, [LABELS.phase]: phase.name },
-    NetworkDisabled: egress === undefined,
-    AttachStdin: false,
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-    OpenStdin: false,
-    HostConfig: {
-      Runtime: s.runtime,
-      // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
-      NetworkMode: egress?.network ?? 'none',
-      ...(egress ? { Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
-      ...hardenedHostConfig(s),
-      Tmpfs: tmpfs,
-      Mounts: [
-        {
-          Type: 'bind',
-          Source: res.workspaceDir,
-          Target: SANDBOX_PATHS.workspace,
-          ReadOnly: !phase.workspaceWritable
-        },
-        { Type: 'bind', Source: res.taskFile, Target: SANDBOX_PATHS.task, ReadOnly: true },
-        ...(res.outDir !== undefined
-          ? [
-              {
-                Type: 'bind' as const,
-                Source: res.outDir,
-                Target: SANDBOX_PATHS.out,
-                ReadOnly: false
-              }
-            ]
-          : [])
-      ]
-    }
-  }
-}
-
-/**
- * The hardening every container the pipeline starts shares — the sandbox phases and the egress
- * proxy alike: no privileges or capabilities, read-only root, init, memory with swap equal to it,
- * CPU and process limits, private IPC, no binds or devices beyond the caller's mounts, no log
- * driver, no core dumps.
- */
-export function hardenedHostConfig(limits: {
-  memoryBytes: number
-  cpus: number
-  pidsLimit: number
-}): HostConfig {
-  return {
-    Privileged: false,
-    ReadonlyRootfs: true,
-    CapDrop: ['ALL'],
-    CapAdd: [],
-    SecurityOpt: ['no-new-privileges:true'],
-    Init: true,
-    Memory: limits.memoryBytes,
-    MemorySwap: limits.memoryBytes,
-    NanoCpus: Math.round(limits.cpus * 1e9),
-    PidsLimit: limits.pidsLimit,
-    IpcMode: 'private',
-    PidMode: '',
-    UTSMode: '',
-    UsernsMode: '',
-    Binds: [],
-    Devices: [],
-    AutoRemove: false,
-    LogConfig: { Type: 'none', Config: {} },
-    RestartPolicy: { Name: 'no' },
-    Ulimits: [{ Name: 'core', Soft: 0, Hard: 0 }]
+    labels: { ...plan.labels, [LABELS.phase]: phase.name },
+    // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
+    network: egress ? { name: egress.network } : null,
+    ...(egress ? { sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
+    runtime: s.runtime,
+    limits: { memoryBytes: s.memoryBytes, cpus: s.cpus, pidsLimit: s.pidsLimit },
+    tmpfs: { ...s.tmpfs },
+    mounts: [
+      {
+        source: res.workspaceDir,
+        target: SANDBOX_PATHS.workspace,
+        readOnly: !phase.workspaceWritable
+      },
+      { source: res.taskFile, target: SANDBOX_PATHS.task, readOnly: true },
+      ...(res.outDir !== undefined
+        ? [{ source: res.outDir, target: SANDBOX_PATHS.out, readOnly: false }]
+        : [])
+    ]
   }
 }

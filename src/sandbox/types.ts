@@ -1,22 +1,76 @@
-import type { ContainerCreateOptions } from 'dockerode'
-import type { Writable } from 'node:stream'
+// The runtime boundary: the project's own types for everything the pipeline asks of a container
+// engine. A backend (src/sandbox/docker/ today) implements `Runtime`; nothing outside src/sandbox/
+// sees the engine's own types.
+import type { Readable, Writable } from 'node:stream'
+import type { AppliedSettings, ImagePlan } from '../plan.js'
 
-/** The sandbox settings as Docker actually applied them, read back from `inspect`. */
-export interface AppliedSettings {
-  runtime: string
-  network: string
-  user: string
-  readOnlyRootfs: boolean
-  capDrop: string[]
-  noNewPrivileges: boolean
-  privileged: boolean
-  init: boolean
+export type { AppliedSettings }
+
+export interface ResourceLimits {
   memoryBytes: number
-  memorySwapBytes: number
   cpus: number
   pidsLimit: number
-  tmpfs: Record<string, string>
-  mounts: { source: string; target: string; readOnly: boolean }[]
+}
+
+export interface MountSpec {
+  /** Host path. */
+  source: string
+  target: string
+  readOnly: boolean
+}
+
+/** One container, hardened by the backend: no capabilities, read-only root, init, limits. */
+export interface ContainerSpec {
+  name: string
+  image: string
+  command: string[]
+  /** `uid:gid`, never root. */
+  user: string
+  workdir: string
+  env: string[]
+  labels: Record<string, string>
+  /** The one network the container joins; null: no network at all (loopback only). */
+  network: { name: string } | null
+  /** OCI runtime name (runc, runsc, ...); the engine's default when absent. */
+  runtime?: string
+  limits: ResourceLimits
+  /** Writable scratch folders (target → size in bytes): noexec, nosuid, owned by `user`. */
+  tmpfs: Record<string, number>
+  mounts: MountSpec[]
+  sysctls?: Record<string, string>
+}
+
+/** A long-running helper container (the egress proxy, later service containers). */
+export interface SidecarSpec extends ContainerSpec {
+  /** More networks joined before start, each with the names the container answers to there. */
+  networks?: { name: string; aliases: string[] }[]
+  /** Whether the sidecar reads its standard input (written once with `Sidecar.input`). */
+  stdin?: boolean
+}
+
+export interface NetworkSpec {
+  name: string
+  labels: Record<string, string>
+  /** No route out, and no address of the bridge on the host: peers on it reach only each other. */
+  internal: boolean
+}
+
+export interface Network {
+  name: string
+  remove(): Promise<void>
+}
+
+export interface Sidecar {
+  stdout: Readable
+  stderr: Readable
+  /** The sidecar's address on one of its networks (undefined when it is not running). */
+  address(network: string): Promise<string | undefined>
+  /** Writes its standard input once and closes it. */
+  input(data: string): void
+  /** Resolves when the container exits (never rejects). */
+  exited: Promise<{ exitCode: number | null; error?: string }>
+  /** TERM, grace, KILL, drain the output, remove. */
+  stop(graceMs: number): Promise<void>
 }
 
 export interface PhaseResult {
@@ -29,7 +83,7 @@ export interface PhaseResult {
   cpuSeconds?: number
   peakMemoryBytes?: number
   applied?: AppliedSettings
-  /** When the daemon refused or failed the container: the reason. */
+  /** When the engine refused or failed the container: the reason. */
   error?: string
 }
 
@@ -53,11 +107,30 @@ export interface ImageInfo {
   warnings: string[]
 }
 
-/** The one interface through which the pipeline talks to Docker. */
-export interface Sandbox {
-  /** Checks the daemon answers and the runtime exists; throws a clear error otherwise. */
+export interface ImageLog {
+  info(line: string): void
+}
+
+/** What the engine says about itself (recorded in the report's runner facts). */
+export interface EngineFacts {
+  version: string | null
+  apiVersion: string | null
+  os: string | null
+}
+
+/** The one interface through which the pipeline talks to a container engine. */
+export interface Runtime {
+  /** Checks the engine answers and the OCI runtime exists; throws a clear error otherwise. */
   preflight(runtime: string): Promise<void>
-  runPhase(spec: ContainerCreateOptions, options: RunOptions): Promise<PhaseResult>
+  /** Never throws: unknown facts are null. */
+  engineFacts(): Promise<EngineFacts>
+  /** Builds (with its cache) or resolves the agent image; refuses unpinned bases. */
+  resolveImage(plan: ImagePlan, log: ImageLog): Promise<ImageInfo>
+  /** create → start → wait with the deadline → TERM/grace/KILL → inspect → remove. */
+  runPhase(spec: ContainerSpec, options: RunOptions): Promise<PhaseResult>
+  createNetwork(spec: NetworkSpec): Promise<Network>
+  /** Starts a sidecar with the same hardening and lifecycle as a phase. */
+  startSidecar(spec: SidecarSpec): Promise<Sidecar>
   /** Removes every container, network and volume carrying the run's label. */
   cleanup(runId: string): Promise<{ containers: number; networks: number; volumes: number }>
 }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
-import { INPUT } from '../inputs.js'
+import { INPUT } from '../input-names.js'
 import { GitError, git } from './git.js'
 
 /** The per-run copy of the repository that the sandbox gets, and the private git dir beside it. */
@@ -131,8 +131,8 @@ export async function materializeTree(gitDir: string, tree: string, dest: string
 }
 
 /** Node accepts Buffers as paths: they keep names that are not valid UTF-8 intact. */
-function bufPath(p: Buffer): string {
-  return p as unknown as string
+function bufPath(p: Buffer): Buffer {
+  return p
 }
 
 /** Gives the workspace to the container's user (needed when the host runs as root). */

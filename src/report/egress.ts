@@ -1,6 +1,6 @@
-import { codeBlock } from '../report/escape.js'
-import type { Report } from '../report/report.js'
-import { isIpLiteral, splitHostPort } from './policy.js'
+import { codeBlock } from './escape.js'
+import type { Report } from './report.js'
+import { isIpLiteral, splitHostPort } from '../egress/policy.js'
 
 /**
  * The egress section of the comment: denied hosts (as an allow-hosts suggestion) and the model use.

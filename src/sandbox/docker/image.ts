@@ -4,12 +4,11 @@ import * as path from 'node:path'
 import type Docker from 'dockerode'
 import dockerignoreModule from '@balena/dockerignore'
 import * as tar from 'tar-stream'
-import { ConfigurationError, InfrastructureError, errorMessage } from '../errors.js'
-import type { ImagePlan } from '../plan.js'
-import { sha256 } from '../plan.js'
-import { baseImages } from './dockerfile.js'
-import type { BaseImage } from './dockerfile.js'
-import type { ImageInfo } from './types.js'
+import { ConfigurationError, InfrastructureError, errorMessage } from '../../errors.js'
+import type { ImagePlan } from '../../plan.js'
+import { sha256 } from '../../plan.js'
+import { UnpinnedBaseError, baseImages } from '../dockerfile.js'
+import type { ImageInfo, ImageLog } from '../types.js'
 
 // The package is CommonJS (`module.exports = factory`) while its types declare a default export.
 type IgnoreFactory = (typeof dockerignoreModule)['default']
@@ -19,20 +18,6 @@ const dockerignore: IgnoreFactory =
 
 export const BUILD_KEY_LABEL = 'dev.airlock.build-key'
 const DOCKERFILE_IN_CONTEXT = '.airlock.Dockerfile'
-
-/** A base image not pinned by digest, refused unless `allow-unpinned-base: true`. */
-export class UnpinnedBaseError extends Error {
-  constructor(readonly bases: BaseImage[]) {
-    super(
-      `unpinned base image${bases.length > 1 ? 's' : ''}: ${bases.map((b) => `${b.ref} (line ${b.line})`).join(', ')}; pin each FROM by digest (name@sha256:...) or set allow-unpinned-base: true`
-    )
-    this.name = 'UnpinnedBaseError'
-  }
-}
-
-export interface ImageLog {
-  info(line: string): void
-}
 
 export async function resolveImage(
   docker: Docker,

@@ -1,0 +1,221 @@
+import { CancelledError, ConfigurationError, InfrastructureError } from '../../src/errors.js'
+import { classifyOutcome } from '../../src/pipeline/outcome.js'
+import type { PhaseOutcomes } from '../../src/pipeline/outcome.js'
+import { UnpinnedBaseError } from '../../src/sandbox/dockerfile.js'
+
+const ok = { exitCode: 0, timedOut: false, oomKilled: false, cancelled: false }
+const agent = { ...ok, timeoutMs: 30 * 60000, memoryBytes: 1024 }
+const tests = { ...ok, failed: 0, rerunPassed: false, flaky: null }
+const violation = { rule: 'allowed-paths', path: 'x', detail: 'outside' }
+
+describe('classifyOutcome', () => {
+  test.each<[string, PhaseOutcomes, boolean, unknown, string, RegExp]>([
+    [
+      'agent and tests pass',
+      { agent, tests, testsConfigured: true },
+      false,
+      undefined,
+      'success',
+      /tests pass$/
+    ],
+    [
+      'no test-command',
+      { agent, testsConfigured: false },
+      false,
+      undefined,
+      'success',
+      /no test-command/
+    ],
+    [
+      'flaky tests pass on the re-run',
+      {
+        agent,
+        tests: { ...tests, exitCode: 1, rerunPassed: true, flaky: 2 },
+        testsConfigured: true
+      },
+      false,
+      undefined,
+      'success',
+      /flaky: 2/
+    ],
+    [
+      'agent exits non-zero',
+      { agent: { ...agent, exitCode: 3 }, testsConfigured: true },
+      false,
+      undefined,
+      'agent-failed',
+      /code 3/
+    ],
+    [
+      'agent out of memory',
+      { agent: { ...agent, exitCode: 137, oomKilled: true }, testsConfigured: true },
+      false,
+      undefined,
+      'agent-failed',
+      /memory \(1024 bytes\)/
+    ],
+    [
+      'agent timed out',
+      { agent: { ...agent, exitCode: null, timedOut: true }, testsConfigured: true },
+      false,
+      undefined,
+      'timed-out',
+      /30 min/
+    ],
+    [
+      'agent container failed',
+      { agent: { ...agent, exitCode: null, error: 'daemon gone' }, testsConfigured: true },
+      false,
+      undefined,
+      'infrastructure-error',
+      /agent container failed: daemon gone/
+    ],
+    [
+      'agent cancelled',
+      { agent: { ...agent, cancelled: true }, testsConfigured: true },
+      false,
+      undefined,
+      'cancelled',
+      /cancelled/
+    ],
+    [
+      'tests fail',
+      { agent, tests: { ...tests, exitCode: 1, failed: 2 }, testsConfigured: true },
+      false,
+      undefined,
+      'tests-failed',
+      /2 failed/
+    ],
+    [
+      'tests exit non-zero, re-run fails too',
+      { agent, tests: { ...tests, exitCode: 1 }, testsConfigured: true },
+      false,
+      undefined,
+      'tests-failed',
+      /exit 1/
+    ],
+    [
+      'tests timed out',
+      { agent, tests: { ...tests, exitCode: null, timedOut: true }, testsConfigured: true },
+      false,
+      undefined,
+      'timed-out',
+      /tests ran past/
+    ],
+    [
+      'tests container failed',
+      { agent, tests: { ...tests, error: 'refused' }, testsConfigured: true },
+      false,
+      undefined,
+      'infrastructure-error',
+      /tests container failed/
+    ],
+    [
+      'tests cancelled',
+      { agent, tests: { ...tests, cancelled: true }, testsConfigured: true },
+      false,
+      undefined,
+      'cancelled',
+      /cancelled/
+    ],
+    [
+      'violation turns success into policy-violation',
+      { agent, tests, testsConfigured: true },
+      true,
+      undefined,
+      'policy-violation',
+      /1 policy violation\(s\): allowed-paths \(was: success\)/
+    ],
+    [
+      'violation turns tests-failed into policy-violation',
+      { agent, tests: { ...tests, failed: 1 }, testsConfigured: true },
+      true,
+      undefined,
+      'policy-violation',
+      /was: tests-failed/
+    ],
+    [
+      'violation does not hide a timeout',
+      { agent: { ...agent, timedOut: true }, testsConfigured: true },
+      true,
+      undefined,
+      'timed-out',
+      /timeout-minutes/
+    ],
+    [
+      'run ended before the agent',
+      { testsConfigured: true },
+      false,
+      undefined,
+      'infrastructure-error',
+      /did not finish/
+    ],
+    [
+      'ConfigurationError mid-run (unknown runtime)',
+      { testsConfigured: true },
+      false,
+      new ConfigurationError('runtime', '"nope" is not configured'),
+      'configuration-error',
+      /^configuration: runtime: "nope"/
+    ],
+    [
+      'InfrastructureError',
+      { testsConfigured: true },
+      false,
+      new InfrastructureError('engine unreachable'),
+      'infrastructure-error',
+      /engine unreachable/
+    ],
+    [
+      'any other error',
+      { agent, testsConfigured: true },
+      false,
+      new TypeError('boom'),
+      'infrastructure-error',
+      /boom/
+    ],
+    [
+      'a thrown non-Error',
+      { testsConfigured: true },
+      false,
+      'weird',
+      'infrastructure-error',
+      /weird/
+    ],
+    [
+      'CancelledError',
+      { agent, testsConfigured: true },
+      false,
+      new CancelledError('SIGTERM'),
+      'cancelled',
+      /SIGTERM/
+    ],
+    [
+      'error wins over the phases',
+      { agent, tests, testsConfigured: true },
+      true,
+      new InfrastructureError('disk full'),
+      'infrastructure-error',
+      /disk full/
+    ]
+  ])('%s', (_name, phases, withViolation, error, outcome, reason) => {
+    const got = classifyOutcome(phases, withViolation ? [violation] : [], error)
+    expect(got.outcome).toBe(outcome)
+    expect(got.reason).toMatch(reason)
+    expect(got.violations).toEqual([])
+  })
+
+  test('an unpinned base is a policy violation, with one finding per FROM', () => {
+    const error = new UnpinnedBaseError([
+      { ref: 'debian:bookworm', pin: 'unpinned', line: 1 },
+      { ref: 'node:20', pin: 'unpinned', line: 4 }
+    ])
+    const got = classifyOutcome({ testsConfigured: false }, [], error)
+    expect(got.outcome).toBe('policy-violation')
+    expect(got.reason).toMatch(/unpinned base images: debian:bookworm \(line 1\)/)
+    expect(got.violations).toEqual([
+      { rule: 'unpinned-base', path: null, detail: 'FROM debian:bookworm (line 1)' },
+      { rule: 'unpinned-base', path: null, detail: 'FROM node:20 (line 4)' }
+    ])
+  })
+})

@@ -1,0 +1,113 @@
+// Diff capture: the agent's tree snapshotted host side, diffed against the base, masked for
+// secrets, checked against the path policy; every limit hit becomes a policy violation.
+import * as fs from 'node:fs'
+import { sha256 } from '../plan.js'
+import type { RunPlan } from '../plan.js'
+import { diffTrees } from './diff.js'
+import type { ChangedFile } from './diff.js'
+import { hashLockfiles } from './metadata.js'
+import type { DependencyFile } from './metadata.js'
+import { checkPolicy, gitBlobReader } from './policy.js'
+import type { PolicyFinding } from './policy.js'
+import { Redactor } from './redact.js'
+import { snapshotWorkspace } from './snapshot.js'
+import type { SkippedEntry } from './snapshot.js'
+
+export interface DiffRecord {
+  sha256: string
+  bytes: number
+  files: ChangedFile[]
+  totalFiles: number
+  filesInPatch: number
+  truncated: boolean
+  truncation: string[]
+  redacted: boolean
+  skipped: SkippedEntry[]
+  baseTree: string
+  resultTree: string
+}
+
+export interface DiffCapture {
+  diff: DiffRecord
+  violations: PolicyFinding[]
+  protected: PolicyFinding[]
+  dependencies: DependencyFile[]
+  /** Lines for the log: what was not taken, what was cut. */
+  warnings: string[]
+}
+
+/** Snapshots `ws.dir`, writes the (masked) patch to `patchFile`, and checks the policy. */
+export async function captureDiff(
+  ws: { dir: string; gitDir: string; tree: string },
+  policy: RunPlan['policy'],
+  secretValues: string[],
+  patchFile: string
+): Promise<DiffCapture> {
+  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)
+  const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, policy)
+  // Secret values the agent wrote into files are masked in the patch (and flagged below).
+  const redactor = new Redactor(secretValues, true)
+  const patch = redactor.empty
+    ? diff.patch
+    : Buffer.from(redactor.redact(diff.patch.toString('latin1')), 'latin1')
+  const redacted = !patch.equals(diff.patch)
+  await fs.promises.writeFile(patchFile, patch)
+  const truncation = [...diff.truncation]
+  if (snap.truncated)
+    truncation.push(
+      `the workspace snapshot stopped at its limits: ${snap.skipped.filter((x) => x.reason === 'limit').length} file(s) not taken`
+    )
+  const checked = await checkPolicy(
+    { allowed: policy.allowedPaths, protected: policy.protectedPaths },
+    // Every changed file, also beyond max-changed-files.
+    diff.all.files,
+    diff.all.blobs,
+    gitBlobReader(ws.gitDir)
+  )
+  const violations = [...checked.violations]
+  const limit = (rule: string, detail: string): void => {
+    violations.push({ rule, path: null, detail })
+  }
+  if (diff.totalFiles > policy.maxChangedFiles)
+    limit(
+      'max-changed-files',
+      `${diff.totalFiles} files changed (max-changed-files: ${policy.maxChangedFiles})`
+    )
+  if (diff.filesInPatch < diff.totalFiles)
+    limit(
+      'max-diff-bytes',
+      `diff.patch holds ${diff.filesInPatch} of ${diff.totalFiles} files (max-diff-bytes: ${policy.maxDiffBytes})`
+    )
+  if (snap.truncated)
+    limit(
+      'snapshot-limit',
+      'the workspace was larger than the snapshot limits; not every file was taken'
+    )
+  if (redacted)
+    limit(
+      'secret-in-diff',
+      'the change contains the value of a secret the run knows; it is masked in diff.patch'
+    )
+  return {
+    diff: {
+      sha256: sha256(patch),
+      bytes: patch.length,
+      files: diff.files,
+      totalFiles: diff.totalFiles,
+      filesInPatch: diff.filesInPatch,
+      truncated: diff.truncated || snap.truncated,
+      truncation,
+      redacted,
+      skipped: snap.skipped.slice(0, 1000),
+      baseTree: ws.tree,
+      resultTree: snap.tree
+    },
+    violations,
+    protected: [...checked.protected],
+    dependencies: await hashLockfiles(ws.gitDir, snap.tree, ws.dir),
+    warnings: [
+      ...snap.skipped.slice(0, 50).map((x) => `not taken into the diff: ${x.path} (${x.reason})`),
+      ...truncation
+    ]
+  }
+}

@@ -1,0 +1,157 @@
+// The path rules of a run's policy as the inputs give them: the default protected set, the
+// checks of allowed/protected patterns, and the default diff limits. Shared by the inputs (which
+// validate them) and the evidence (which applies them).
+import picomatch from 'picomatch'
+import { ConfigurationError } from './errors.js'
+
+export interface DiffLimits {
+  /** Files listed in the report (the rest are counted, not listed). */
+  maxChangedFiles: number
+  /** Bytes of diff.patch; the patch is cut at the last whole file that fits. */
+  maxDiffBytes: number
+}
+
+export const DEFAULT_DIFF_LIMITS: DiffLimits = {
+  maxChangedFiles: 2000,
+  maxDiffBytes: 20 * 1024 * 1024
+}
+
+const LOCKFILES = [
+  // npm, yarn, pnpm, bun
+  '**/package-lock.json',
+  '**/npm-shrinkwrap.json',
+  '**/yarn.lock',
+  '**/.yarnrc.yml',
+  '**/pnpm-lock.yaml',
+  '**/pnpm-workspace.yaml',
+  '**/bun.lock',
+  '**/bun.lockb',
+  // pip, pipenv, poetry, uv, pdm
+  '**/requirements*.txt',
+  '**/constraints*.txt',
+  '**/Pipfile.lock',
+  '**/poetry.lock',
+  '**/uv.lock',
+  '**/pdm.lock',
+  // cargo, go, bundler, composer, gradle
+  '**/Cargo.lock',
+  '**/go.sum',
+  '**/go.work.sum',
+  '**/Gemfile.lock',
+  '**/composer.lock',
+  '**/gradle.lockfile',
+  '**/*.lockfile',
+  '**/gradle/verification-metadata.xml',
+  '**/gradle-wrapper.properties',
+  '**/gradle-wrapper.jar'
+]
+
+const LINT_FORMAT = [
+  '**/.editorconfig',
+  '**/.eslintrc*',
+  '**/eslint.config.*',
+  '**/.eslintignore',
+  '**/.prettierrc*',
+  '**/prettier.config.*',
+  '**/.prettierignore',
+  '**/.stylelintrc*',
+  '**/stylelint.config.*',
+  '**/biome.json',
+  '**/biome.jsonc',
+  '**/.markdownlint*',
+  '**/tsconfig*.json',
+  '**/.flake8',
+  '**/.pylintrc',
+  '**/pylintrc',
+  '**/ruff.toml',
+  '**/.ruff.toml',
+  '**/mypy.ini',
+  '**/.mypy.ini',
+  '**/.rubocop.yml',
+  '**/.golangci.yml',
+  '**/.golangci.yaml',
+  '**/.golangci.toml',
+  '**/rustfmt.toml',
+  '**/.rustfmt.toml',
+  '**/clippy.toml',
+  '**/.clippy.toml',
+  '**/.clang-format',
+  '**/.clang-tidy',
+  '**/.pre-commit-config.yaml',
+  '**/.husky/**'
+]
+
+const EDITOR_AND_GIT = [
+  '**/.gitmodules',
+  '**/.gitattributes',
+  '**/.vscode/tasks.json',
+  '**/.vscode/launch.json',
+  '**/.vscode/settings.json',
+  '**/.vscode/extensions.json',
+  '**/*.code-workspace',
+  '**/.idea/**',
+  '**/.devcontainer/**',
+  '**/.devcontainer.json',
+  '**/.envrc'
+]
+
+/** The default protected set; `protected-paths` with `+` items extends it, other items replace it. */
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
+  '.github/**',
+  ...LOCKFILES,
+  ...LINT_FORMAT,
+  ...EDITOR_AND_GIT,
+  '**/package.json#scripts'
+]
+
+export const SCRIPTS_SUFFIX = '#scripts'
+
+/**
+ * The effective protected list from the `protected-paths` input:
+ * - absent: the defaults;
+ * - every item starts with `+`: the defaults plus those items;
+ * - `none`: nothing is protected;
+ * - otherwise: exactly the given items (the defaults are replaced).
+ */
+export function resolveProtectedPaths(items: string[], input = 'protected-paths'): string[] {
+  if (items.length === 0) return [...DEFAULT_PROTECTED_PATHS]
+  if (items.length === 1 && items[0] === 'none') return []
+  const extending = items.filter((i) => i.startsWith('+'))
+  if (extending.length > 0 && extending.length < items.length) {
+    throw new ConfigurationError(
+      input,
+      'mixes `+PATTERN` (extend the defaults) with plain patterns (replace them); use one form'
+    )
+  }
+  const patterns = extending.length > 0 ? items.map((i) => i.slice(1).trim()) : items
+  for (const p of patterns) checkPattern(input, p)
+  return extending.length > 0 ? [...DEFAULT_PROTECTED_PATHS, ...patterns] : patterns
+}
+
+export function checkAllowedPaths(items: string[], input = 'allowed-paths'): string[] {
+  for (const p of items) {
+    checkPattern(input, p)
+    if (p.endsWith(SCRIPTS_SUFFIX))
+      throw new ConfigurationError(input, `"${p}": #scripts only applies to protected-paths`)
+  }
+  return items
+}
+
+function checkPattern(input: string, pattern: string): void {
+  const glob = pattern.endsWith(SCRIPTS_SUFFIX) ? pattern.slice(0, -SCRIPTS_SUFFIX.length) : pattern
+  if (glob === '') throw new ConfigurationError(input, 'has an empty pattern')
+  if (glob.startsWith('!'))
+    throw new ConfigurationError(
+      input,
+      `"${pattern}": negated patterns are not supported; list what you mean positively`
+    )
+  if (glob.startsWith('/') || glob.split('/').includes('..'))
+    throw new ConfigurationError(input, `"${pattern}" must be relative to the repository root`)
+  try {
+    picomatch.makeRe(glob, GLOB_OPTIONS)
+  } catch (error) {
+    throw new ConfigurationError(input, `"${pattern}" is not a valid glob (${String(error)})`)
+  }
+}
+
+export const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true }

@@ -1,0 +1,55 @@
+// The egress stage: the proxy session around the agent phase, and its evidence afterwards.
+import type { EgressInputs } from '../egress/inputs.js'
+import { summarizeEgress, writeEgressEvidence } from '../egress/evidence.js'
+import type { EgressSummary } from '../egress/evidence.js'
+import { defaultProxyScript, startEgress } from '../egress/session.js'
+import type { EgressSession } from '../egress/session.js'
+import type { Logger } from '../log.js'
+import type { RunPlan } from '../plan.js'
+import type { Runtime } from '../sandbox/types.js'
+
+/** Starts the egress proxy when the plan says allowlist (before the agent, which needs it). */
+export async function openEgress(
+  plan: RunPlan,
+  settings: EgressInputs | undefined,
+  deps: { runtime: Runtime; log: Logger; proxyScript?: string }
+): Promise<EgressSession | undefined> {
+  const e = plan.egress
+  if (!e) return undefined
+  if (!settings) throw new Error('allowlist plan without its egress settings')
+  return deps.log.group('egress', async () => {
+    const session = await startEgress(deps.runtime, {
+      runId: plan.runId,
+      labels: plan.labels,
+      proxyImage: e.proxyImage,
+      proxyScript: deps.proxyScript ?? defaultProxyScript(),
+      allow: e.allowHosts,
+      hostMap: e.hostMap,
+      credentials: settings.credentials,
+      ...(settings.upstreamCa !== undefined ? { extraCa: settings.upstreamCa } : {}),
+      ...(e.proxyNetwork !== null ? { upstreamNetwork: e.proxyNetwork } : {})
+    })
+    deps.log.info(
+      `egress proxy up: ${e.allowHosts.length} allowed host rule(s), ${e.credentials.length} credential route(s)`
+    )
+    return session
+  })
+}
+
+/** Stops the proxy, writes egress.jsonl / transcript.jsonl, and summarizes what it saw. */
+export async function closeEgress(
+  session: EgressSession,
+  settings: EgressInputs | undefined,
+  out: string,
+  log: Logger
+): Promise<EgressSummary> {
+  const capture = await session.stop()
+  const secretValues = (settings?.credentials ?? []).map((c) => c.secret)
+  await writeEgressEvidence(out, capture.events, capture.transcript, secretValues)
+  const summary = summarizeEgress(capture.events, capture.transcript, capture.overflow)
+  log.info(
+    `egress: ${summary.allowed} allowed, ${summary.denied} denied` +
+      (summary.deniedHosts.length > 0 ? ` (denied: ${summary.deniedHosts.join(', ')})` : '')
+  )
+  return summary
+}

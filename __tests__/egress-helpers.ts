@@ -21,7 +21,10 @@ export function imageId(ref: string): string {
   return execFileSync('docker', ['image', 'inspect', '-f', '{{.Id}}', ref]).toString().trim()
 }
 
-/** A CA and a certificate for `api.test` signed by it, in `dir` (ca.crt, server.key, server.crt). */
+/**
+ * A CA and a certificate for `api.test` (and `other.test`: the stub serves two names) signed by it,
+ * in `dir` (ca.crt, server.key, server.crt).
+ */
 export function makeCerts(dir: string): void {
   fs.mkdirSync(dir, { recursive: true })
   const o = (args: string[]): void => {
@@ -54,7 +57,7 @@ export function makeCerts(dir: string): void {
     '-out',
     'server.csr'
   ])
-  fs.writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:api.test\n')
+  fs.writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:api.test,DNS:other.test\n')
   o([
     'x509',
     '-req',
@@ -110,12 +113,25 @@ export interface StubSeen {
   paths: string[]
 }
 
-/** A network of the test's own with the upstream stub and the canary (aliases canary.test, internal.test). */
-export async function startStubs(docker: Docker, certDir: string): Promise<StubNet> {
+/**
+ * A network of the test's own with the upstream stub and the canary (aliases canary.test,
+ * internal.test). `internal: true` makes it an internal network (no route out of it), the upstream
+ * side a proxy should have in tests.
+ */
+export async function startStubs(
+  docker: Docker,
+  certDir: string,
+  opts: { internal?: boolean } = {}
+): Promise<StubNet> {
   const id = uniqueId('egtest')
   const labels = { [TEST_LABEL]: id }
   const network = `airlock-${id}`
-  await docker.createNetwork({ Name: network, Driver: 'bridge', Labels: labels })
+  await docker.createNetwork({
+    Name: network,
+    Driver: 'bridge',
+    Internal: opts.internal === true,
+    Labels: labels
+  })
   const nodeImage = imageId('airlock-local/node:18')
   const start = async (
     role: 'upstream' | 'canary',
@@ -241,4 +257,74 @@ export function readTree(dir: string): { file: string; text: string }[] {
   }
   walk(dir)
   return out
+}
+
+/**
+ * Runs `script` (a file of fixtures/egress) with node in a container of the test's own on
+ * `network` (the agent's side of a proxy), with `env`; returns what it printed on stdout.
+ */
+export async function runClient(
+  docker: Docker,
+  opts: {
+    network: string
+    script: string
+    env: string[]
+    files?: { source: string; target: string }[]
+    extraHosts?: string[]
+    labels: Record<string, string>
+    timeoutMs?: number
+  }
+): Promise<string> {
+  const c = await docker.createContainer({
+    name: uniqueId('airlock-egclient'),
+    Image: imageId('airlock-local/node:18'),
+    Cmd: ['node', `/client/${path.basename(opts.script)}`],
+    Env: opts.env,
+    Labels: opts.labels,
+    User: '65534:65534',
+    WorkingDir: '/client',
+    HostConfig: {
+      NetworkMode: opts.network,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      ...(opts.extraHosts ? { ExtraHosts: opts.extraHosts } : {}),
+      Mounts: [
+        {
+          Type: 'bind',
+          Source: path.join(FIXTURES, path.basename(opts.script)),
+          Target: `/client/${path.basename(opts.script)}`,
+          ReadOnly: true
+        },
+        ...(opts.files ?? []).map((f) => ({
+          Type: 'bind' as const,
+          Source: f.source,
+          Target: f.target,
+          ReadOnly: true
+        }))
+      ]
+    }
+  })
+  try {
+    await c.start()
+    const timer = setTimeout(() => void c.kill().catch(() => undefined), opts.timeoutMs ?? 60_000)
+    await c.wait()
+    clearTimeout(timer)
+    const logs = await c.logs({ stdout: true, stderr: true })
+    // Demultiplex the log stream: 8-byte frame headers (stream, size) before each frame.
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    for (let p = 0; p + 8 <= logs.length;) {
+      const size = logs.readUInt32BE(p + 4)
+      ;(logs[p] === 1 ? out : err).push(logs.subarray(p + 8, p + 8 + size))
+      p += 8 + size
+    }
+    const stdout = Buffer.concat(out).toString('utf8')
+    if (stdout.trim() === '')
+      throw new Error(
+        `client printed nothing: ${Buffer.concat(err).toString('utf8').slice(0, 3000)}`
+      )
+    return stdout
+  } finally {
+    await c.remove({ force: true }).catch(() => undefined)
+  }
 }

@@ -95,7 +95,11 @@ describe('the sandbox', () => {
     // The value got in (the agent wrote it into a file); as a secret the run knows, it is masked
     // in diff.patch and the change is a secret-in-diff policy violation.
     expect(run.report.outcome).toBe('policy-violation')
-    expect(run.report.policy.violations.map((v) => v.rule)).toEqual(['secret-in-diff'])
+    // One violation per file that holds the value, naming it.
+    expect(run.report.policy.violations.map((v) => [v.rule, v.path])).toEqual([
+      ['secret-in-diff', 'seen-env'],
+      ['secret-in-diff', 'seen-proc']
+    ])
     const patch = read(path.join(run.outputDir, 'diff.patch'))
     expect(patch).toContain('seen-env')
     expect(patch).toContain('PASSED_IN=***')

@@ -57,7 +57,10 @@ Flags (the action's inputs, same names):
                            host:port; ports 443 and 80 unless given)
   --host-map NAME=IP[:P]   pin a name to an address, like curl --resolve (repeatable)
   --credentials SPEC       NAME=https://upstream|SECRET_ENV|HEADER[|BASE_URL_ENV[|KEY_ENV]]
-                           (repeatable): the proxy adds the secret; the agent never holds it
+                           [|allow=METHOD /path,...] (repeatable): the proxy adds the secret and
+                           masks it in every answer; the agent never holds it
+  --max-model-requests N   model requests (credentials routes) the run may send; then 429
+  --max-model-tokens N     tokens (input + output) the run may use; then 429
   --upstream-ca PEM|FILE   extra CA the proxy trusts for credentials upstreams
   --proxy-image IMAGE      image (node 18+) of the egress proxy: name@sha256:D or sha256:ID
   --proxy-network NAME     existing network for the proxy's upstream side (default: a new one)

@@ -19,6 +19,8 @@ export const INPUT = {
   upstreamCa: 'upstream-ca',
   proxyImage: 'proxy-image',
   proxyNetwork: 'proxy-network',
+  maxModelRequests: 'max-model-requests',
+  maxModelTokens: 'max-model-tokens',
   runtime: 'runtime',
   timeoutMinutes: 'timeout-minutes',
   graceSeconds: 'grace-seconds',

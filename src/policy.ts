@@ -32,6 +32,8 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   'protected-paths': 'paths',
   network: { oneOf: ['none', 'allowlist'] },
   'allow-hosts': 'hosts',
+  'max-model-requests': 'positive-integer',
+  'max-model-tokens': 'positive-integer',
   runtime: 'runtime',
   memory: 'size',
   cpus: 'positive-number',

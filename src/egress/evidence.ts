@@ -3,6 +3,7 @@
 // masked again with the run's secret values before it is written.
 import * as fs from 'node:fs'
 import * as path from 'node:path'
+import type { BudgetLimits } from './budget.js'
 import type { EgressEvent, TranscriptRecord } from './proxy.js'
 import { parseExchange, summarizeTranscript } from './transcript.js'
 import type { TranscriptSummary } from './transcript.js'
@@ -16,6 +17,19 @@ export interface EgressSummary {
   deniedHosts: string[]
   /** Credential routes: requests, models, tokens and request hashes; null when none ran. */
   transcript: TranscriptSummary | null
+  /** Injected credential values the proxy masked in upstream answers (a reflecting upstream). */
+  reflected?: number
+  /** The model budget and whether the proxy refused requests past it. */
+  budget?: BudgetSummary
+}
+
+export interface BudgetSummary {
+  maxRequests: number | null
+  maxTokens: number | null
+  /** The limit that stopped requests (null: none was reached). */
+  hit: 'max-model-requests' | 'max-model-tokens' | null
+  /** Requests refused with 429 because of it. */
+  denied: number
 }
 
 const MAX_DENIED_HOSTS = 50
@@ -23,20 +37,45 @@ const MAX_DENIED_HOSTS = 50
 export function summarizeEgress(
   events: EgressEvent[],
   transcript: TranscriptRecord[],
-  overflow: { allowed: number; denied: number } = { allowed: 0, denied: 0 }
+  overflow: { allowed: number; denied: number } = { allowed: 0, denied: 0 },
+  budget: BudgetLimits = {}
 ): EgressSummary {
   const allowed = events.filter((e) => e.allowed).length + overflow.allowed
   const denied = new Set<string>()
   for (const e of events) {
     // The host came from the agent: only name/address characters are kept for the report.
-    if (!e.allowed && e.reason !== 'bad-request' && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(e.host))
+    if (
+      !e.allowed &&
+      e.reason !== 'bad-request' &&
+      e.reason !== 'budget-exceeded' &&
+      /^[A-Za-z0-9.:[\]-]{1,255}$/.test(e.host)
+    )
       denied.add(e.port > 0 ? `${e.host}:${e.port}` : e.host)
   }
+  const overBudget = events.filter((e) => e.reason === 'budget-exceeded')
+  const first = overBudget[0]?.detail ?? ''
+  const reflected = events.reduce((n, e) => n + (e.reflected ?? 0), 0)
   return {
     allowed,
     denied: events.length + overflow.allowed + overflow.denied - allowed,
     deniedHosts: [...denied].sort().slice(0, MAX_DENIED_HOSTS),
-    transcript: transcript.length > 0 ? summarizeTranscript(transcript) : null
+    transcript: transcript.length > 0 ? summarizeTranscript(transcript) : null,
+    ...(reflected > 0 ? { reflected } : {}),
+    ...(budget.maxRequests !== undefined || budget.maxTokens !== undefined
+      ? {
+          budget: {
+            maxRequests: budget.maxRequests ?? null,
+            maxTokens: budget.maxTokens ?? null,
+            hit:
+              overBudget.length === 0
+                ? null
+                : first.startsWith('max-model-tokens')
+                  ? 'max-model-tokens'
+                  : 'max-model-requests',
+            denied: overBudget.length
+          }
+        }
+      : {})
   }
 }
 

@@ -4,10 +4,13 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError, errorMessage } from '../errors.js'
+import { MIN_SECRET_LENGTH } from '../evidence/redact.js'
+import type { BudgetLimits } from './budget.js'
 import {
   parseCredential,
   parseHostMapping,
   parseHostRule,
+  secretProblem,
   type CredentialRoute,
   type HostMapping,
   type HostRule
@@ -19,7 +22,9 @@ export const EGRESS_INPUT = {
   credentials: 'credentials',
   upstreamCa: 'upstream-ca',
   proxyImage: 'proxy-image',
-  proxyNetwork: 'proxy-network'
+  proxyNetwork: 'proxy-network',
+  maxModelRequests: 'max-model-requests',
+  maxModelTokens: 'max-model-tokens'
 } as const
 
 export interface EgressInputs {
@@ -31,6 +36,8 @@ export interface EgressInputs {
   upstreamCa?: string
   proxyImage: string
   proxyNetwork?: string
+  /** max-model-requests / max-model-tokens, enforced by the proxy on the credential routes. */
+  budget: BudgetLimits
 }
 
 /** Variables the sandbox sets itself; a credential may not claim them. */
@@ -128,6 +135,13 @@ export function readEgressInputs(
         `${r.name}: ${r.secretEnv} is not set in the environment; set it (e.g. from a repository secret) or remove the entry`
       )
     }
+    const problem = secretProblem(secret, MIN_SECRET_LENGTH)
+    if (problem !== undefined) {
+      throw new ConfigurationError(
+        EGRESS_INPUT.credentials,
+        `${r.name}: the value of ${r.secretEnv} ${problem}; a credential must be one line of printable ASCII (check for a trailing newline or a pasted quote)`
+      )
+    }
     if (passedEnv.includes(r.secretEnv)) {
       throw new ConfigurationError(
         EGRESS_INPUT.credentials,
@@ -169,7 +183,26 @@ export function readEgressInputs(
     )
   }
   const upstreamCa = readCa(read(EGRESS_INPUT.upstreamCa), workspace)
+  const budget: BudgetLimits = {}
+  for (const [name, key] of [
+    [EGRESS_INPUT.maxModelRequests, 'maxRequests'],
+    [EGRESS_INPUT.maxModelTokens, 'maxTokens']
+  ] as const) {
+    const raw = read(name)
+    if (raw === undefined) continue
+    if (!/^[1-9][0-9]{0,11}$/.test(raw.trim())) {
+      throw new ConfigurationError(name, `"${raw}" is not a positive whole number`)
+    }
+    if (credentials.length === 0) {
+      throw new ConfigurationError(
+        name,
+        'counts requests through credentials routes, and none is configured; add one or remove it'
+      )
+    }
+    budget[key] = Number(raw.trim())
+  }
   return {
+    budget,
     allow,
     hostMap,
     credentials,

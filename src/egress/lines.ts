@@ -1,5 +1,6 @@
 // The proxy's standard output, one JSON object a line, checked field by field: the proxy runs
 // next to hostile traffic, so what it writes is data to validate, never a shape to trust.
+import { DENY_REASONS } from './policy.js'
 import type { EgressEvent, RecordedBody, TranscriptRecord } from './proxy.js'
 
 export type ProxyLine =
@@ -15,15 +16,7 @@ const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFin
 const optStr = (v: unknown): boolean => v === undefined || isStr(v)
 const optNum = (v: unknown): boolean => v === undefined || isNum(v)
 const KINDS = new Set(['connect', 'http', 'credential'])
-const REASONS = new Set([
-  'bad-request',
-  'ip-literal',
-  'not-allowlisted',
-  'private-address',
-  'dns-failed',
-  'connect-failed',
-  'method-not-allowed'
-])
+const REASONS = new Set<string>(DENY_REASONS)
 
 /** One line of the proxy's output, or undefined when it is not a well-formed record. */
 export function parseProxyLine(line: string): ProxyLine | undefined {
@@ -55,6 +48,7 @@ function isEgressEvent(v: Obj): v is Obj & EgressEvent {
     optStr(v.address) &&
     optNum(v.status) &&
     optStr(v.route) &&
+    optNum(v.reflected) &&
     isNum(v.bytesUp) &&
     isNum(v.bytesDown) &&
     isNum(v.durationMs)

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { BudgetLimits } from './budget.js'
 import type { EgressInputs } from './inputs.js'
 import type { CredentialRoute, HostMapping, HostRule } from './policy.js'
 import { agentEgressEnv } from './env.js'
@@ -12,6 +13,8 @@ export interface EgressPlan {
   upstreamCaSha256: string | null
   proxyImage: string
   proxyNetwork: string | null
+  /** max-model-requests / max-model-tokens (absent: no limit). */
+  budget: BudgetLimits
   /** What the agent's environment gains (proxy settings, base URLs, placeholder keys). */
   agentEnv: string[]
 }
@@ -30,6 +33,7 @@ export function planEgress(inputs: EgressInputs): EgressPlan {
         : null,
     proxyImage: inputs.proxyImage,
     proxyNetwork: inputs.proxyNetwork ?? null,
+    budget: inputs.budget,
     agentEnv: agentEgressEnv(credentials)
   }
 }

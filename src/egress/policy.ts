@@ -1,6 +1,7 @@
 // The egress policy as data, and the pure decisions made with it. Used on the host (to validate
 // the inputs) and inside the proxy container (to decide each connection); no I/O here.
 import * as net from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 /** One `allow-hosts` entry: an exact name or `*.suffix`, and the ports it opens. */
 export interface HostRule {
@@ -37,6 +38,14 @@ export interface CredentialRoute {
   baseUrlEnv: string
   /** Variable that receives the placeholder key inside the sandbox (default NAME_API_KEY). */
   keyEnv: string
+  /** What the route may be used for (`allow=POST /v1/messages`); absent: any method and path. */
+  scope?: RouteScope[]
+}
+
+/** One `allow=` entry of a credential route: a method (or `*`) and a path prefix. */
+export interface RouteScope {
+  method: string
+  prefix: string
 }
 
 export const DEFAULT_PORTS = [443, 80]
@@ -127,15 +136,19 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
  * `ANTHROPIC=https://api.anthropic.com|ANTHROPIC_KEY|x-api-key`.
  */
 export function parseCredential(raw: string): CredentialRoute {
-  const parts = raw.split('|').map((s) => s.trim())
+  const all = raw.split('|').map((s) => s.trim())
+  const scopes = all.filter((p, i) => i >= 3 && p.startsWith('allow='))
+  const parts = all.filter((p, i) => !(i >= 3 && p.startsWith('allow=')))
   const eq = parts[0].indexOf('=')
   const name = eq > 0 ? parts[0].slice(0, eq) : ''
   const url = parts[0].slice(eq + 1)
   if (!/^[A-Z][A-Z0-9_]{0,31}$/.test(name) || parts.length < 3 || parts.length > 5) {
     throw new Error(
-      `"${raw}" is not NAME=https://upstream|SECRET_ENV|HEADER[|BASE_URL_ENV[|KEY_ENV]] (NAME in capitals, e.g. ANTHROPIC=https://api.anthropic.com|ANTHROPIC_KEY|x-api-key)`
+      `"${raw}" is not NAME=https://upstream|SECRET_ENV|HEADER[|BASE_URL_ENV[|KEY_ENV]][|allow=METHOD /path,...] (NAME in capitals, e.g. ANTHROPIC=https://api.anthropic.com|ANTHROPIC_KEY|x-api-key|allow=POST /v1/messages)`
     )
   }
+  if (scopes.length > 1) throw new Error(`${name}: give allow= once (entries separated by commas)`)
+  const scope = scopes.length === 1 ? parseScope(name, scopes[0].slice('allow='.length)) : undefined
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -162,8 +175,83 @@ export function parseCredential(raw: string): CredentialRoute {
     secretEnv: parts[1],
     header: headerForm(parts[2]),
     baseUrlEnv: parts[3] || `${name}_BASE_URL`,
-    keyEnv: parts[4] || `${name}_API_KEY`
+    keyEnv: parts[4] || `${name}_API_KEY`,
+    ...(scope ? { scope } : {})
   }
+}
+
+const METHOD = /^(\*|[A-Z]{3,10})$/
+/** `POST /v1/messages, GET /v1/models`: a method (or `*`) and a path prefix per entry. */
+function parseScope(name: string, raw: string): RouteScope[] {
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')
+  if (entries.length === 0) throw new Error(`${name}: allow= needs at least one "METHOD /path"`)
+  return entries.map((e) => {
+    const m = /^(\S+)\s+(\/\S*)$/.exec(e)
+    if (!m || !METHOD.test(m[1])) {
+      throw new Error(
+        `${name}: "${e}" is not "METHOD /path-prefix" (e.g. POST /v1/messages; * for any method)`
+      )
+    }
+    const prefix = m[2].replace(/\/+$/, '') || '/'
+    if (pathProblem(prefix) !== undefined) {
+      throw new Error(`${name}: "${m[2]}" is not a plain path (${pathProblem(prefix)})`)
+    }
+    return { method: m[1], prefix }
+  })
+}
+
+/**
+ * Why a request path (the part after the route name) cannot be forwarded: dot segments, encoded
+ * dots, slashes or backslashes, `//`, percent-encoded percent signs (double encoding) or controls.
+ * Checked before any matching, so no form can climb out of the upstream's base path.
+ */
+export function pathProblem(path: string): string | undefined {
+  if (!path.startsWith('/')) return 'does not start with /'
+  if (path.includes('//')) return 'contains //'
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  if (/[\\\x00-\x20\x7f]/.test(path)) return 'contains a backslash, space or control character'
+  if (/%(2e|2f|5c|25|00)/i.test(path)) return 'contains an encoded dot, slash, backslash or percent'
+  if (path.split('/').some((seg) => seg === '.' || seg === '..'))
+    return 'contains a . or .. segment'
+  return undefined
+}
+
+/** True when the route's scope (if any) allows `method` on `path` (already checked by pathProblem). */
+export function scopeAllows(
+  scope: RouteScope[] | undefined,
+  method: string,
+  path: string
+): boolean {
+  if (scope === undefined) return true
+  return scope.some(
+    (s) =>
+      (s.method === '*' || s.method === method.toUpperCase()) &&
+      (s.prefix === '/' || path === s.prefix || path.startsWith(`${s.prefix}/`))
+  )
+}
+
+/** The longest credential value accepted. */
+export const MAX_SECRET_BYTES = 1024
+
+/**
+ * Why a credential value cannot be sent in a header (undefined when it can): printable ASCII only,
+ * no surrounding spaces, at least `minLength` (shorter values could not be masked) and at most
+ * 1 KiB. Never echoes the value.
+ */
+export function secretProblem(value: string, minLength: number): string | undefined {
+  if (value.length > MAX_SECRET_BYTES) return `is longer than ${MAX_SECRET_BYTES} bytes`
+  if (value.length < minLength) {
+    return `is shorter than ${minLength} characters (too short to be masked in the evidence)`
+  }
+  if (/[\r\n\0]/.test(value)) return 'contains a line break or NUL'
+  if (/[^\x20-\x7e]/.test(value)) {
+    return 'contains a character that is not printable ASCII (a control character or non-ASCII)'
+  }
+  if (value !== value.trim()) return 'starts or ends with a space'
+  return undefined
 }
 
 export function ruleMatches(rule: HostRule, host: string, port: number): boolean {
@@ -172,14 +260,23 @@ export function ruleMatches(rule: HostRule, host: string, port: number): boolean
   return host === rule.host
 }
 
-export type DenyReason =
-  | 'bad-request'
-  | 'ip-literal'
-  | 'not-allowlisted'
-  | 'private-address'
-  | 'dns-failed'
-  | 'connect-failed'
-  | 'method-not-allowed'
+/** Why the proxy refused something (`reason` in egress.jsonl). */
+export const DENY_REASONS = [
+  'bad-request',
+  'ip-literal',
+  'not-allowlisted',
+  'private-address',
+  'dns-failed',
+  'connect-failed',
+  'method-not-allowed',
+  'route-scope',
+  'bad-path',
+  'sni-mismatch',
+  'upstream-failed',
+  'unsupported-encoding',
+  'budget-exceeded'
+] as const
+export type DenyReason = (typeof DENY_REASONS)[number]
 
 export type HostCheck =
   | { ok: true; host: string; mapping?: HostMapping }
@@ -204,53 +301,37 @@ export function checkHost(
   return mapping ? { ok: true, host, mapping } : { ok: true, host }
 }
 
-const BLOCKED_V4: [string, number][] = [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4]
-]
-const BLOCKED_V6: [string, number][] = [
-  ['::', 128],
-  ['::1', 128],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8]
-]
-const blocked = new net.BlockList()
-for (const [a, p] of BLOCKED_V4) blocked.addSubnet(a, p, 'ipv4')
-for (const [a, p] of BLOCKED_V6) blocked.addSubnet(a, p, 'ipv6')
-
-/** Loopback, private, link-local (cloud metadata), shared, documentation, multicast, reserved. */
+/**
+ * Loopback, private, link-local (cloud metadata), shared, documentation, multicast, reserved: every
+ * range ipaddr.js names except `unicast`. IPv6 forms that carry an IPv4 address (IPv4-mapped,
+ * IPv4-compatible, NAT64 64:ff9b::/96 and /48, 6to4 2002::/16, Teredo 2001::/32) are judged by the
+ * address they embed, and refused when it is not public.
+ */
 export function isNonPublicAddress(address: string): boolean {
-  const family = net.isIP(address)
-  if (family === 4) return blocked.check(address, 'ipv4')
-  if (family !== 6) return true
-  const lower = address.toLowerCase()
-  // IPv4-mapped, IPv4-compatible and NAT64 forms carry an IPv4 address: judge that one.
-  const embedded = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (embedded) return isNonPublicAddress(embedded[1])
-  const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (hexMapped) {
-    const hi = parseInt(hexMapped[1], 16)
-    const lo = parseInt(hexMapped[2], 16)
-    return isNonPublicAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`)
+  if (net.isIP(address) === 0 || !ipaddr.isValid(address)) return true
+  const ip = ipaddr.parse(address)
+  if (ip.kind() === 'ipv4') return (ip as ipaddr.IPv4).range() !== 'unicast'
+  const v6 = ip as ipaddr.IPv6
+  const range = v6.range()
+  const bytes = v6.toByteArray()
+  const v4 = (b: number[]): boolean => isNonPublicAddress(ipaddr.fromByteArray(b).toString())
+  switch (range) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+    case 'rfc6052':
+      return v4(bytes.slice(12, 16))
+    case '6to4':
+      return v4(bytes.slice(2, 6))
+    case 'teredo':
+      // The client's address, obfuscated (inverted) in the last 32 bits; the server's in bits 32-63.
+      return v4(bytes.slice(4, 8)) || v4(bytes.slice(12, 16).map((b) => b ^ 0xff))
+    case 'unicast':
+      // IPv4-compatible (::a.b.c.d, deprecated) is not named by ipaddr.js.
+      if (bytes.slice(0, 12).every((b) => b === 0)) return true
+      return false
+    default:
+      return true
   }
-  return blocked.check(address, 'ipv6')
 }
 
 /** Splits `host:port` / `[v6]:port` (CONNECT targets); undefined when malformed. */

@@ -8,11 +8,19 @@ import * as http from 'node:http'
 import * as https from 'node:https'
 import * as net from 'node:net'
 import * as tls from 'node:tls'
-import type { Duplex } from 'node:stream'
+import type { Duplex, Readable } from 'node:stream'
+import { Budget, type BudgetLimits, type BudgetState } from './budget.js'
+import { Redactor } from '../evidence/redact.js'
+import { filterResponse } from './reflection.js'
+import { parseClientHello } from './sni.js'
+import { parseExchange } from './transcript.js'
+import type { EgressEvent, ProxyEvent, RecordedBody, TranscriptRecord } from './records.js'
 import {
   checkHost,
   isNonPublicAddress,
   normalizeHost,
+  pathProblem,
+  scopeAllows,
   splitHostPort,
   type CredentialRoute,
   type DenyReason,
@@ -32,47 +40,11 @@ export interface ProxyConfig {
   selfNames: string[]
   /** Bytes of each request/response body kept in the transcript. */
   maxRecordBytes: number
+  /** max-model-requests / max-model-tokens for the credential routes. */
+  budget?: BudgetLimits
 }
 
-export interface EgressEvent {
-  type: 'egress'
-  time: string
-  kind: 'connect' | 'http' | 'credential'
-  method: string
-  host: string
-  port: number
-  allowed: boolean
-  reason?: DenyReason
-  detail?: string
-  /** The address the proxy connected to (after the checks). */
-  address?: string
-  status?: number
-  route?: string
-  bytesUp: number
-  bytesDown: number
-  durationMs: number
-}
-
-export interface RecordedBody {
-  bytes: number
-  sha256: string
-  truncated: boolean
-  text: string
-}
-
-export interface TranscriptRecord {
-  type: 'transcript'
-  time: string
-  route: string
-  method: string
-  path: string
-  status: number
-  durationMs: number
-  request: { headers: Record<string, string>; body: RecordedBody }
-  response: { headers: Record<string, string>; body: RecordedBody }
-}
-
-export type ProxyEvent = EgressEvent | TranscriptRecord
+export type { EgressEvent, ProxyEvent, RecordedBody, TranscriptRecord } from './records.js'
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -97,6 +69,23 @@ export const SECRET_HEADERS = new Set([
   'proxy-authorization'
 ])
 const IDLE_MS = 10 * 60_000
+/** How long a tunnel may take to send its ClientHello. */
+const HELLO_MS = 10_000
+/**
+ * Headers an agent may not forward: they claim a client address or a proxy chain (an upstream
+ * that trusts them would see a forged origin) or speak to a proxy.
+ */
+function agentOnlyHeader(key: string): boolean {
+  return (
+    key === 'forwarded' ||
+    key === 'via' ||
+    key === 'x-real-ip' ||
+    key === 'true-client-ip' ||
+    key === 'x-client-ip' ||
+    key.startsWith('x-forwarded-') ||
+    key.startsWith('proxy-')
+  )
+}
 
 export function redactHeaders(
   headers: http.IncomingHttpHeaders | http.OutgoingHttpHeaders,
@@ -149,6 +138,8 @@ export class EgressProxy {
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 })
   private readonly secureContext: tls.SecureContext | undefined
   private readonly secrets: string[]
+  private readonly budget: Budget
+  private readonly masker: Redactor
 
   constructor(
     private readonly config: ProxyConfig,
@@ -158,6 +149,8 @@ export class EgressProxy {
       ? tls.createSecureContext({ ca: [...tls.rootCertificates, config.extraCa] })
       : undefined
     this.secrets = config.credentials.map((c) => c.secret).filter((s) => s.length > 0)
+    this.budget = new Budget(config.budget ?? {})
+    this.masker = new Redactor(this.secrets)
     this.server = http.createServer({ requestTimeout: 0 }, (req, res) => {
       this.onRequest(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(502)
@@ -193,10 +186,13 @@ export class EgressProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()))
   }
 
+  get budgetState(): BudgetState {
+    return this.budget.state
+  }
+
+  /** Masks the credential values in every form (raw, base64, URL-encoded, JSON-escaped, hex). */
   private redact(text: string): string {
-    let out = text
-    for (const s of this.secrets) out = out.split(s).join('[REDACTED]')
-    return out
+    return this.masker.redact(text)
   }
 
   private track(event: EgressEvent): { event: EgressEvent; started: number } {
@@ -269,12 +265,13 @@ export class EgressProxy {
       client.end('HTTP/1.1 400 Bad Request\r\n\r\n')
       return
     }
-    const check = checkHost(this.config.allow, this.config.hostMap, target.host, target.port)
-    if (!check.ok) {
-      this.deny('connect', 'CONNECT', target.host, target.port, check.reason, check.detail)
-      client.end(`HTTP/1.1 403 Forbidden\r\nX-Airlock-Denied: ${check.reason}\r\n\r\n`)
+    const check0 = checkHost(this.config.allow, this.config.hostMap, target.host, target.port)
+    if (!check0.ok) {
+      this.deny('connect', 'CONNECT', target.host, target.port, check0.reason, check0.detail)
+      client.end(`HTTP/1.1 403 Forbidden\r\nX-Airlock-Denied: ${check0.reason}\r\n\r\n`)
       return
     }
+    const check = check0
     const to = await this.resolve(check.host, target.port, check.mapping)
     if ('reason' in to) {
       this.deny('connect', 'CONNECT', check.host, target.port, to.reason, to.detail)
@@ -310,14 +307,46 @@ export class EgressProxy {
     upstream.once('connect', () => {
       connected = true
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      if (head.length > 0) {
-        o.event.bytesUp += head.length
-        upstream.write(head)
+      // Nothing goes upstream before the ClientHello names the host that was allowed.
+      let hello = head
+      const timer = setTimeout(() => refuse('no ClientHello within 10 s'), HELLO_MS)
+      client.once('close', () => clearTimeout(timer))
+      const refuse = (detail: string): void => {
+        clearTimeout(timer)
+        if (client.destroyed) return
+        client.off('data', onHello)
+        o.event.allowed = false
+        o.event.reason = 'sni-mismatch'
+        o.event.detail = detail
+        client.destroy()
+        upstream.destroy()
       }
-      client.on('data', (c: Buffer) => (o.event.bytesUp += c.length))
-      upstream.on('data', (c: Buffer) => (o.event.bytesDown += c.length))
-      client.pipe(upstream)
-      upstream.pipe(client)
+      const onHello = (c: Buffer): void => {
+        hello = Buffer.concat([hello, c])
+        inspect()
+      }
+      const inspect = (): void => {
+        const parsed = parseClientHello(hello)
+        if (parsed.status === 'need-more') return
+        if (parsed.status === 'not-tls') return refuse(`not a TLS ClientHello (${parsed.detail})`)
+        const name = parsed.serverName === null ? undefined : normalizeHost(parsed.serverName)
+        if (parsed.serverName === null) return refuse('the ClientHello names no server (no SNI)')
+        if (parsed.encrypted) return refuse('encrypted ClientHello: the real server name is hidden')
+        if (name !== check.host) {
+          const shown = parsed.serverName.replace(/[^A-Za-z0-9.-]/g, '?').slice(0, 100)
+          return refuse(`SNI ${shown} differs from the CONNECT host ${check.host}`)
+        }
+        clearTimeout(timer)
+        client.off('data', onHello)
+        o.event.bytesUp += hello.length
+        upstream.write(hello)
+        client.on('data', (d: Buffer) => (o.event.bytesUp += d.length))
+        upstream.on('data', (d: Buffer) => (o.event.bytesDown += d.length))
+        client.pipe(upstream)
+        upstream.pipe(client)
+      }
+      client.on('data', onHello)
+      if (hello.length > 0) inspect()
     })
     const done = (): void => {
       upstream.destroy()
@@ -361,7 +390,7 @@ export class EgressProxy {
       res.writeHead(403, { 'x-airlock-denied': to.reason }).end()
       return
     }
-    const headers = forwardHeaders(req.headers, [])
+    const headers = forwardRequestHeaders(req.headers, [])
     headers.host = url.host
     const o = this.track({
       type: 'egress',
@@ -393,7 +422,9 @@ export class EgressProxy {
     res: http.ServerResponse,
     up: http.ClientRequest,
     o: { event: EgressEvent; started: number },
-    record?: { request: Recorder; response: Recorder; onEnd: (status: number) => void }
+    record?: { request: Recorder; response: Recorder; onEnd: (status: number) => void },
+    /** Credential routes: the injected values, masked in everything the upstream answers. */
+    secrets?: string[]
   ): void {
     up.setTimeout(IDLE_MS, () => up.destroy(new Error('idle timeout')))
     req.on('data', (c: Buffer) => {
@@ -402,26 +433,66 @@ export class EgressProxy {
     })
     req.pipe(up)
     up.on('response', (upRes) => {
-      o.event.status = upRes.statusCode
-      res.writeHead(upRes.statusCode ?? 502, forwardHeaders(upRes.headers, []))
-      upRes.on('data', (c: Buffer) => {
+      const status = upRes.statusCode ?? 502
+      o.event.status = status
+      let headers = forwardHeaders(upRes.headers, [])
+      let body: Readable = upRes
+      let reflected = (): number => 0
+      if (secrets) {
+        const filtered = filterResponse(upRes, headers, secrets)
+        if ('error' in filtered) {
+          upRes.destroy()
+          o.event.allowed = false
+          o.event.reason = 'unsupported-encoding'
+          o.event.detail = filtered.error
+          o.event.status = 502
+          res
+            .writeHead(502, {
+              'x-airlock-denied': 'unsupported-encoding',
+              'content-type': 'text/plain'
+            })
+            .end(`airlock: the upstream answered ${status} with a ${filtered.error}\n`)
+          this.finish(o)
+          return
+        }
+        headers = filtered.headers
+        body = filtered.body
+        reflected = filtered.reflected
+        if (status >= 400) o.event.detail = `the upstream answered ${status}`
+      }
+      res.writeHead(status, headers)
+      const count = (): void => {
+        const n = reflected()
+        if (n > 0) o.event.reflected = n
+      }
+      count()
+      body.on('data', (c: Buffer) => {
         o.event.bytesDown += c.length
         record?.response.push(c)
+        count()
       })
-      upRes.pipe(res)
-      upRes.on('end', () => {
-        record?.onEnd(upRes.statusCode ?? 0)
+      body.pipe(res)
+      body.on('end', () => {
+        count()
+        record?.onEnd(status)
         this.finish(o)
       })
-      upRes.on('error', () => res.destroy())
+      body.on('error', () => res.destroy())
     })
     up.on('error', (error: NodeJS.ErrnoException) => {
       if (o.event.status === undefined) {
+        const why = this.redact(error.code ?? error.message).replace(/[^\x20-\x7e]/g, '?')
         o.event.allowed = false
-        o.event.reason = 'connect-failed'
-        o.event.detail = this.redact(error.code ?? error.message)
-        if (!res.headersSent) res.writeHead(502, { 'x-airlock-denied': 'connect-failed' })
-        res.end()
+        o.event.reason = secrets ? 'upstream-failed' : 'connect-failed'
+        o.event.detail = why.slice(0, 200)
+        o.event.status = 502
+        if (!res.headersSent) {
+          res.writeHead(502, {
+            'x-airlock-denied': o.event.reason,
+            'content-type': 'text/plain'
+          })
+        }
+        res.end(`airlock: the upstream could not be reached (${why.slice(0, 200)})\n`)
       } else {
         res.destroy()
       }
@@ -438,33 +509,70 @@ export class EgressProxy {
     res: http.ServerResponse,
     pathAndQuery: string
   ): Promise<void> {
+    const method = req.method ?? '?'
     const m = /^\/([A-Za-z][A-Za-z0-9_]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(pathAndQuery)
     const route = m ? this.config.credentials.find((c) => c.name === m[1]) : undefined
+    const refuse = (
+      status: number,
+      reason: DenyReason,
+      detail: string,
+      host: string,
+      port: number,
+      extra: Record<string, string> = {}
+    ): void => {
+      this.deny('credential', method, host, port, reason, detail)
+      res
+        .writeHead(status, { 'x-airlock-denied': reason, 'content-type': 'text/plain', ...extra })
+        .end(`airlock: ${detail}\n`)
+    }
     if (!m || !route) {
-      this.deny(
-        'credential',
-        req.method ?? '?',
-        pathAndQuery.slice(0, 200),
-        0,
-        'bad-request',
-        'no such route'
-      )
-      res.writeHead(404, { 'x-airlock-denied': 'no-route' }).end()
+      refuse(404, 'bad-request', 'no such credential route', pathAndQuery.slice(0, 200), 0)
       return
     }
     const upstream = new URL(route.upstream)
     const port = upstream.port !== '' ? Number(upstream.port) : 443
     const host = upstream.hostname
+    const sub = m[2] ?? '/'
+    const problem = pathProblem(sub)
+    if (problem !== undefined) {
+      refuse(400, 'bad-path', `the path ${problem}; it is refused before any matching`, host, port)
+      return
+    }
+    if (!scopeAllows(route.scope, method, sub)) {
+      const allowed = (route.scope ?? []).map((s) => `${s.method} ${s.prefix}`).join(', ')
+      refuse(403, 'route-scope', `route ${route.name} allows only ${allowed}`, host, port)
+      return
+    }
+    const over = this.budget.admit()
+    if (over !== undefined) {
+      this.deny('credential', method, host, port, 'budget-exceeded', over)
+      // Anthropic's and OpenAI's SDKs read x-should-retry: the agent stops instead of retrying.
+      res
+        .writeHead(429, {
+          'x-airlock-denied': 'budget-exceeded',
+          'x-should-retry': 'false',
+          'content-type': 'application/json'
+        })
+        .end(
+          JSON.stringify({
+            type: 'error',
+            error: {
+              type: 'rate_limit_error',
+              message: `airlock: ${over}; the run's budget is spent`
+            }
+          })
+        )
+      return
+    }
     const mapping = this.config.hostMap.find((h) => h.host === host)
     const to = await this.resolve(host, port, mapping)
     if ('reason' in to) {
-      this.deny('credential', req.method ?? '?', host, port, to.reason, to.detail)
-      res.writeHead(502, { 'x-airlock-denied': to.reason }).end()
+      refuse(502, to.reason, to.detail, host, port)
       return
     }
     const path = `${upstream.pathname.replace(/\/$/, '')}${m[2] ?? ''}${m[3] ?? ''}` || '/'
     const headerName = secretHeaderName(route)
-    const headers = forwardHeaders(req.headers, [headerName])
+    const headers = forwardRequestHeaders(req.headers, [headerName])
     headers.host = upstream.host
     headers['accept-encoding'] = 'identity'
     headers[headerName] = route.header.kind === 'bearer' ? `Bearer ${route.secret}` : route.secret
@@ -472,7 +580,7 @@ export class EgressProxy {
       type: 'egress',
       time: new Date().toISOString(),
       kind: 'credential',
-      method: req.method ?? '?',
+      method,
       host,
       port,
       allowed: true,
@@ -485,39 +593,74 @@ export class EgressProxy {
     const started = Date.now()
     const request = new Recorder(this.config.maxRecordBytes)
     const response = new Recorder(this.config.maxRecordBytes)
-    const up = https.request({
-      host: to.address,
-      port: to.port,
-      servername: net.isIP(host) === 0 ? host : undefined,
-      method: req.method,
-      path,
-      headers,
-      agent: this.httpsAgent,
-      setHost: false,
-      ...(this.secureContext ? { secureContext: this.secureContext } : {})
-    })
+    let up: http.ClientRequest
+    try {
+      up = https.request({
+        host: to.address,
+        port: to.port,
+        servername: net.isIP(host) === 0 ? host : undefined,
+        method,
+        path,
+        headers,
+        agent: this.httpsAgent,
+        setHost: false,
+        ...(this.secureContext ? { secureContext: this.secureContext } : {})
+      })
+    } catch (error) {
+      // A header Node refuses (the values are checked at start; this is the last guard).
+      const why = (error as NodeJS.ErrnoException).code ?? 'invalid request'
+      o.event.allowed = false
+      o.event.reason = 'upstream-failed'
+      o.event.detail = why
+      o.event.status = 502
+      res
+        .writeHead(502, { 'x-airlock-denied': 'upstream-failed', 'content-type': 'text/plain' })
+        .end(`airlock: the request could not be sent upstream (${why})\n`)
+      this.finish(o)
+      return
+    }
     let upHeaders: http.IncomingHttpHeaders = {}
     up.on('response', (r) => (upHeaders = r.headers))
     const redact = (s: string): string => this.redact(s)
-    this.pipeExchange(req, res, up, o, {
-      request,
-      response,
-      onEnd: (status) =>
-        this.emit({
-          type: 'transcript',
-          time: new Date(started).toISOString(),
-          route: route.name,
-          method: req.method ?? '?',
-          path: redact(path),
-          status,
-          durationMs: Date.now() - started,
-          request: {
-            headers: redactHeaders(req.headers, [headerName]),
-            body: request.body(redact)
-          },
-          response: { headers: redactHeaders(upHeaders, [headerName]), body: response.body(redact) }
-        })
-    })
+    this.pipeExchange(
+      req,
+      res,
+      up,
+      o,
+      {
+        request,
+        response,
+        onEnd: (status) => {
+          const record: TranscriptRecord = {
+            type: 'transcript',
+            time: new Date(started).toISOString(),
+            route: route.name,
+            method,
+            path: redact(path),
+            status,
+            durationMs: Date.now() - started,
+            request: {
+              headers: redactHeaders(req.headers, [headerName]),
+              body: request.body(redact)
+            },
+            response: {
+              // As the agent got them: the values masked (a reflecting upstream echoes the key).
+              headers: Object.fromEntries(
+                Object.entries(redactHeaders(upHeaders, [headerName])).map(([k, v]) => [
+                  redact(k),
+                  redact(v)
+                ])
+              ),
+              body: response.body(redact)
+            }
+          }
+          const ex = parseExchange(record)
+          this.budget.addTokens(ex.inputTokens + ex.outputTokens)
+          this.emit(record)
+        }
+      },
+      this.secrets
+    )
   }
 }
 
@@ -532,6 +675,15 @@ export function secretHeaderName(route: CredentialRoute): string {
     case 'header':
       return route.header.name
   }
+}
+
+function forwardRequestHeaders(
+  headers: http.IncomingHttpHeaders,
+  drop: string[]
+): Record<string, string | string[]> {
+  const out = forwardHeaders(headers, drop)
+  for (const key of Object.keys(out)) if (agentOnlyHeader(key)) delete out[key]
+  return out
 }
 
 function forwardHeaders(

@@ -10,6 +10,7 @@ import { LABELS } from '../plan.js'
 import type { Network, Runtime, Sidecar } from '../sandbox/types.js'
 import { PROXY_HOST, PROXY_PORT, agentEgressEnv } from './env.js'
 import { parseProxyLine } from './lines.js'
+import type { BudgetLimits } from './budget.js'
 import type { CredentialRoute, HostMapping, HostRule } from './policy.js'
 import type { EgressEvent, ProxyConfig, TranscriptRecord } from './proxy.js'
 
@@ -34,6 +35,8 @@ export interface EgressOptions {
   /** An existing network for the proxy's upstream side; default a new per-run bridge network. */
   upstreamNetwork?: string
   maxRecordBytes?: number
+  /** max-model-requests / max-model-tokens. */
+  budget?: BudgetLimits
 }
 
 export interface EgressSession {
@@ -117,7 +120,8 @@ export async function startEgress(runtime: Runtime, opts: EgressOptions): Promis
         credentials: opts.credentials,
         ...(opts.extraCa !== undefined ? { extraCa: opts.extraCa } : {}),
         selfNames: [PROXY_HOST],
-        maxRecordBytes: opts.maxRecordBytes ?? 1024 * 1024
+        maxRecordBytes: opts.maxRecordBytes ?? 1024 * 1024,
+        ...(opts.budget ? { budget: opts.budget } : {})
       }
       proxy.input(JSON.stringify(config))
       let timer: NodeJS.Timeout | undefined

@@ -1,7 +1,7 @@
 // What the model was asked and answered, read from the proxy's records of credential routes:
 // server-sent events reassembled, model names and token usage parsed from OpenAI-style (chat
 // completions and responses) and Anthropic-style (messages) bodies. Pure; the input is untrusted.
-import type { TranscriptRecord } from './proxy.js'
+import type { TranscriptRecord } from './records.js'
 
 export interface SseEvent {
   event: string | null

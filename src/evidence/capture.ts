@@ -9,7 +9,8 @@ import { hashLockfiles } from './metadata.js'
 import type { DependencyFile } from './metadata.js'
 import { checkPolicy, gitBlobReader } from './policy.js'
 import type { PolicyFinding } from './policy.js'
-import { Redactor } from './redact.js'
+import type { Redactor } from './redact.js'
+import { scanDiff } from './secrets.js'
 import { snapshotWorkspace } from './snapshot.js'
 import type { SkippedEntry } from './snapshot.js'
 
@@ -40,16 +41,15 @@ export interface DiffCapture {
 export async function captureDiff(
   ws: { dir: string; gitDir: string; tree: string },
   policy: RunPlan['policy'],
-  secretValues: string[],
+  redactor: Redactor,
   patchFile: string
 ): Promise<DiffCapture> {
   const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)
   const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, policy)
-  // Secret values the agent wrote into files are masked in the patch (and flagged below).
-  const redactor = new Redactor(secretValues, true)
-  const patch = redactor.empty
-    ? diff.patch
-    : Buffer.from(redactor.redact(diff.patch.toString('latin1')), 'latin1')
+  // Secrets in the change (the run's values, token shapes) are masked in the patch and flagged
+  // below, one violation per file and rule; what the scan finds joins `redactor`.
+  const secretScan = await scanDiff(diff.patch, redactor)
+  const patch = secretScan.patch
   const redacted = !patch.equals(diff.patch)
   await fs.promises.writeFile(patchFile, patch)
   const truncation = [...diff.truncation]
@@ -83,11 +83,7 @@ export async function captureDiff(
       'snapshot-limit',
       'the workspace was larger than the snapshot limits; not every file was taken'
     )
-  if (redacted)
-    limit(
-      'secret-in-diff',
-      'the change contains the value of a secret the run knows; it is masked in diff.patch'
-    )
+  violations.push(...secretScan.violations)
   return {
     diff: {
       sha256: sha256(patch),

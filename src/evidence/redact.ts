@@ -53,16 +53,37 @@ export function variants(value: string, bytes: boolean): string[] {
  * latin1), so logs that are not valid UTF-8 pass through unchanged except for the masks.
  */
 export class Redactor {
-  private readonly pattern: RegExp | null
+  private pattern: RegExp | null = null
+  private readonly known = new Set<string>()
   /** The longest text one match can span (for the streaming redactor's look-behind). */
-  readonly maxMatch: number
+  maxMatch = 0
+  /** How many matches `redact` has masked so far. */
+  count = 0
 
-  constructor(secrets: Iterable<string>, bytes = false) {
-    const values = [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH)
+  constructor(
+    secrets: Iterable<string>,
+    private readonly bytes = false
+  ) {
+    this.add(secrets)
+  }
+
+  /** The values masked (each in every form). */
+  get values(): string[] {
+    return [...this.known]
+  }
+
+  /**
+   * Adds values found during the run (a token shape the scanner found): from then on they are
+   * masked like the values known at the start.
+   */
+  add(secrets: Iterable<string>): void {
+    const before = this.known.size
+    for (const s of secrets) if (s.length >= MIN_SECRET_LENGTH) this.known.add(s)
+    if (this.known.size === before && this.pattern !== null) return
     const alternatives: string[] = []
     let maxMatch = 0
-    for (const v of values) {
-      for (const form of variants(v, bytes)) {
+    for (const v of this.known) {
+      for (const form of variants(v, this.bytes)) {
         // Split across lines: a line break (with an optional \r and a log prefix-free join) may
         // sit between any two characters.
         alternatives.push([...form].map(escapeRegExp).join('(?:\\r?\\n)?'))
@@ -81,7 +102,10 @@ export class Redactor {
 
   redact(text: string): string {
     if (this.pattern === null) return text
-    return text.replace(this.pattern, (m) => MASK + '\n'.repeat(m.split('\n').length - 1))
+    return text.replace(this.pattern, (m) => {
+      this.count++
+      return MASK + '\n'.repeat(m.split('\n').length - 1)
+    })
   }
 
   /** Match spans, for the streaming redactor. */
@@ -123,10 +147,19 @@ export class StreamRedactor {
     this.redactor = new Redactor(secrets, true)
   }
 
+  /** How many values were masked so far. */
+  get count(): number {
+    return this.redactor.count
+  }
+
   push(chunk: Buffer): Buffer {
     if (this.redactor.empty) return chunk
     const text = this.held + chunk.toString('latin1')
     let cut = Math.max(0, text.length - this.redactor.maxMatch)
+    // A match never spans an empty line: everything up to the last one can go now (a streamed
+    // event is released when it is complete, not when the next ones have filled the look-behind).
+    const blank = Math.max(text.lastIndexOf('\n\n'), text.lastIndexOf('\n\r\n'))
+    if (blank >= 0) cut = Math.max(cut, blank + 1)
     // Never cut inside a match: keep the whole match for the next round.
     for (const m of this.redactor.matches(text)) {
       if (m.start < cut && m.end > cut) cut = m.start

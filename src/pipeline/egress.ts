@@ -27,7 +27,8 @@ export async function openEgress(
       hostMap: e.hostMap,
       credentials: settings.credentials,
       ...(settings.upstreamCa !== undefined ? { extraCa: settings.upstreamCa } : {}),
-      ...(e.proxyNetwork !== null ? { upstreamNetwork: e.proxyNetwork } : {})
+      ...(e.proxyNetwork !== null ? { upstreamNetwork: e.proxyNetwork } : {}),
+      budget: e.budget
     })
     deps.log.info(
       `egress proxy up: ${e.allowHosts.length} allowed host rule(s), ${e.credentials.length} credential route(s)`
@@ -46,7 +47,12 @@ export async function closeEgress(
   const capture = await session.stop()
   const secretValues = (settings?.credentials ?? []).map((c) => c.secret)
   await writeEgressEvidence(out, capture.events, capture.transcript, secretValues)
-  const summary = summarizeEgress(capture.events, capture.transcript, capture.overflow)
+  const summary = summarizeEgress(
+    capture.events,
+    capture.transcript,
+    capture.overflow,
+    settings?.budget
+  )
   log.info(
     `egress: ${summary.allowed} allowed, ${summary.denied} denied` +
       (summary.deniedHosts.length > 0 ? ` (denied: ${summary.deniedHosts.join(', ')})` : '')

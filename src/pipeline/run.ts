@@ -7,6 +7,7 @@ import { captureDiff } from '../evidence/capture.js'
 import { phaseTotals, tokenUsage } from '../evidence/cost.js'
 import { readUsage, runnerFacts } from '../evidence/metadata.js'
 import { Redactor } from '../evidence/redact.js'
+import { maskLine, runSecretValues, scanOutputs } from '../evidence/secrets.js'
 import { maskingLogger } from '../log.js'
 import type { Logger } from '../log.js'
 import type { PhaseName, PhasePlan, RunPlan } from '../plan.js'
@@ -63,10 +64,12 @@ export async function runPipeline(
   secrets: RunSecrets,
   deps: PipelineDeps
 ): Promise<RunResult> {
-  const secretValues = [...secrets.env.map((e) => e.value), ...(secrets.secrets ?? [])]
+  // Every env value and every credential the proxy injects; token shapes found later join it.
+  const secretValues = runSecretValues(secrets)
   const redactor = new Redactor(secretValues)
-  // Everything the pipeline logs can carry agent-made text (file names, reasons): masked too.
-  const log = redactor.empty ? deps.log : maskingLogger(deps.log, (m) => redactor.redact(m))
+  // Everything the pipeline logs can carry agent-made text (file names, reasons): masked too,
+  // known values and token shapes alike.
+  const log = maskingLogger(deps.log, (m) => maskLine(redactor, m))
   const { runtime, signal } = deps
   const out = plan.outputDir
   const report = emptyReport(plan)
@@ -136,7 +139,7 @@ export async function runPipeline(
     }
 
     const capture = await log.group('diff', async () => {
-      const c = await captureDiff(ws, plan.policy, secretValues, path.join(out, OUTPUT_FILES.diff))
+      const c = await captureDiff(ws, plan.policy, redactor, path.join(out, OUTPUT_FILES.diff))
       for (const w of c.warnings) log.warn(w)
       log.info(`${c.diff.totalFiles} file(s) changed, diff sha256 ${c.diff.sha256}`)
       return c
@@ -163,6 +166,9 @@ export async function runPipeline(
     report.finishedAt = new Date().toISOString()
     report.cost.wallMs = Date.now() - Date.parse(report.startedAt)
     Object.assign(report.cost, phaseTotals(phasesRun(report)))
+    await scanOutputs(out, [JSON.stringify(report)], scannedFiles(), redactor).catch((e: unknown) =>
+      log.error(`secret scan of the outputs: ${errorMessage(e)}`)
+    )
     await writeOutputs(out, report, redactor).catch((e: unknown) =>
       log.error(`could not write the report: ${errorMessage(e)}`)
     )
@@ -176,6 +182,12 @@ export async function runPipeline(
     // An unpinned base is a policy violation of the run, not an error of it.
     ...(caught !== undefined && !(caught instanceof UnpinnedBaseError) ? { error: caught } : {})
   }
+}
+
+/** The text files of the output folder that the secret scan reads and masks. */
+function scannedFiles(): string[] {
+  const o = OUTPUT_FILES
+  return [o.agentLog, o.testsLog, o.rerunLog, o.baselineLog, o.task, o.egress, o.transcript]
 }
 
 function findPhase(plan: RunPlan, name: PhaseName): PhasePlan | undefined {

@@ -29,5 +29,17 @@ export function renderEgress(report: Report): string {
         `${t.requests} request(s) · ${t.tokens.input} input / ${t.tokens.output} output tokens (transcript.jsonl in the artifact)`
     )
   }
+  const b = e.budget
+  if (b?.hit) {
+    const limit = b.hit === 'max-model-requests' ? b.maxRequests : b.maxTokens
+    parts.push(
+      `⛔ **Model budget reached:** \`${b.hit}: ${limit}\`; the proxy refused ${b.denied} further model request(s) (429). The work done until then is kept and shown here.`
+    )
+  }
+  if ((e.reflected ?? 0) > 0) {
+    parts.push(
+      `🔑 **An upstream echoed the injected credential** ${e.reflected} time(s); the proxy masked it before the agent saw it (egress.jsonl: \`reflected\`).`
+    )
+  }
   return parts.join('\n\n')
 }

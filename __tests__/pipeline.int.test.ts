@@ -1,7 +1,7 @@
-import { spawn, spawnSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import { ROOT, buildDist, cliSpawn, cliSync } from './support/cli.js'
 import { startResultsService } from './support/results-service.js'
 import type { ResultsService } from './support/results-service.js'
 import {
@@ -18,7 +18,7 @@ import {
   uniqueRunId
 } from './support/run.js'
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+beforeAll(() => buildDist())
 
 describe('the pipeline', () => {
   let ws: string
@@ -138,10 +138,8 @@ describe('the CLI', () => {
   it('on SIGINT stops the sandbox, keeps the evidence, and leaves nothing behind', async () => {
     ws = makeWorkspace()
     const runId = uniqueRunId('sigint')
-    const child = spawn(
-      process.execPath,
+    const child = cliSpawn(
       [
-        path.join(ROOT, 'dist/cli.js'),
         'run',
         '--path',
         'repo',
@@ -154,7 +152,7 @@ describe('the CLI', () => {
         '--grace-seconds',
         '1'
       ],
-      { cwd: ws, stdio: ['ignore', 'pipe', 'pipe'] }
+      ws
     )
     let stdout = ''
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
@@ -177,10 +175,8 @@ describe('the CLI', () => {
 
   it('exits 2 naming the flag for bad input, and prints the plan', () => {
     ws = makeWorkspace()
-    const bad = spawnSync(
-      process.execPath,
+    const bad = cliSync(
       [
-        path.join(ROOT, 'dist/cli.js'),
         'run',
         '--path',
         'repo',
@@ -190,21 +186,15 @@ describe('the CLI', () => {
         'true',
         '--memory=-5g'
       ],
-      { cwd: ws }
+      ws
     )
     expect(bad.status).toBe(2)
     expect(bad.stderr.toString()).toMatch(/memory: "-5g" is not a size/)
-    const unknown = spawnSync(
-      process.execPath,
-      [path.join(ROOT, 'dist/cli.js'), 'run', '--no-such-flag'],
-      { cwd: ws }
-    )
+    const unknown = cliSync(['run', '--no-such-flag'], ws)
     expect(unknown.status).toBe(2)
     expect(unknown.stderr.toString()).toMatch(/--no-such-flag/)
-    const plan = spawnSync(
-      process.execPath,
+    const plan = cliSync(
       [
-        path.join(ROOT, 'dist/cli.js'),
         'plan',
         '--path',
         'repo',
@@ -215,7 +205,7 @@ describe('the CLI', () => {
         '--test-command',
         'make test'
       ],
-      { cwd: ws }
+      ws
     )
     expect(plan.status).toBe(0)
     const parsed = JSON.parse(plan.stdout.toString())
@@ -229,25 +219,10 @@ describe('the CLI', () => {
 
   it('exits 3 with the report written when Docker is unreachable', () => {
     ws = makeWorkspace()
-    const r = spawnSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'dist/cli.js'),
-        'run',
-        '--path',
-        'repo',
-        '--dockerfile',
-        'agent/Dockerfile',
-        '--agent-command',
-        'true'
-      ],
-      {
-        cwd: ws,
-        env: {
-          ...process.env,
-          DOCKER_HOST: `unix://${path.join(os.tmpdir(), 'no-docker-here.sock')}`
-        }
-      }
+    const r = cliSync(
+      ['run', '--path', 'repo', '--dockerfile', 'agent/Dockerfile', '--agent-command', 'true'],
+      ws,
+      { ...process.env, DOCKER_HOST: `unix://${path.join(os.tmpdir(), 'no-docker-here.sock')}` }
     )
     expect(r.status).toBe(3)
     expect(r.stderr.toString()).toMatch(/Docker engine is not reachable/)

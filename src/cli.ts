@@ -6,6 +6,8 @@ import type { Logger } from './log.js'
 import { runPipeline } from './pipeline/run.js'
 import { planRun } from './plan.js'
 import { policyForRun } from './policy.js'
+import { AGENT_INPUT, AGENT_KEY_ENV, PRESETS } from './presets/presets.js'
+import { runInputs } from './presets/run-inputs.js'
 import { stripControls } from './report/escape.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 
@@ -31,6 +33,9 @@ Usage:
   airlock <command> --help
 
 Flags (the action's inputs, same names):
+  --agent NAME             agent preset (${Object.keys(PRESETS).join(', ')}): image, command,
+                           network allowlist, model route (key in $${AGENT_KEY_ENV});
+                           flags given explicitly override its parts
   --path DIR               repository to work on (default .)
   --ref REV                revision to work on (default HEAD)
   --output-dir DIR         where the evidence goes (default airlock-out)
@@ -86,7 +91,8 @@ function optionsConfig(): ParseArgsConfig['options'] {
   const options: NonNullable<ParseArgsConfig['options']> = {
     help: { type: 'boolean', short: 'h' },
     'fail-on-outcome': { type: 'boolean' },
-    quiet: { type: 'boolean' }
+    quiet: { type: 'boolean' },
+    [AGENT_INPUT]: { type: 'string' }
   }
   for (const name of Object.values(INPUT)) {
     if (BOOLEAN_INPUTS.has(name)) options[name] = { type: 'boolean' }
@@ -171,10 +177,14 @@ export async function main(argv: string[]): Promise<number> {
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
   const policy = await policyForRun({
     read,
-    workspace: ctx.workspace,
-    env: {}
+    workspace: ctx.workspace
   })
-  const inputs = getInputs(read, { ...ctx, policy })
+  const run = await runInputs(read, {
+    workspace: ctx.workspace,
+    env: { ...process.env, GITHUB_EVENT_NAME: undefined, GITHUB_EVENT_PATH: undefined },
+    policyNetwork: policy.policy.values.network
+  })
+  const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
   const plan = planRun(inputs)
   if (command === 'plan') {
     process.stdout.write(JSON.stringify(plan, null, 2) + '\n')

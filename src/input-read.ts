@@ -51,25 +51,32 @@ export function positiveInteger(name: string, raw: string): number {
   return n
 }
 
+const RUNTIME_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+
+/** An OCI runtime name as Docker knows it (runc, runsc, kata-runtime...). */
+export function runtimeName(name: string, raw: string): string {
+  if (!RUNTIME_NAME.test(raw)) {
+    throw new ConfigurationError(name, `"${raw}" is not a runtime name (e.g. runc, runsc)`)
+  }
+  return raw
+}
+
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
 const MIN_MEMORY = 6 * 1024 * 1024
 
 /** "512m", "2g", "1073741824" → bytes; at least 6 MiB (Docker's minimum). */
-export function memory(raw: string): number {
+export function memory(raw: string, name: string = INPUT.memory): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([bkmg]?)i?b?\s*$/i.exec(raw)
   const unit = m?.[2]?.toLowerCase() ?? ''
   if (!m || !(unit in UNITS)) {
     throw new ConfigurationError(
-      INPUT.memory,
+      name,
       `"${raw}" is not a size; use a positive amount such as 512m or 2g`
     )
   }
   const bytes = Math.floor(Number(m[1]) * UNITS[unit])
   if (bytes < MIN_MEMORY) {
-    throw new ConfigurationError(
-      INPUT.memory,
-      `"${raw}" is below Docker's minimum of 6m; use at least 6m`
-    )
+    throw new ConfigurationError(name, `"${raw}" is below Docker's minimum of 6m; use at least 6m`)
   }
   return bytes
 }

@@ -16,7 +16,8 @@ import {
   nonNegativeNumber,
   oneOf,
   positiveInteger,
-  positiveNumber
+  positiveNumber,
+  runtimeName
 } from './input-read.js'
 import type { InputReader } from './input-read.js'
 
@@ -44,6 +45,8 @@ export interface Inputs {
   testCommand?: string
   task: { text: string; source: 'text' | 'file'; file?: string }
   model?: string
+  /** The agent preset (`agent`) whose defaults apply. */
+  preset?: string
   network: NetworkMode
   allowHosts: string[]
   /** With `network: allowlist`: the proxy's rules, credentials (secrets resolved) and image. */
@@ -88,6 +91,8 @@ export interface InputContext {
   defaultRunId: string
   /** The policy file read from the base commit; an input given explicitly overrides it. */
   policy?: LoadedPolicy
+  /** An agent preset's bundled Dockerfile (outside the workspace), and the preset's name. */
+  preset?: { name: string; dockerfile?: string }
 }
 
 /** Variables that never enter the sandbox, whatever `env` says. */
@@ -136,7 +141,9 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   const dockerfile =
     dockerfileRaw === undefined
       ? undefined
-      : existingFile(INPUT.dockerfile, dockerfileRaw, workspace)
+      : dockerfileRaw === ctx.preset?.dockerfile
+        ? dockerfileRaw
+        : existingFile(INPUT.dockerfile, dockerfileRaw, workspace)
   if (image !== undefined) checkPinnedImage(image)
   const buildContextRaw = read(INPUT.buildContext)
   if (buildContextRaw !== undefined && dockerfile === undefined) {
@@ -172,13 +179,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     )
   }
 
-  const runtime = read(INPUT.runtime) ?? DEFAULTS.runtime
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runtime)) {
-    throw new ConfigurationError(
-      INPUT.runtime,
-      `"${runtime}" is not a runtime name (e.g. runc, runsc)`
-    )
-  }
+  const runtime = runtimeName(INPUT.runtime, read(INPUT.runtime) ?? DEFAULTS.runtime)
 
   const env = envNames(read(INPUT.env), ctx.environment)
   const egress = readEgressInputs(
@@ -211,6 +212,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     testCommand: read(INPUT.testCommand),
     task: task(read(INPUT.task), workspace),
     model: read(INPUT.model),
+    ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),
     network,
     allowHosts,
     ...(egress !== undefined ? { egress } : {}),

@@ -7,13 +7,17 @@ import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-ou
 import { eventBaseSha } from './github/context.js'
 import { ActionLogger } from './github/logger.js'
 import { defaultContext, getInputs } from './inputs.js'
-import { describePolicy, policyForRun, policyValuesAt } from './policy.js'
+import { POLICY_INPUT, describePolicy, policyForRun, policyValuesAt } from './policy.js'
+import type { ContentsApi } from './policy.js'
+import { createClient } from './github/client.js'
+import { contentsReader } from './github/contents.js'
 import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
+import { runInputs } from './presets/run-inputs.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
@@ -22,6 +26,14 @@ const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
 function readInput(name: string): string | undefined {
   const v = core.getInput(name)
   return v === '' ? undefined : v
+}
+
+/** The contents API (read only) for the policy file when the base is not in the clone. */
+function policyApi(token: string | undefined): { api?: ContentsApi } {
+  const repository = process.env.GITHUB_REPOSITORY
+  if (token === undefined || repository === undefined || repository === '') return {}
+  const client = createClient({ token, log: new ActionLogger(), readOnly: true })
+  return { api: contentsReader(client, { repository, refInput: POLICY_INPUT }) }
 }
 
 /** The action's main step. */
@@ -39,11 +51,16 @@ export async function run(): Promise<void> {
     const policy = await policyForRun({
       read: readInput,
       workspace: ctx.workspace,
-      env: process.env,
       eventBase: eventBaseSha(process.env.GITHUB_EVENT_PATH, (p) => fs.readFileSync(p, 'utf8')),
-      token: readInput('github-token')
+      ...policyApi(readInput('github-token'))
     })
-    const inputs = getInputs(readInput, { ...ctx, policy })
+    // The pull request's head (not the merge commit), and the agent preset's defaults.
+    const run = await runInputs(readInput, {
+      workspace: ctx.workspace,
+      env: process.env,
+      policyNetwork: policy.policy.values.network
+    })
+    const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)

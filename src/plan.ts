@@ -78,6 +78,8 @@ export interface RunPlan {
   image: ImagePlan
   task: { sha256: string; bytes: number; source: 'text' | 'file'; file?: string }
   model?: string
+  /** The agent preset (`agent`) that filled defaults, recorded in the report. */
+  preset?: string
   sandbox: SandboxSettings
   /** With `network: allowlist`: the egress proxy's rules (docs/egress.md). */
   egress?: EgressPlan
@@ -159,6 +161,7 @@ export function planRun(inputs: Inputs): RunPlan {
       ...(inputs.task.file !== undefined ? { file: inputs.task.file } : {})
     },
     ...(inputs.model !== undefined ? { model: inputs.model } : {}),
+    ...(inputs.preset !== undefined ? { preset: inputs.preset } : {}),
     sandbox: {
       runtime: inputs.runtime,
       network: inputs.network,

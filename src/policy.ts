@@ -1,7 +1,8 @@
-import { Buffer } from 'node:buffer'
+import type { Buffer } from 'node:buffer'
 import * as path from 'node:path'
 import YAML from 'yaml'
 import { ConfigurationError, InfrastructureError, errorMessage } from './errors.js'
+import { memory, runtimeName } from './input-read.js'
 import type { InputReader } from './input-read.js'
 import { GitError, git } from './workspace/git.js'
 
@@ -164,10 +165,14 @@ function convert(kind: Kind, value: unknown): string | { error: string } {
     case 'boolean':
       return typeof value === 'boolean' ? String(value) : { error: `${shown} is not true or false` }
     case 'size':
-      if (typeof value === 'number' && Number.isInteger(value) && value > 0) return String(value)
-      return typeof value === 'string' && /^\s*\d+(\.\d+)?\s*[bkmg]?i?b?\s*$/i.test(value)
-        ? value.trim()
-        : { error: `${shown} is not a size such as 512m or 2g` }
+      if (typeof value !== 'number' && typeof value !== 'string') {
+        return { error: `${shown} is not a size such as 512m or 2g` }
+      }
+      return checked(() => {
+        const raw = String(value).trim()
+        memory(raw, 'memory') // throws with the form expected
+        return raw
+      })
     case 'positive-number':
     case 'positive-integer':
     case 'non-negative-number': {
@@ -188,8 +193,8 @@ function convert(kind: Kind, value: unknown): string | { error: string } {
       return { error: `${shown} is not ${what}` }
     }
     case 'runtime':
-      return typeof value === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(value)
-        ? value
+      return typeof value === 'string'
+        ? checked(() => runtimeName('runtime', value))
         : { error: `${shown} is not a runtime name (e.g. runc, runsc)` }
     case 'paths':
     case 'hosts':
@@ -202,6 +207,16 @@ function convert(kind: Kind, value: unknown): string | { error: string } {
       if (bad !== undefined) return { error: `"${bad}" is not ${listItemName(kind)}` }
       return (items as string[]).map((i) => i.trim()).join('\n')
     }
+  }
+}
+
+/** The value from one of the input readers, or its complaint (without the input name). */
+function checked(read: () => string): string | { error: string } {
+  try {
+    return read()
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error
+    return { error: error.message.slice(error.input.length + 2) }
   }
 }
 
@@ -238,11 +253,15 @@ export function recordFor(loaded: LoadedPolicy, read: InputReader): PolicyRecord
 
 // ---- loading from the base commit -----------------------------------------------------------
 
-/** Reads a file of a repository at a revision through GitHub's contents API. */
-export interface ContentsApi {
-  /** null when the revision has no such file; throws when the revision itself is unknown. */
-  getFile(path: string, ref: string): Promise<{ sha: string; content: Buffer } | null>
-}
+/**
+ * Reads a file of the repository at a revision through GitHub's contents API (the entry passes
+ * `contentsReader` from github/contents.ts): null when the revision has no such file; throws when
+ * the revision itself is unknown.
+ */
+export type ContentsApi = (
+  path: string,
+  ref: string
+) => Promise<{ sha: string; content: Buffer } | null>
 
 export interface LoadOptions {
   /** Local checkout whose object store is searched first. */
@@ -275,7 +294,7 @@ export async function loadPolicy(options: LoadOptions): Promise<LoadedPolicy> {
       `the base commit ${base} is not in the local clone and there is no token to read ${POLICY_PATH} through the API; check out with fetch-depth: 0 (or 2 for the pull request's merge commit) or give github-token`
     )
   }
-  const file = await options.api.getFile(POLICY_PATH, base).catch((error: unknown) => {
+  const file = await options.api(POLICY_PATH, base).catch((error: unknown) => {
     if (error instanceof ConfigurationError || error instanceof InfrastructureError) throw error
     throw new InfrastructureError(
       `cannot read ${POLICY_PATH} at ${base} through the API: ${errorMessage(error)}`,
@@ -352,105 +371,33 @@ async function gitFile(
   return { sha: m[3], text: blob.stdout.toString('utf8') }
 }
 
-/** GitHub's contents endpoint, with the job's token (fetch; no write call). */
-export function contentsApi(options: {
-  apiUrl: string
-  repository: string
-  token: string
-  fetchImpl?: typeof fetch
-}): ContentsApi {
-  const doFetch = options.fetchImpl ?? fetch
-  return {
-    async getFile(filePath, ref) {
-      const url = `${options.apiUrl.replace(/\/+$/, '')}/repos/${options.repository}/contents/${filePath
-        .split('/')
-        .map(encodeURIComponent)
-        .join('/')}?ref=${encodeURIComponent(ref)}`
-      const res = await doFetch(url, {
-        headers: {
-          accept: 'application/vnd.github+json',
-          authorization: `Bearer ${options.token}`,
-          'x-github-api-version': '2022-11-28',
-          'user-agent': 'agent-airlock'
-        }
-      })
-      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
-      if (res.status === 404) {
-        // "Not Found" is a missing file; "No commit found for the ref" is a missing base.
-        if (typeof body.message === 'string' && /no commit found/i.test(body.message)) {
-          throw new ConfigurationError(POLICY_INPUT, `${ref}: ${body.message}`)
-        }
-        return null
-      }
-      if (res.status !== 200) {
-        throw new InfrastructureError(
-          `GET ${POLICY_PATH} at ${ref}: HTTP ${res.status} ${typeof body.message === 'string' ? body.message : ''}`.trim()
-        )
-      }
-      if (
-        body.type !== 'file' ||
-        typeof body.sha !== 'string' ||
-        typeof body.content !== 'string'
-      ) {
-        throw new ConfigurationError(POLICY_PATH, `at ${ref} is not a regular file`)
-      }
-      if (body.encoding !== 'base64') {
-        throw new InfrastructureError(
-          `GET ${POLICY_PATH}: unexpected encoding ${String(body.encoding)}`
-        )
-      }
-      return { sha: body.sha, content: Buffer.from(body.content, 'base64') }
-    }
-  }
-}
-
 /**
- * The policy for this run, from the inputs and the environment: base from `policy-base`, else the
- * pull request event's base SHA (given by the entry); the contents API is used (read only) when a token is given and
- * the base commit is not in the clone.
+ * The policy for this run, from the inputs: base from `policy-base`, else the pull request event's
+ * base SHA (given by the entry); `api` (read only, given by the entry when there is a token) is
+ * used when the base commit is not in the clone.
  */
 export async function policyForRun(options: {
   read: InputReader
   workspace: string
-  env: NodeJS.ProcessEnv
   /** The pull request's base SHA from the event (github/context.ts reads it), if any. */
   eventBase?: string
-  token?: string
+  api?: ContentsApi
 }): Promise<LoadedPolicy> {
-  const { read, env } = options
-  const base = read(POLICY_INPUT) ?? options.eventBase
-  const repository = env.GITHUB_REPOSITORY
-  const api =
-    options.token !== undefined && repository !== undefined && repository !== ''
-      ? contentsApi({
-          apiUrl: env.GITHUB_API_URL ?? 'https://api.github.com',
-          repository,
-          token: options.token
-        })
-      : undefined
+  const { read } = options
   return loadPolicy({
     repoPath: path.resolve(options.workspace, read('path') ?? '.'),
-    base,
-    ...(api !== undefined ? { api } : {})
+    base: read(POLICY_INPUT) ?? options.eventBase,
+    ...(options.api !== undefined ? { api: options.api } : {})
   })
 }
 
-/** The policy file's values at `base` (the clone first, then the contents API with `token`). */
+/** The policy file's values at `base` (the clone first, then `api`). */
 export async function policyValuesAt(at: {
   repoPath: string
   base: string
-  repository: string
-  token: string
+  api: ContentsApi
 }): Promise<Record<string, string>> {
-  const loaded = await loadPolicy({
-    repoPath: at.repoPath,
-    base: at.base,
-    api: contentsApi({
-      apiUrl: process.env.GITHUB_API_URL ?? 'https://api.github.com',
-      repository: at.repository,
-      token: at.token
-    })
-  })
+  const loaded = await loadPolicy(at)
   return loaded.policy.values
 }
 

@@ -49,7 +49,7 @@ export function stageOf(file: string): string {
   if (r.startsWith('report/')) return 'report'
   if (r.startsWith('github/')) return 'github'
   if (r.startsWith('pipeline')) return 'pipeline'
-  if (r.startsWith('inputs') || r.startsWith('policy')) return 'inputs'
+  if (r.startsWith('inputs') || r.startsWith('policy') || r.startsWith('presets/')) return 'inputs'
   if (r.startsWith('plan')) return 'plan'
   if (/^(index|post|cli|main|bin)\.ts$/.test(r)) return 'entries'
   return 'base'

@@ -10,6 +10,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { jest } from '@jest/globals'
 import { DefaultArtifactClient } from '@actions/artifact'
+import { git as testGit } from '../support/git.js'
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
 
@@ -24,17 +25,8 @@ let baseSha: string
 let headSha: string
 let basePolicyBlob: string
 
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Base',
-  GIT_AUTHOR_EMAIL: 'base@example.invalid',
-  GIT_COMMITTER_NAME: 'Base',
-  GIT_COMMITTER_EMAIL: 'base@example.invalid'
-}
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, env: gitEnv }).toString().trim()
+  return testGit(cwd, ...args).trim()
 }
 
 beforeAll(async () => {

@@ -9,6 +9,7 @@ import { runPipeline } from '../../src/pipeline/run.js'
 import type { RunResult } from '../../src/pipeline/run.js'
 import { planRun } from '../../src/plan.js'
 import { validateReport } from '../../src/report/schema.js'
+import { git } from './git.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 
 export const BUSYBOX = 'airlock-local/busybox:1'
@@ -18,19 +19,7 @@ export function imageId(tag: string): string {
   return execFileSync('docker', ['image', 'inspect', '-f', '{{.Id}}', tag]).toString().trim()
 }
 
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Test',
-  GIT_AUTHOR_EMAIL: 'test@example.invalid',
-  GIT_COMMITTER_NAME: 'Test',
-  GIT_COMMITTER_EMAIL: 'test@example.invalid'
-}
-
-export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, env: GIT_ENV }).toString()
-}
+export { git } from './git.js'
 
 /** A workspace folder holding a git repository with `files` committed and a Dockerfile FROM the busybox image. */
 export function makeWorkspace(

@@ -1,6 +1,7 @@
 // What the model was asked and answered, read from the proxy's records of credential routes:
 // server-sent events reassembled, model names and token usage parsed from OpenAI-style (chat
-// completions and responses) and Anthropic-style (messages) bodies. Pure; the input is untrusted.
+// completions and responses), Anthropic-style (messages) and Gemini (generateContent) bodies.
+// Pure; the input is untrusted.
 import type { TranscriptRecord } from './records.js'
 
 export interface SseEvent {
@@ -112,6 +113,8 @@ function readMessage(m: Json | undefined, ex: Exchange): void {
       }
     }
   }
+  // Gemini generateContent: candidates[].content.parts[], usageMetadata, modelVersion.
+  readGemini(m, ex)
   // OpenAI responses: output[].content[] / function_call.
   if (Array.isArray(m.output)) {
     for (const o of m.output.map(obj)) {
@@ -124,6 +127,26 @@ function readMessage(m: Json | undefined, ex: Exchange): void {
           if (c?.type === 'output_text' && typeof c.text === 'string') ex.text += c.text
         }
       }
+    }
+  }
+}
+
+/** A Gemini response (or one streamed chunk): usage is the running total, so it replaces. */
+function readGemini(m: Json, ex: Exchange): void {
+  if (!Array.isArray(m.candidates) && obj(m.usageMetadata) === undefined) return
+  ex.model = str(m.modelVersion) ?? ex.model
+  const u = obj(m.usageMetadata)
+  if (u) {
+    ex.inputTokens = num(u.promptTokenCount)
+    ex.outputTokens = num(u.candidatesTokenCount) + num(u.thoughtsTokenCount)
+  }
+  for (const c of (Array.isArray(m.candidates) ? m.candidates : []).map(obj)) {
+    const parts = obj(c?.content)?.parts
+    for (const part of (Array.isArray(parts) ? parts : []).map(obj)) {
+      if (typeof part?.text === 'string' && part.thought !== true) ex.text += part.text
+      const call = obj(part?.functionCall)
+      if (call)
+        ex.toolCalls.push({ name: str(call.name) ?? '?', input: JSON.stringify(call.args ?? null) })
     }
   }
 }
@@ -198,6 +221,11 @@ function readStream(events: SseEvent[], ex: Exchange): void {
         break
       }
       default: {
+        // Gemini streamGenerateContent chunks: each a generateContent response.
+        if (Array.isArray(d.candidates) || obj(d.usageMetadata) !== undefined) {
+          readGemini(d, ex)
+          break
+        }
         // OpenAI chat completions chunks: {model, choices[{delta}], usage?}.
         if (Array.isArray(d.choices) || d.object === 'chat.completion.chunk') {
           ex.model = str(d.model) ?? ex.model

@@ -1,4 +1,4 @@
-import type { TestCase } from './tests.js'
+import type { TestCase } from './tests/index.js'
 
 export type Classification =
   'newly-failing' | 'fixed' | 'still-failing' | 'passing' | 'new' | 'removed' | 'skipped'

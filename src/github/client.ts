@@ -17,6 +17,8 @@ export interface ClientOptions {
    * here so that no code path can write by accident.
    */
   readOnly?: boolean
+  /** The fetch the requests go through (tests give a fake); default the global fetch. */
+  fetch?: typeof fetch
 }
 
 /** Waits longer than this for a rate limit are not worth it: the step fails and says why. */
@@ -67,6 +69,7 @@ export function createClient(options: ClientOptions): GitHubClient {
     options.token,
     {
       baseUrl,
+      ...(options.fetch !== undefined ? { request: { fetch: options.fetch } } : {}),
       retry: { retries: options.retries ?? 3 },
       throttle: {
         onRateLimit: (retryAfter: number, opts: { method: string; url: string }, _o, count) => {

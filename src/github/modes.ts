@@ -2,6 +2,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import * as core from '@actions/core'
 import type { InputReader } from '../input-read.js'
+import { INPUT } from '../input-names.js'
 import type { Logger } from '../log.js'
 import { codeBlock } from '../report/escape.js'
 import { applyRun } from './apply.js'
@@ -18,6 +19,8 @@ import { acknowledgeCommand, decideCommand, runCommand } from './command.js'
 import { InvalidEvidenceError } from './evidence.js'
 import { finishedRun, openPullsAt } from './pulls.js'
 import { createClient } from './client.js'
+import { contentsReader } from './contents.js'
+import type { FileReader } from './contents.js'
 import type { EventContext, GitHubInputs } from './context.js'
 import { GITHUB_OUTPUT, eventPullNumber, getGitHubInputs, readEventContext } from './context.js'
 import { readEvidence } from './evidence.js'
@@ -148,13 +151,12 @@ export async function publishMode(
 
 /**
  * Reads the policy file's values at a base commit of the repository (the local clone first, then
- * the contents API with the token). The entry wires in the inputs' policy loader.
+ * `api`: the contents API on this mode's client). The entry wires in the inputs' policy loader.
  */
 export type PolicyReader = (at: {
   repoPath: string
   base: string
-  repository: string
-  token: string
+  api: FileReader
 }) => Promise<Record<string, string>>
 
 /** `approve` mode. */
@@ -207,8 +209,10 @@ async function decideAndRecord(
       readPolicy({
         repoPath: inputs.path,
         base,
-        repository: `${ctx.owner}/${ctx.repo}`,
-        token: inputs.token
+        api: contentsReader(octokit, {
+          repository: `${ctx.owner}/${ctx.repo}`,
+          refInput: INPUT.policyBase
+        })
       })
   })
   // After a workflow_run, the review was read, not sent to us: no reply comment for a refusal.

@@ -1,4 +1,5 @@
 // The egress stage: the proxy session around the agent phase, and its evidence afterwards.
+import { InfrastructureError, errorMessage } from '../errors.js'
 import type { EgressInputs } from '../egress/inputs.js'
 import { summarizeEgress, writeEgressEvidence } from '../egress/evidence.js'
 import type { EgressSummary } from '../egress/evidence.js'
@@ -18,6 +19,17 @@ export async function openEgress(
   if (!e) return undefined
   if (!settings) throw new Error('allowlist plan without its egress settings')
   return deps.log.group('egress', async () => {
+    // A digest-pinned proxy image (the default one) is pulled when the engine lacks it.
+    if (e.proxyImage.includes('@')) {
+      await deps.runtime
+        .resolveImage({ kind: 'pinned', ref: e.proxyImage }, deps.log)
+        .catch((error: unknown) => {
+          throw new InfrastructureError(
+            `proxy-image: ${errorMessage(error)}; where no registry is reachable, give proxy-image as a local image ID with node 18 or later (scripts/prepare-images.sh node builds one)`,
+            { cause: error }
+          )
+        })
+    }
     const session = await startEgress(deps.runtime, {
       runId: plan.runId,
       labels: plan.labels,

@@ -3,7 +3,7 @@
 import * as path from 'node:path'
 import { CancelledError } from '../errors.js'
 import { compareTests, markFlaky, shouldRerun } from '../evidence/compare.js'
-import { collectTestReports, summarize } from '../evidence/tests.js'
+import { collectTestReports, summarize } from '../evidence/tests/index.js'
 import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'

@@ -30,7 +30,8 @@ export function emptyReport(plan: RunPlan, started: number = Date.now()): Report
     agent: {
       ...emptyPhase(agent.command[2] ?? ''),
       promptSha256: plan.task.sha256,
-      model: plan.model ?? null
+      model: plan.model ?? null,
+      ...(plan.preset !== undefined ? { preset: plan.preset } : {})
     },
     tests: {
       command: tests?.command[2] ?? null,

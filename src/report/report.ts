@@ -1,6 +1,6 @@
 import type { ChangedFile } from '../evidence/diff.js'
 import type { SkippedEntry } from '../evidence/snapshot.js'
-import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests.js'
+import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests/index.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../plan.js'
 import type { PolicyRecord } from '../policy.js'
@@ -52,7 +52,7 @@ export interface Report {
     warnings: string[]
   }
   task: { sha256: string; bytes: number; source: 'text' | 'file' }
-  agent: PhaseReport & { promptSha256: string; model: string | null }
+  agent: PhaseReport & { promptSha256: string; model: string | null; preset?: string }
   tests: {
     command: string | null
     phase: PhaseReport | null

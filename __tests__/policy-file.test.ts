@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
@@ -8,7 +7,6 @@ import { getInputs } from '../src/inputs.js'
 import type { InputContext } from '../src/inputs.js'
 import {
   POLICY_KEYS,
-  contentsApi,
   loadPolicy,
   nearestKey,
   parsePolicy,
@@ -16,6 +14,7 @@ import {
   withPolicy
 } from '../src/policy.js'
 import { eventBaseSha } from '../src/github/context.js'
+import { git as testGit } from './support/git.js'
 import type { ContentsApi, LoadedPolicy } from '../src/policy.js'
 
 describe('parsePolicy', () => {
@@ -254,17 +253,7 @@ describe('loadPolicy', () => {
   let noPolicyCommit: string
   let symlinkCommit: string
   let hugeCommit: string
-  const env = {
-    ...process.env,
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_AUTHOR_NAME: 't',
-    GIT_AUTHOR_EMAIL: 't@example.invalid',
-    GIT_COMMITTER_NAME: 't',
-    GIT_COMMITTER_EMAIL: 't@example.invalid'
-  }
-  const git = (...args: string[]): string =>
-    execFileSync('git', args, { cwd: repo, env }).toString().trim()
+  const git = (...args: string[]): string => testGit(repo, ...args).trim()
   const write = (rel: string, text: string): void => {
     fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true })
     fs.writeFileSync(path.join(repo, rel), text)
@@ -358,11 +347,9 @@ describe('loadPolicy', () => {
 
   test('a base that is not in the clone is read through the contents API', async () => {
     const calls: [string, string][] = []
-    const api: ContentsApi = {
-      async getFile(p, ref) {
-        calls.push([p, ref])
-        return { sha: 'd'.repeat(40), content: Buffer.from('cpus: 1\n') }
-      }
+    const api: ContentsApi = async (p, ref) => {
+      calls.push([p, ref])
+      return { sha: 'd'.repeat(40), content: Buffer.from('cpus: 1\n') }
     }
     const l = await loadPolicy({ repoPath: repo, base: 'e'.repeat(40), api })
     expect(calls).toEqual([['.github/airlock.yml', 'e'.repeat(40)]])
@@ -371,58 +358,12 @@ describe('loadPolicy', () => {
   })
 
   test('API errors fail closed', async () => {
-    const api: ContentsApi = {
-      getFile: async () => {
-        throw new Error('socket hang up')
-      }
+    const api: ContentsApi = async () => {
+      throw new Error('socket hang up')
     }
     await expect(loadPolicy({ repoPath: repo, base: 'e'.repeat(40), api })).rejects.toThrow(
       /cannot read \.github\/airlock\.yml at e+ through the API: socket hang up/
     )
-  })
-})
-
-describe('contentsApi', () => {
-  const respond =
-    (status: number, body: unknown, seen: string[] = []) =>
-    async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      seen.push(`${String(url)} ${JSON.stringify(init?.headers)}`)
-      return new Response(JSON.stringify(body), { status })
-    }
-  const api = (fetchImpl: typeof fetch) =>
-    contentsApi({ apiUrl: 'http://api.test/', repository: 'o/r', token: 'tok', fetchImpl })
-
-  test('reads a file: GET contents at the ref, with the token', async () => {
-    const seen: string[] = []
-    const f = await api(
-      respond(
-        200,
-        {
-          type: 'file',
-          sha: 'a1',
-          encoding: 'base64',
-          content: Buffer.from('memory: 1g').toString('base64')
-        },
-        seen
-      ) as typeof fetch
-    ).getFile('.github/airlock.yml', 'abc')
-    expect(f).toEqual({ sha: 'a1', content: Buffer.from('memory: 1g') })
-    expect(seen[0]).toMatch(
-      /^http:\/\/api\.test\/repos\/o\/r\/contents\/\.github\/airlock\.yml\?ref=abc /
-    )
-    expect(seen[0]).toContain('Bearer tok')
-  })
-
-  test.each<[string, number, unknown, RegExp | null]>([
-    ['missing file', 404, { message: 'Not Found' }, null],
-    ['missing ref', 404, { message: 'No commit found for the ref abc' }, /No commit found/],
-    ['server error', 502, { message: 'Bad Gateway' }, /HTTP 502 Bad Gateway/],
-    ['a directory', 200, [{ type: 'file' }], /is not a regular file/],
-    ['a symlink', 200, { type: 'symlink', sha: 'x', target: '../x' }, /is not a regular file/]
-  ])('%s', async (_name, status, body, error) => {
-    const call = api(respond(status, body) as typeof fetch).getFile('.github/airlock.yml', 'abc')
-    if (error === null) await expect(call).resolves.toBeNull()
-    else await expect(call).rejects.toThrow(error)
   })
 })
 

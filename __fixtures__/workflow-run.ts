@@ -1,0 +1,281 @@
+/**
+ * Runs a job of a workflow file the way the Actions runner does, on this machine: each step's
+ * `if:`, `with:` and `env:` evaluated with GitHub's evaluator (./workflows.ts), `run:` steps in
+ * bash, `uses: ./…` steps from the action's built dist/ (INPUT_*, GITHUB_* of the event,
+ * GITHUB_OUTPUT/GITHUB_STATE files, then the post step), and the two actions the workflows use
+ * emulated for the inputs they pass:
+ *   actions/checkout           the repository (a local "GitHub" remote that has
+ *                              refs/pull/N/merge and refs/pull/N/head) at `ref` (default: the
+ *                              event's GITHUB_SHA), `fetch-depth` commits (0: all), into `path`;
+ *                              `persist-credentials` writes the token header into .git/config
+ *                              as the real action does; `repository:` another repository (Agent
+ *                              Airlock itself) is this project folder, as pinned by the caller.
+ *   actions/download-artifact  the real @actions/artifact client against the results stand-in.
+ */
+import { spawn, execFileSync } from 'node:child_process'
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import { DefaultArtifactClient } from '@actions/artifact'
+import { NODE } from './action-harness.js'
+import {
+  ROOT,
+  jobEnvironment,
+  jobOutputs,
+  jobRuns,
+  jobSteps,
+  type Contexts,
+  type EvaluatedStep,
+  type LoadedWorkflow
+} from './workflows.js'
+
+export interface RunnerSetup {
+  /** The local stand-in of the GitHub repository (a bare git repository). */
+  remote: string
+  /** Where the job's workspace is made (a fresh folder per job). */
+  root: string
+  eventName: string
+  payload: Record<string, unknown>
+  /** GITHUB_SHA and GITHUB_REF of the run (the merge commit and refs/pull/N/merge on pull_request). */
+  sha: string
+  ref: string
+  apiUrl: string
+  /** The job's GITHUB_TOKEN. */
+  token: string
+  /** Artifact service environment (results stand-in). */
+  artifactEnv: Record<string, string>
+  /** Settings this machine needs that a hosted runner has from the internet (see the tests). */
+  machineInputs?: (step: EvaluatedStep) => Record<string, string>
+}
+
+export interface StepResult {
+  step: EvaluatedStep
+  skipped: boolean
+  code: number | null
+  stdout: string
+  stderr: string
+  outputs: Record<string, string>
+  /** The environment the step's process had (for the secret checks). */
+  environment: Record<string, string>
+  inputs: Record<string, string>
+}
+
+export interface JobResult {
+  ran: boolean
+  /** The deployment environment the job waits on (its required reviewers approve it here). */
+  environment?: string
+  result: 'success' | 'failure' | 'skipped'
+  outputs: Record<string, string>
+  steps: StepResult[]
+  workspace: string
+}
+
+function git(cwd: string, args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
+  }).toString('utf8')
+}
+
+function parseFileCommands(text: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  const lines = text.split('\n')
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([^<=]+)<<(.+)$/.exec(lines[i])
+    if (m) {
+      const value: string[] = []
+      for (i++; i < lines.length && lines[i] !== m[2]; i++) value.push(lines[i])
+      out[m[1]] = value.join('\n')
+    } else if (lines[i].includes('=')) {
+      out[lines[i].slice(0, lines[i].indexOf('='))] = lines[i].slice(lines[i].indexOf('=') + 1)
+    }
+  }
+  return out
+}
+
+function spawnStep(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { env, cwd })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** actions/checkout for the inputs the workflows use. */
+function checkout(step: EvaluatedStep, setup: RunnerSetup, workspace: string): void {
+  const w = step.with
+  const dest = path.join(workspace, w.path ?? '')
+  if (w.repository !== undefined && w.repository !== '') {
+    // Agent Airlock itself at the pinned commit: this project (its action.yml, dist/, images/).
+    if (!/^[0-9a-f]{40}$/.test(w.ref ?? ''))
+      throw new Error(`checkout of ${w.repository} is not pinned`)
+    fs.mkdirSync(dest, { recursive: true })
+    for (const name of ['action.yml', 'dist', 'images']) {
+      fs.cpSync(path.join(ROOT, name), path.join(dest, name), { recursive: true })
+    }
+    return
+  }
+  const ref = w.ref !== undefined && w.ref !== '' ? w.ref : setup.sha
+  const depth = Number(w['fetch-depth'] ?? '1')
+  fs.mkdirSync(dest, { recursive: true })
+  git(dest, ['init', '-q'])
+  git(dest, ['remote', 'add', 'origin', setup.remote])
+  // As the action does: fetch the commit (with its history when fetch-depth is 0), check it out detached.
+  git(dest, [
+    'fetch',
+    '-q',
+    ...(depth > 0 ? [`--depth=${depth}`] : []),
+    'origin',
+    '+refs/heads/*:refs/remotes/origin/*',
+    '+refs/pull/*:refs/remotes/pull/*'
+  ])
+  if (w['sparse-checkout'] !== undefined && w['sparse-checkout'] !== '') {
+    // As the action does: the patterns (cone mode unless turned off) before the checkout.
+    const cone = w['sparse-checkout-cone-mode'] !== 'false'
+    git(dest, [
+      'sparse-checkout',
+      'set',
+      cone ? '--cone' : '--no-cone',
+      ...w['sparse-checkout'].split('\n').filter((l) => l.trim() !== '')
+    ])
+  }
+  git(dest, ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', ref])
+  if (w['persist-credentials'] !== 'false') {
+    const basic = Buffer.from(`x-access-token:${setup.token}`).toString('base64')
+    git(dest, [
+      'config',
+      '--local',
+      'http.https://github.com/.extraheader',
+      `AUTHORIZATION: basic ${basic}`
+    ])
+  }
+}
+
+/** actions/download-artifact by name, with the real client. */
+async function downloadArtifact(
+  step: EvaluatedStep,
+  setup: RunnerSetup,
+  workspace: string
+): Promise<void> {
+  const saved = { ...process.env }
+  Object.assign(process.env, setup.artifactEnv)
+  try {
+    const client = new DefaultArtifactClient()
+    const { artifact } = await client.getArtifact(step.with.name)
+    await client.downloadArtifact(artifact.id, { path: path.join(workspace, step.with.path ?? '') })
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k]
+    Object.assign(process.env, saved)
+  }
+}
+
+/** Runs one job; `ctx` holds github, inputs, secrets and needs. */
+export async function runJob(
+  w: LoadedWorkflow,
+  jobId: string,
+  ctx: Contexts,
+  setup: RunnerSetup
+): Promise<JobResult> {
+  const workspace = fs.mkdtempSync(path.join(setup.root, `${jobId}-`))
+  if (!jobRuns(w, jobId, ctx))
+    return { ran: false, result: 'skipped', outputs: {}, steps: [], workspace }
+  const environment = jobEnvironment(w, jobId, ctx)
+  const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-runner-temp-'))
+  const eventPath = path.join(temp, 'event.json')
+  fs.writeFileSync(eventPath, JSON.stringify(setup.payload))
+  const steps: StepResult[] = []
+  const stepsCtx: NonNullable<Contexts['steps']> = {}
+  let failed = false
+  const evaluated = (): EvaluatedStep[] => jobSteps(w, jobId, { ...ctx, steps: stepsCtx })
+  const count = evaluated().length
+  for (let i = 0; i < count; i++) {
+    const step = evaluated()[i]
+    if (failed || !step.runs) {
+      steps.push({
+        step,
+        skipped: true,
+        code: null,
+        stdout: '',
+        stderr: '',
+        outputs: {},
+        environment: {},
+        inputs: {}
+      })
+      continue
+    }
+    const outputFile = path.join(temp, `output-${i}`)
+    const stateFile = path.join(temp, `state-${i}`)
+    const summaryFile = path.join(temp, `summary-${i}`)
+    for (const f of [outputFile, stateFile, summaryFile]) fs.writeFileSync(f, '')
+    const runnerEnv: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: temp,
+      CI: 'true',
+      GITHUB_ACTIONS: 'true',
+      GITHUB_WORKSPACE: workspace,
+      GITHUB_EVENT_NAME: setup.eventName,
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_SHA: setup.sha,
+      GITHUB_REF: setup.ref,
+      GITHUB_REF_NAME: setup.ref.replace(/^refs\/(heads|tags)\//, ''),
+      GITHUB_REPOSITORY: String(ctx.github.repository),
+      GITHUB_API_URL: setup.apiUrl,
+      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_RUN_ID: String(ctx.github.run_id),
+      GITHUB_RUN_ATTEMPT: String(ctx.github.run_attempt),
+      GITHUB_JOB: jobId,
+      GITHUB_OUTPUT: outputFile,
+      GITHUB_STATE: stateFile,
+      GITHUB_STEP_SUMMARY: summaryFile,
+      RUNNER_TEMP: temp,
+      ...setup.artifactEnv,
+      ...step.env
+    }
+    let result = { code: 0 as number | null, stdout: '', stderr: '' }
+    let inputs: Record<string, string> = {}
+    if (step.run !== undefined) {
+      result = await spawnStep('bash', ['-e', '-c', step.run], runnerEnv, workspace)
+    } else if (step.uses?.startsWith('actions/checkout@')) {
+      checkout(step, setup, workspace)
+    } else if (step.uses?.startsWith('actions/download-artifact@')) {
+      await downloadArtifact(step, setup, workspace)
+    } else if (step.uses?.startsWith('./')) {
+      const dir = path.join(workspace, step.uses)
+      inputs = { ...step.with, ...(setup.machineInputs?.(step) ?? {}) }
+      const env = { ...runnerEnv }
+      for (const [k, v] of Object.entries(inputs))
+        env[`INPUT_${k.replace(/ /g, '_').toUpperCase()}`] = v
+      result = await spawnStep(NODE, [path.join(dir, 'dist/index.js')], env, workspace)
+      // The post step (post-if: always()), with the state the main step saved.
+      const state = parseFileCommands(fs.readFileSync(stateFile, 'utf8'))
+      const postEnv = { ...env }
+      for (const [k, v] of Object.entries(state)) postEnv[`STATE_${k}`] = v
+      const post = await spawnStep(NODE, [path.join(dir, 'dist/post.js')], postEnv, workspace)
+      result.stdout += post.stdout
+      result.stderr += post.stderr
+    } else {
+      throw new Error(`${w.file}:${jobId}: no emulation of ${step.uses}`)
+    }
+    const outputs = parseFileCommands(fs.readFileSync(outputFile, 'utf8'))
+    if (step.id !== undefined) stepsCtx[step.id] = { outputs }
+    if (result.code !== 0) failed = true
+    steps.push({ step, skipped: false, ...result, outputs, environment: runnerEnv, inputs })
+  }
+  fs.rmSync(temp, { recursive: true, force: true })
+  return {
+    ran: true,
+    ...(environment !== undefined ? { environment } : {}),
+    result: failed ? 'failure' : 'success',
+    outputs: jobOutputs(w, jobId, { ...ctx, steps: stepsCtx }),
+    steps,
+    workspace
+  }
+}

@@ -1,0 +1,370 @@
+/**
+ * The path a maintainer adopts, run as GitHub would run it: examples/pull-request.yml calls
+ * .github/workflows/agent-run.yml (resolved and evaluated with GitHub's parser and evaluator), on
+ * a real pull_request payload, with the runner's GITHUB_SHA the merge commit of refs/pull/7/merge.
+ * The run job checks out and runs the built action with `agent: claude-code`: the real Claude
+ * Code from npm, in the preset's image, through the egress proxy to a scripted stub of the
+ * Messages API. The publish job downloads the evidence with the real artifact client and posts
+ * to the OpenAPI-validating GitHub stand-in. Asserted: what GitHub would show.
+ *
+ * What this machine lacks and a hosted runner has (a registry and the internet) is given to the
+ * action step only, and only where the workflow leaves the input empty: the local stand-in of
+ * the pinned node base (build-args BASE), the local proxy image, and the model API's address
+ * (the preset's route pointed at the stub, the stub's CA). Everything else is the files' own.
+ */
+import { randomBytes } from 'node:crypto'
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import Docker from 'dockerode'
+import {
+  PEOPLE,
+  PR_NUMBER,
+  TOKEN,
+  gitIn,
+  makeWorld,
+  webhook
+} from '../../__fixtures__/action-harness.js'
+import type { World } from '../../__fixtures__/action-harness.js'
+import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
+import type { User } from '../../__fixtures__/github-stand-in.js'
+import { runJob, type JobResult, type RunnerSetup } from '../../__fixtures__/workflow-run.js'
+import {
+  ROOT,
+  githubContext,
+  loadWorkflow,
+  resolveCall,
+  type Contexts,
+  type ReadWorkflow
+} from '../../__fixtures__/workflows.js'
+import { startResultsService } from '../support/results-service.js'
+import type { ResultsService } from '../support/results-service.js'
+import { imageId, makeCerts, readTree, startStubs, type StubNet } from '../egress-helpers.js'
+
+const docker = new Docker()
+const SECRET = `sk-ant-canary-${randomBytes(12).toString('hex')}`
+let tmp: string
+let stubs: StubNet
+let ca: string
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-workflow-e2e-'))
+  fs.chmodSync(tmp, 0o755)
+  makeCerts(path.join(tmp, 'certs'))
+  ca = fs.readFileSync(path.join(tmp, 'certs', 'ca.crt'), 'utf8')
+  stubs = await startStubs(docker, path.join(tmp, 'certs'))
+}, 300_000)
+afterAll(async () => {
+  await stubs?.remove()
+  fs.rmSync(tmp, { recursive: true, force: true })
+}, 60_000)
+
+let world: World
+let results: ResultsService
+let head: string
+let base: string
+let merge: string
+
+beforeEach(async () => {
+  results = await startResultsService()
+  world = await makeWorld({
+    'README.md': '# hello\n',
+    // The example policy, on the base branch where the action reads it, naming an approver.
+    '.github/airlock.yml': fs
+      .readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8')
+      .replace('your-github-login', PEOPLE.writer.login),
+    '.github/airlock/review-task.md': 'Write a file GREETING.md that greets the reader.\n'
+  })
+  const ws = world.workspace
+  gitIn(ws, ['checkout', '-q', 'feature'])
+  fs.writeFileSync(path.join(ws, 'feature.txt'), 'from the pull request\n')
+  gitIn(ws, ['add', 'feature.txt'])
+  gitIn(ws, ['commit', '-q', '-m', 'feature work'])
+  gitIn(ws, ['checkout', '-q', 'main'])
+  fs.writeFileSync(path.join(ws, 'main.txt'), 'main moved on\n')
+  gitIn(ws, ['add', 'main.txt'])
+  gitIn(ws, ['commit', '-q', '-m', 'main work'])
+  gitIn(ws, ['push', '-q', remote(), 'main', 'feature'])
+  updatePullRefs()
+})
+
+/** GitHub's side after a push: refs/pull/N/head and a fresh merge commit in refs/pull/N/merge. */
+function updatePullRefs(): void {
+  const ws = world.workspace
+  gitIn(ws, ['fetch', '-q', remote(), '+refs/heads/*:refs/remotes/gh/*'])
+  head = gitIn(ws, ['rev-parse', 'refs/remotes/gh/feature']).trim()
+  base = gitIn(ws, ['rev-parse', 'refs/remotes/gh/main']).trim()
+  gitIn(ws, ['checkout', '-q', '--detach', base])
+  gitIn(ws, ['merge', '-q', '--no-ff', '-m', `Merge ${head} into ${base}`, head])
+  merge = gitIn(ws, ['rev-parse', 'HEAD']).trim()
+  gitIn(ws, [
+    'push',
+    '-q',
+    '-f',
+    remote(),
+    `${head}:refs/pull/${PR_NUMBER}/head`,
+    `${merge}:refs/pull/${PR_NUMBER}/merge`
+  ])
+}
+afterEach(async () => {
+  results?.close()
+  const violations = [...world.api.violations, ...results.violations]
+  await world.close()
+  expect(violations).toEqual([])
+})
+
+const remote = (): string => path.join(world.root, 'remote.git')
+
+function payload(fork: boolean): Record<string, unknown> {
+  return webhook('pull_request', 'synchronize', (p) => {
+    p.number = PR_NUMBER
+    p.pull_request.number = PR_NUMBER
+    p.pull_request.head.sha = head
+    p.pull_request.head.ref = 'feature'
+    p.pull_request.head.repo.full_name = fork ? 'mallory/hello' : 'octo-org/hello'
+    p.pull_request.base.sha = base
+    p.pull_request.base.ref = 'main'
+    p.pull_request.base.repo.full_name = 'octo-org/hello'
+    p.pull_request.user.login = PEOPLE.author.login
+  })
+}
+
+/** The runner of one workflow run; what this machine lacks is given as described above. */
+function runnerSetup(
+  eventName: string,
+  event: Record<string, unknown>,
+  sha: string,
+  ref: string
+): RunnerSetup {
+  return {
+    remote: remote(),
+    root: world.root,
+    eventName,
+    payload: event,
+    sha,
+    ref,
+    apiUrl: world.api.url,
+    token: TOKEN,
+    artifactEnv: results.env,
+    machineInputs: (step) =>
+      step.with.mode !== 'run'
+        ? {}
+        : Object.fromEntries(
+            Object.entries({
+              'build-args': `BASE=${imageId('airlock-local/node:24-npm')}`,
+              credentials:
+                'ANTHROPIC=https://api.test:8443|AIRLOCK_AGENT_API_KEY|x-api-key|allow=POST /v1/messages',
+              'host-map': `api.test=${stubs.upstream.ip}`,
+              'upstream-ca': ca,
+              'proxy-image': imageId('airlock-local/node:18'),
+              'proxy-network': stubs.network
+            }).filter(([k]) => (step.with[k] ?? '') === '')
+          )
+  }
+}
+
+/** examples/pull-request.yml on a pull_request event: the run job, then the publish job. */
+async function pullRequestRun(opts: { fork?: boolean; read?: ReadWorkflow } = {}) {
+  const event = payload(opts.fork === true)
+  const runId = String(100000 + Math.floor(Math.random() * 899999))
+  const ctx: Contexts = {
+    github: githubContext('pull_request', event, {
+      sha: merge,
+      ref: `refs/pull/${PR_NUMBER}/merge`,
+      token: TOKEN,
+      runId
+    }),
+    secrets: { ANTHROPIC_API_KEY: SECRET }
+  }
+  const caller = await loadWorkflow('examples/pull-request.yml', opts.read)
+  const call = await resolveCall(caller, 'airlock', ctx, opts.read)
+  const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
+  const setup = runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`)
+  const run = await runJob(call.callee, 'run', inner, setup)
+  const needs = { run: { result: run.result, outputs: run.outputs } }
+  const publish = await runJob(call.callee, 'publish', { ...inner, needs }, setup)
+  return { run, publish }
+}
+
+/** examples/approve.yml on an issue comment `/airlock approve <prefix>` by `user`. */
+async function approveRun(user: User, body: string): Promise<JobResult> {
+  const event = webhook('issue_comment', 'created', (p) => {
+    p.issue.number = PR_NUMBER
+    p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}` }
+    p.comment.body = body
+    p.comment.user.login = user.login
+    p.comment.user.type = user.type
+  })
+  // issue_comment runs on the default branch.
+  const ctx: Contexts = {
+    github: githubContext('issue_comment', event, {
+      sha: base,
+      ref: 'refs/heads/main',
+      token: TOKEN
+    })
+  }
+  const call = await resolveCall(await loadWorkflow('examples/approve.yml'), 'approve', ctx)
+  return runJob(
+    call.callee,
+    'approve',
+    { ...ctx, inputs: call.inputs, secrets: call.secrets },
+    {
+      remote: remote(),
+      root: world.root,
+      eventName: 'issue_comment',
+      payload: event,
+      sha: base,
+      ref: 'refs/heads/main',
+      apiUrl: world.api.url,
+      token: TOKEN,
+      artifactEnv: results.env
+    }
+  )
+}
+
+function gate(sha: string): string[] {
+  return world.api.statuses
+    .filter((s) => s.sha === sha && s.context === 'airlock/approval')
+    .map((s) => s.state)
+}
+
+function log(job: JobResult): string {
+  return job.steps
+    .map((s) => `${s.stdout}\n${s.stderr}`)
+    .join('\n')
+    .slice(-6000)
+}
+
+test('same-repository pull request, agent: claude-code → one review on the head, the gate pending', async () => {
+  const before = (await stubs.seen('upstream')).auth.length
+  const { run, publish } = await pullRequestRun()
+  expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  expect(run.outputs.outcome).toBe('success')
+  expect(run.outputs['artifact-id']).toMatch(/^\d+$/)
+  // The action got the head commit and the preset, and the key only as the proxy's credential.
+  const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
+  expect(action.inputs).toMatchObject({ ref: head, agent: 'claude-code', env: '' })
+  expect(action.environment.AIRLOCK_AGENT_API_KEY).toBe(SECRET)
+  expect((await stubs.seen('upstream')).auth.slice(before)).toContain(`x-api-key: ${SECRET}`)
+
+  expect([publish.result, log(publish)]).toEqual(['success', expect.any(String)])
+  const evidence = path.join(publish.workspace, 'airlock-out')
+  const report = JSON.parse(fs.readFileSync(path.join(evidence, 'report.json'), 'utf8')) as {
+    repo: { headSha: string }
+    agent: { preset?: string }
+    diff: { files: { path: string }[] }
+    egress: { transcript?: { tokens: { input: number } } }
+  }
+  expect(report.repo.headSha).toBe(head)
+  expect(report.agent.preset).toBe('claude-code')
+  expect(report.diff.files.map((f) => f.path)).toEqual(['GREETING.md'])
+  expect(report.egress.transcript?.tokens.input).toBeGreaterThan(0)
+  for (const f of readTree(evidence))
+    expect([f.file, f.text.includes(SECRET)]).toEqual([f.file, false])
+
+  // What GitHub shows: one review by the workflow's identity on the head, the gate pending.
+  const reviews = world.api.reviews.filter((r) => r.user.login === ACTIONS_BOT.login)
+  expect(reviews.map((r) => r.commit_id)).toEqual([head])
+  expect(reviews[0].body).toContain('GREETING.md')
+  expect(world.api.statuses).toEqual([
+    expect.objectContaining({ sha: head, state: 'pending', context: 'airlock/approval' })
+  ])
+}, 600_000)
+
+test('a writer approves with /airlock approve → success; a new push → a new run, pending again', async () => {
+  const first = await pullRequestRun()
+  expect([first.publish.result, log(first.publish)]).toEqual(['success', expect.any(String)])
+  const diff = first.run.outputs['diff-sha256']
+  expect(diff).toMatch(/^[0-9a-f]{64}$/)
+  const approval = await approveRun(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
+  expect([approval.result, log(approval)]).toEqual(['success', expect.any(String)])
+  const approved = head
+  expect(gate(approved)).toEqual(['pending', 'success'])
+
+  world.api.push('feature', 'the author pushes again')
+  updatePullRefs()
+  expect(head).not.toBe(approved)
+  const second = await pullRequestRun()
+  expect([second.publish.result, log(second.publish)]).toEqual(['success', expect.any(String)])
+  expect(gate(head)).toEqual(['pending'])
+  expect(gate(approved)).toEqual(['pending', 'success'])
+  const reviews = world.api.reviews.filter((r) => r.user.login === ACTIONS_BOT.login)
+  expect(reviews.map((r) => r.commit_id)).toContain(head)
+}, 900_000)
+
+test('manual-task.yml: after the apply environment, a branch and a draft PR on the approved head', async () => {
+  const task = 'Write a file GREETING.md that greets the reader.'
+  const event = webhook('workflow_dispatch', undefined, (p) => {
+    p.ref = 'refs/heads/main'
+    p.inputs = { task }
+  })
+  const runId = String(100000 + Math.floor(Math.random() * 899999))
+  const ctx: Contexts = {
+    github: githubContext('workflow_dispatch', event, {
+      sha: base,
+      ref: 'refs/heads/main',
+      token: TOKEN,
+      runId
+    }),
+    inputs: { task },
+    secrets: { ANTHROPIC_API_KEY: SECRET }
+  }
+  const call = await resolveCall(await loadWorkflow('examples/manual-task.yml'), 'airlock', ctx)
+  const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
+  const setup = runnerSetup('workflow_dispatch', event, base, 'refs/heads/main')
+  const run = await runJob(call.callee, 'run', inner, setup)
+  expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  const publish = await runJob(
+    call.callee,
+    'publish',
+    { ...inner, needs: { run: { result: run.result, outputs: run.outputs } } },
+    setup
+  )
+  expect(publish.ran).toBe(false)
+  const needs = {
+    run: { result: run.result, outputs: run.outputs },
+    publish: { result: 'skipped', outputs: {} }
+  }
+  const apply = await runJob(call.callee, 'apply', { ...inner, needs }, setup)
+  // The job waits for the environment's reviewers; here they approved.
+  expect(apply.environment).toBe('airlock-apply')
+  expect([apply.result, log(apply)]).toEqual(['success', expect.any(String)])
+  const branch = `airlock/${runId}-1`
+  const commit = world.api.git(['rev-parse', `refs/heads/${branch}`]).trim()
+  expect(world.api.git(['rev-parse', `${commit}^`]).trim()).toBe(base)
+  expect(world.api.git(['show', `${commit}:GREETING.md`])).toBe('Hello from the stub model.\n')
+  const pr = [...world.api.pulls.values()].find((p) => p.headRef === branch)
+  expect(pr).toMatchObject({ baseRef: 'main', draft: true })
+}, 900_000)
+
+test('fork pull request → no secret in the run job, a clear failure, nothing published', async () => {
+  const { run, publish } = await pullRequestRun({ fork: true })
+  for (const s of run.steps) {
+    const seen = Object.entries({ ...s.environment, ...s.inputs }).filter(([, v]) =>
+      v.includes(SECRET)
+    )
+    expect([s.step.index, seen]).toEqual([s.step.index, []])
+  }
+  expect(run.result).toBe('failure')
+  expect(log(run)).toMatch(/::error::agent: this pull request comes from a fork/)
+  expect(publish.ran).toBe(false)
+  expect(world.api.writes()).toEqual([])
+}, 300_000)
+
+test('dry-run: true → the agent runs, nothing is written to GitHub', async () => {
+  const read: ReadWorkflow = (f) => {
+    const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
+    return f === 'examples/pull-request.yml'
+      ? text.replace(
+          '      agent: claude-code\n',
+          '      agent: claude-code\n      dry-run: true\n'
+        )
+      : text
+  }
+  const { run, publish } = await pullRequestRun({ read })
+  expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  expect(run.outputs.outcome).toBe('success')
+  expect(publish.ran).toBe(false)
+  expect(world.api.writes()).toEqual([])
+  expect(results.artifacts()).toEqual([])
+}, 600_000)

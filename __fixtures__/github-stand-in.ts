@@ -202,6 +202,12 @@ export class GitHubStandIn {
   readonly statuses: Status[] = []
   readonly comments: Comment[] = []
   readonly faults: Fault[] = []
+  /** Members of teams: `org/team-slug` → logins with an active membership. */
+  readonly teams = new Map<string, string[]>()
+  /** Reactions added to issue comments. */
+  readonly reactions: { commentId: number; content: string; user: string }[] = []
+  /** Answer GraphQL with an error (the viewer cannot be read). */
+  graphqlFails = false
   /** Called before a request is handled (after validation): lets a test change the world mid-run. */
   beforeRoute?: (route: string) => void
   /** Hold the first N matching requests until N have arrived (to force a race). */
@@ -235,9 +241,18 @@ export class GitHubStandIn {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()))
   }
 
-  /** Requests that change something (anything but GET/HEAD). */
+  /** Requests that change something (anything but GET/HEAD and GraphQL queries). */
   writes(): RecordedRequest[] {
-    return this.requests.filter((r) => r.method !== 'GET' && r.method !== 'HEAD')
+    return this.requests.filter(
+      (r) =>
+        r.method !== 'GET' &&
+        r.method !== 'HEAD' &&
+        // A GraphQL query reads; only a mutation would change something.
+        !(
+          r.route === 'POST /graphql' &&
+          !/^\s*mutation\b/.test(String((r.body as { query?: unknown })?.query))
+        )
+    )
   }
 
   git(args: string[], input?: Buffer | string): string {
@@ -292,6 +307,8 @@ export class GitHubStandIn {
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers })
       res.end(data === undefined ? '' : JSON.stringify(data))
     }
+    if (method === 'POST' && url.pathname === '/graphql')
+      return this.graphql(req, raw, record, send)
     const { spec: s, operations: ops, ajv: a } = loadSpec()
     const op = ops.find((o) => o.method === method && o.regex.test(url.pathname))
     if (!op) {
@@ -373,6 +390,49 @@ export class GitHubStandIn {
     send(status, data, headers)
   }
 
+  /**
+   * GraphQL is not in the REST description: the one query the action sends (`viewer { login }`)
+   * is answered as GitHub does — with the token's login, `<slug>[bot]` for an App installation
+   * token — and anything else is a violation.
+   */
+  private graphql(
+    req: http.IncomingMessage,
+    raw: string,
+    record: RecordedRequest,
+    send: (status: number, data: unknown) => void
+  ): void {
+    record.route = 'POST /graphql'
+    let body: unknown
+    try {
+      body = JSON.parse(raw)
+    } catch {
+      this.violations.push('POST /graphql: body is not JSON')
+      return send(400, { message: 'Problems parsing JSON' })
+    }
+    record.body = body
+    const b = body as Record<string, unknown>
+    if (
+      typeof b !== 'object' ||
+      b === null ||
+      typeof b.query !== 'string' ||
+      Object.keys(b).some((k) => k !== 'query' && k !== 'variables')
+    ) {
+      this.violations.push(`POST /graphql: not a GraphQL request: ${raw.slice(0, 200)}`)
+      return send(400, { message: 'A query attribute must be specified' })
+    }
+    const token = /^(?:token|bearer) (.+)$/i.exec(req.headers.authorization ?? '')?.[1]
+    const user = token ? this.tokens.get(token) : undefined
+    if (!user) return send(401, { message: 'Bad credentials' })
+    record.user = user.login
+    if (this.graphqlFails) return send(502, { message: 'Server Error' })
+    if (!/^\s*(query\s*)?\{\s*viewer\s*\{\s*login\s*\}\s*\}\s*$/.test(b.query)) {
+      this.violations.push(`POST /graphql: the stand-in answers only viewer { login }: ${b.query}`)
+      return send(200, { errors: [{ message: 'not implemented by the stand-in' }] })
+    }
+    record.status = 200
+    send(200, { data: { viewer: { login: user.login } } })
+  }
+
   private route(
     template: string,
     method: string,
@@ -437,6 +497,21 @@ export class GitHubStandIn {
             html_url: null,
             download_url: null,
             _links: { self: '', git: null, html: null }
+          }
+        ]
+      }
+      case 'GET /orgs/{org}/teams/{team_slug}/memberships/{username}': {
+        // Reading another organisation's teams needs members:read; GITHUB_TOKEN has no such scope.
+        if (user.login === ACTIONS_BOT.login)
+          return [403, { message: 'Resource not accessible by integration' }]
+        const members = this.teams.get(`${p.org}/${p.team_slug}`)
+        if (!members?.includes(p.username)) return notFound
+        return [
+          200,
+          {
+            url: '',
+            role: 'member',
+            state: 'active'
           }
         ]
       }
@@ -699,6 +774,28 @@ export class GitHubStandIn {
         this.git(['update-ref', ref, String(b.sha)])
         return [201, { ref, object: { sha: b.sha, type: 'commit' } }]
       }
+      case 'GET /pulls': {
+        const state = url.searchParams.get('state') ?? 'open'
+        const list = [...this.pulls.values()]
+          .filter((x) => state === 'all' || x.state === state)
+          .sort((x, y) => y.number - x.number)
+        const perPage = Number(url.searchParams.get('per_page') ?? 30)
+        const page = Number(url.searchParams.get('page') ?? 1)
+        const slice = list.slice((page - 1) * perPage, page * perPage)
+        const headers: Record<string, string> = {}
+        if (page * perPage < list.length) {
+          headers.link = `<${this.url}/repos/${this.owner}/${this.repo}/pulls?state=${state}&per_page=${perPage}&page=${page + 1}>; rel="next"`
+        }
+        return [200, slice.map((x) => this.pullJson(x)), headers]
+      }
+      case 'POST /issues/comments/{comment_id}/reactions': {
+        const content = String(b.content)
+        this.reactions.push({ commentId: Number(p.comment_id), content, user: user.login })
+        return [
+          201,
+          { id: this.nextId++, content, user: this.userJson(user), created_at: '', node_id: 'R' }
+        ]
+      }
       case 'POST /pulls': {
         const number = Math.max(0, ...this.pulls.keys()) + 1
         const pr: Pull = {
@@ -722,6 +819,8 @@ export class GitHubStandIn {
   }
 
   commitExists(sha: string): boolean {
+    // A fork's head commit is in GitHub's repository network, not in our local repository.
+    if ([...this.pulls.values()].some((p) => p.foreignHeadSha === sha)) return true
     try {
       return this.git(['cat-file', '-t', sha]).trim() === 'commit'
     } catch {

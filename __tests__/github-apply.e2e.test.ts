@@ -1,6 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {
+  PEOPLE,
   PR_NUMBER,
   TOKEN,
   gitIn,
@@ -14,6 +15,7 @@ import {
 import type { ActionRun, World } from '../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../__fixtures__/github-stand-in.js'
 import { diffTrees } from '../src/evidence/diff.js'
+import { markerFor } from '../src/github/marker.js'
 
 let world: World
 /** The tree the agent's change produces, computed by git in a separate clone. */
@@ -55,10 +57,20 @@ afterEach(async () => {
   expect(violations).toEqual([])
 })
 
+/** The approved state: the action's own report review for the diff and its own green status. */
 function approveGate(
   sha = world.base,
-  description = `approved by @writer-wendy for diff ${diff.slice(0, 12)}`
+  description = `approved by @writer-wendy for diff ${diff.slice(0, 12)}`,
+  diffSha256 = diff
 ): void {
+  world.api.reviews.push({
+    id: 5000 + world.api.reviews.length,
+    pull: PR_NUMBER,
+    user: ACTIONS_BOT,
+    body: `report\n\n${markerFor({ runId: '100-1', headSha: sha, diffSha256 })}\n`,
+    state: 'COMMENTED',
+    commit_id: sha
+  })
   world.api.statuses.push({
     id: world.api.statuses.length + 1,
     sha,
@@ -180,6 +192,46 @@ describe('apply', () => {
     }
   )
 
+  test("a green status created with the pull request author's own token is not an approval", async () => {
+    // The report review is the action's; the green status is not: the author posted it through
+    // the API with their own token, wording it like the action's own.
+    approveGate()
+    world.api.statuses.pop()
+    const res = await fetch(`${world.api.url}/repos/octo-org/hello/statuses/${world.base}`, {
+      method: 'POST',
+      headers: { authorization: `token token-${PEOPLE.author.login}` },
+      body: JSON.stringify({
+        state: 'success',
+        context: 'airlock/approval',
+        description: `approved by @writer-wendy for diff ${diff.slice(0, 12)}`
+      })
+    })
+    expect(res.status).toBe(201)
+    const writesBefore = world.api.writes().length
+    const run = await apply()
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain('is missing')
+    expect(run.stdout).toContain('is not approved')
+    expect(world.api.writes().length).toBe(writesBefore)
+  })
+
+  test('a green status for a diff whose report is not the latest one is refused', async () => {
+    approveGate()
+    // A newer report of the action on the pull request names another diff.
+    world.api.reviews.push({
+      id: 9000,
+      pull: PR_NUMBER,
+      user: ACTIONS_BOT,
+      body: markerFor({ runId: '100-2', headSha: world.base, diffSha256: 'e'.repeat(64) }),
+      state: 'COMMENTED',
+      commit_id: world.base
+    })
+    const run = await apply()
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain('only the reviewed and approved evidence is applied')
+    expect(world.api.writes()).toEqual([])
+  })
+
   test('workflow_dispatch: a new branch and a draft pull request', async () => {
     const payload = webhook('workflow_dispatch', undefined, (p) => {
       p.ref = 'refs/heads/main'
@@ -222,7 +274,11 @@ describe('apply', () => {
       'diff --git a/../escape.txt b/../escape.txt\nnew file mode 100644\n--- /dev/null\n+++ b/../escape.txt\n@@ -0,0 +1 @@\n+owned\n'
     )
     writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: evil })
-    approveGate(world.base, `approved by @writer-wendy for diff ${sha256(evil).slice(0, 12)}`)
+    approveGate(
+      world.base,
+      `approved by @writer-wendy for diff ${sha256(evil).slice(0, 12)}`,
+      sha256(evil)
+    )
     const run = await apply()
     expect(run.code).toBe(1)
     expect(run.stdout).toContain('the patch does not apply')

@@ -55,8 +55,12 @@ describe('publish: the sticky review and the gate', () => {
     expect(first.outputs['comment-url']).toContain(`#pullrequestreview-${review.id}`)
     expect(first.outputs['gate-state']).toBe('pending')
 
-    // The same run again, with a changed comment: same review, new body, no second review.
-    fs.appendFileSync(path.join(world.out, 'comment.md'), '\nedited\n')
+    // The same evidence again (run, head and diff), rendered differently: same review, new body,
+    // no second review. (comment.md is never read: the review is rendered from report.json.)
+    const file = path.join(world.out, 'report.json')
+    const edited = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof report
+    edited.outcomeReason = 'edited'
+    fs.writeFileSync(file, JSON.stringify(edited))
     const second = await publish(world)
     expect(second.code).toBe(0)
     expect(ownReviews()).toHaveLength(1)

@@ -25,10 +25,12 @@ if (files.length === 0) {
   console.error('lint-workflows: no workflow files found')
   process.exit(1)
 }
-const lint = await createLinter()
 let problems = 0
 for (const file of files) {
   const rel = relative(root, file)
+  // A fresh linter for each file: one WebAssembly instance that lints many files in a row can
+  // run out of its memory and abort ("unreachable").
+  const lint = await createLinter()
   const results = lint(await readFile(file, 'utf8'), rel)
   for (const r of results) {
     problems++

@@ -15,7 +15,7 @@ import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
-import { applyMode, approveMode, publishMode } from './github/modes.js'
+import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 import { runInputs } from './presets/run-inputs.js'
 import { signProvenance } from './github/attest.js'
@@ -25,7 +25,7 @@ import { removeRunTemps } from './workspace/temp.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
-const MODES = ['run', 'publish', 'approve', 'apply'] as const
+const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
 const readInput = boundedReader((name: string): string | undefined => {
@@ -59,6 +59,7 @@ export async function run(): Promise<void> {
     }
     if (mode === 'approve') return await approveMode(readInput, new ActionLogger(), policyValuesAt)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
+    if (mode === 'command') return await commandMode(readInput, new ActionLogger())
     const ctx = defaultContext()
     const policy = await policyForRun({
       read: readInput,

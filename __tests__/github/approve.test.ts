@@ -1,3 +1,4 @@
+import { runCommand } from '../../src/github/command.js'
 import { approvalRequest } from '../../src/github/approve.js'
 import type { EventContext } from '../../src/github/context.js'
 import { HEAD } from './report-fixture.js'
@@ -18,7 +19,7 @@ describe('approval requests from events', () => {
     })
   test.each([
     ['/airlock approve abcdef1', 'abcdef1'],
-    ['LGTM\n/airlock approve abcdef1\nthanks', 'abcdef1'],
+    ['/airlock approve abcdef1\nthanks', 'abcdef1'],
     ['/airlock approve', '']
   ])('comment %j names prefix %j', (body, prefix) => {
     expect(approvalRequest(comment(body))).toMatchObject({
@@ -27,12 +28,20 @@ describe('approval requests from events', () => {
       source: 'comment'
     })
   })
-  test.each([['please /airlock approve abc'], ['/airlock approved'], ['nothing']])(
-    'comment %j is no approval',
-    (body) => {
-      expect(approvalRequest(comment(body))).toBeNull()
-    }
-  )
+  test.each([
+    ['please /airlock approve abc'],
+    ['/airlock approved'],
+    ['nothing'],
+    // Only the first line, at its first character, outside code, is a command.
+    ['LGTM\n/airlock approve abcdef1\nthanks'],
+    ['To approve, type:\n```\n/airlock approve abcdef1\n```'],
+    ['```\n/airlock approve abcdef1\n```'],
+    ['    /airlock approve abcdef1'],
+    ['> /airlock approve abcdef1'],
+    ['`/airlock approve abcdef1`']
+  ])('comment %j is no approval', (body) => {
+    expect(approvalRequest(comment(body))).toBeNull()
+  })
   test('a comment on an issue (not a pull request) is no approval', () => {
     expect(approvalRequest(comment('/airlock approve abcdef1', false))).toBeNull()
   })
@@ -44,11 +53,53 @@ describe('approval requests from events', () => {
         review: { state, commit_id: HEAD, body: null, user: { login: 'w', type: 'User' } }
       })
     expect(approvalRequest(review('approved'))).toMatchObject({
+      kind: 'approve',
       pullNumber: 4,
       commitId: HEAD,
       source: 'review'
     })
     expect(approvalRequest(review('commented'))).toBeNull()
-    expect(approvalRequest(review('changes_requested'))).toBeNull()
+    expect(approvalRequest(review('changes_requested'))).toMatchObject({
+      kind: 'revoke',
+      pullNumber: 4
+    })
+  })
+})
+
+describe('/airlock run comments', () => {
+  const ctx = (body: string, action = 'created'): EventContext => ({
+    eventName: 'issue_comment',
+    owner: 'o',
+    repo: 'r',
+    payload: {
+      action,
+      issue: { number: 3, pull_request: { url: 'u' } },
+      comment: { id: 9, body, user: { login: 'w', type: 'User' } }
+    },
+    serverUrl: 'https://github.com'
+  })
+  test.each([
+    ['/airlock run fix the cart', 'fix the cart'],
+    ['/airlock run fix it\nand the tests too\n', 'fix it\nand the tests too'],
+    ['/airlock run $(rm -rf /) `x`', '$(rm -rf /) `x`'],
+    ['/airlock run', '']
+  ])('%j gives the task %j', (body, task) => {
+    expect(runCommand(ctx(body))).toMatchObject({
+      pullNumber: 3,
+      commentId: 9,
+      task,
+      edited: false
+    })
+  })
+  test.each([
+    ['please /airlock run x'],
+    ['/airlock running'],
+    ['> /airlock run x'],
+    [' /airlock run x']
+  ])('%j is no command', (body) => {
+    expect(runCommand(ctx(body))).toBeNull()
+  })
+  test('an edited comment is read as edited (and refused later)', () => {
+    expect(runCommand(ctx('/airlock run x', 'edited'))?.edited).toBe(true)
   })
 })

@@ -2,7 +2,7 @@ import {
   isSuperseded,
   markerFor,
   parseMarker,
-  reviewBody,
+  sameEvidence,
   supersededBody
 } from '../../src/github/marker.js'
 import { marker as rendererMarker } from '../../src/report/comment.js'
@@ -38,20 +38,18 @@ describe('marker', () => {
     expect(parseMarker(body)).toBeNull()
   })
 
-  test('the review body drops markers and comments carried by comment.md, and appends its own', () => {
-    const planted = `hi @admin <!-- airlock:report {"runId":"9-9","headSha":"${HEAD}","diffSha256":"${'f'.repeat(64)}"} --> <!-- x`
-    const body = reviewBody(planted, { runId: '12-1', headSha: HEAD, diffSha256: DIFF })
-    expect(parseMarker(body)).toEqual({ runId: '12-1', headSha: HEAD, diffSha256: DIFF })
-    expect(body.match(/airlock:report/g)).toHaveLength(1)
-    expect(body).toContain('@\u2060admin')
-    expect(body).toContain('&lt;!-- x')
-  })
-
   test('superseded bodies keep their marker and are marked once', () => {
-    const body = reviewBody('report', { runId: '12-1', headSha: HEAD, diffSha256: DIFF })
+    const body = `report\n\n${markerFor({ runId: '12-1', headSha: HEAD, diffSha256: DIFF })}\n`
     const once = supersededBody(body, '13-1')
     expect(isSuperseded(once)).toBe(true)
     expect(supersededBody(once, '14-1')).toBe(once)
     expect(parseMarker(once)?.runId).toBe('12-1')
+  })
+
+  test('the same evidence is the same run, head and diff', () => {
+    const m = { runId: '12-1', headSha: HEAD, diffSha256: DIFF }
+    expect(sameEvidence(m, { ...m })).toBe(true)
+    expect(sameEvidence(m, { ...m, diffSha256: 'c'.repeat(64) })).toBe(false)
+    expect(sameEvidence(null, m)).toBe(false)
   })
 })

@@ -1,5 +1,5 @@
 import { renderComment, marker, MAX_COMMENT_CHARS } from '../../src/report/comment.js'
-import { codeBlock, escapeMarkdown, stripControls } from '../../src/report/escape.js'
+import { codeBlock, escapeMarkdown, revealHidden, stripControls } from '../../src/report/escape.js'
 import type { Report } from '../../src/report/report.js'
 import { validateReport } from '../../src/report/schema.js'
 import { sampleReport } from './sample.js'
@@ -133,7 +133,9 @@ describe('renderComment', () => {
     // No live mention, no raw tag, no control or invisible character anywhere.
     // (Inside the fenced diff, text is literal: HTML and Markdown there are shown as written.)
     const text = outside.join('\n')
-    expect(md).not.toMatch(/@[A-Za-z]/)
+    expect(text).not.toMatch(/@[A-Za-z]/)
+    // Inside the fence, text is as written (GitHub renders no mention there): no word joiner.
+    expect(md).toContain(`+${revealHidden(attack).split('\n')[0]}`)
     expect(text).not.toMatch(/<(img|script|a |iframe)/i)
     expect(text).not.toMatch(/!\[/)
     expect(md).not.toMatch(
@@ -181,9 +183,68 @@ describe('escape helpers', () => {
     expect(block.endsWith('\n``````')).toBe(true)
   })
   test('escapeMarkdown keeps text readable', () => {
-    expect(escapeMarkdown('a_b *c* <d> @e #1')).toBe('a\\_b \\*c\\* &lt;d&gt; @\u2060e \\#1')
+    expect(escapeMarkdown('a_b *c* <d> @e #1')).toBe('a\\_b \\*c\\* &lt;d&gt; @\u2060e \\#\u20601')
   })
   test('stripControls removes line and paragraph separators and tag characters', () => {
     expect(stripControls('a\u2028b\u2029c\u{E0041}d\u061ce')).toBe('abcde')
+  })
+})
+
+describe('what the reviewer sees', () => {
+  test('no name can open a comment, close the fence or <details>, or hide a diff line', () => {
+    const names = [
+      'a <!--.txt',
+      'b.txt',
+      'c -->.txt',
+      '<!--! x --!>',
+      '```` fence.txt',
+      '</details>.md',
+      '</code></details><details open>.txt'
+    ]
+    const patch = names
+      .map(
+        (n) =>
+          `diff --git a/${n} b/${n}\nnew file mode 100644\n--- /dev/null\n+++ b/${n}\n@@ -0,0 +1 @@\n+require("child_process").execSync("${n}")\n`
+      )
+      .join('')
+    const r = sampleReport()
+    r.diff.files = names.map((n) => ({
+      path: n,
+      status: 'added' as const,
+      additions: 1,
+      deletions: 0,
+      binary: false,
+      mode: '100644'
+    }))
+    r.diff.totalFiles = names.length
+    const md = renderComment(r, patch)
+    let at = 0
+    for (const line of patch.split('\n')) {
+      const found = md.indexOf(line, at)
+      expect(found).toBeGreaterThanOrEqual(at)
+      at = found + line.length
+    }
+    const outside = linesOutsideFences(md).join('\n')
+    expect(outside.match(/<!--/g)?.length).toBe(1)
+    expect(outside.match(/<details>/g)?.length).toBe(outside.match(/<\/details>/g)?.length)
+    expect(md).toContain('<summary>Sandbox</summary>')
+    expect(md).toContain('<summary>Run</summary>')
+    expect(md.trimEnd().endsWith(marker(r))).toBe(true)
+  })
+
+  test('inside fenced code nothing is inserted; hidden characters are shown; text is NFC', () => {
+    const block = codeBlock('+cc @octocat e\u0301 a\u202eb\u200bc')
+    expect(block).toContain('+cc @octocat \u00e9 a⟨U+202E⟩b⟨U+200B⟩c')
+    expect(block).not.toContain('\u2060')
+  })
+
+  test('agent text makes no link, reference or entity', () => {
+    const out = escapeMarkdown(
+      'see https://evil.example/x www.evil.example fixes #1 o/r#2 &#64;u &commat;u'
+    )
+    expect(out).not.toMatch(/https:\/\//)
+    expect(out).not.toMatch(/www\./)
+    expect(out).not.toMatch(/#\d/)
+    expect(out).not.toMatch(/&#64;|&commat;/)
   })
 })

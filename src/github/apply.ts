@@ -11,7 +11,8 @@ import type { EventContext } from './context.js'
 import { checkBranch, eventPullNumber } from './context.js'
 import type { RunEvidence } from './evidence.js'
 import { currentGate, shortSha } from './gate.js'
-import type { Writes } from './writes.js'
+import { isSuperseded, parseMarker } from './marker.js'
+import type { Identity, Writes } from './writes.js'
 
 /** One path the patch changes, as the Git Data API wants it. */
 export interface TreeChange {
@@ -168,7 +169,8 @@ export async function applyRun(
   evidence: RunEvidence,
   options: ApplyOptions,
   log: Logger,
-  pullNumberOverride?: number
+  pullNumberOverride?: number,
+  me: Identity = { login: 'github-actions[bot]' }
 ): Promise<ApplyResult> {
   const r = evidence.report
   const repo = { owner: ctx.owner, repo: ctx.repo }
@@ -190,10 +192,28 @@ export async function applyRun(
         `the branch moved: approved head ${r.headSha.slice(0, 12)}, now ${pr.head.sha.slice(0, 12)}`
       )
     }
-    const gate = await currentGate(octokit, ctx.owner, ctx.repo, r.headSha, options.gateContext)
+    // Only the action's own status counts (anyone with write access, or any workflow, can post
+    // one with the same context), and it must name this diff; the full diff hash is checked
+    // against the action's own latest report on the pull request.
+    const gate = await currentGate(octokit, ctx.owner, ctx.repo, r.headSha, options.gateContext, me)
     if (gate?.state !== 'success' || !(gate.description ?? '').includes(shortSha(r.diffSha256))) {
       throw new ApplyRefused(
-        `${options.gateContext} is ${gate?.state ?? 'missing'} on ${r.headSha.slice(0, 12)}; diff ${shortSha(r.diffSha256)} is not approved`
+        `${options.gateContext} (set by ${me.login}) is ${gate?.state ?? 'missing'} on ${r.headSha.slice(0, 12)}; diff ${shortSha(r.diffSha256)} is not approved`
+      )
+    }
+    const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
+      ...repo,
+      pull_number: pullNumber,
+      per_page: 100
+    })
+    const latest = reviews
+      .filter((x) => x.user?.login === me.login && x.state !== 'PENDING')
+      .filter((x) => parseMarker(x.body) !== null && !isSuperseded(x.body ?? ''))
+      .sort((a, b) => b.id - a.id)[0]
+    const marker = parseMarker(latest?.body)
+    if (marker?.headSha !== r.headSha || marker.diffSha256 !== r.diffSha256) {
+      throw new ApplyRefused(
+        `the latest report on pull request #${pullNumber} is not this run's diff ${shortSha(r.diffSha256)}; only the reviewed and approved evidence is applied`
       )
     }
     branch = pr.head.ref

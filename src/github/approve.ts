@@ -6,28 +6,43 @@ import { hasStatus } from './client.js'
 import type { EventContext } from './context.js'
 import { asObject, eventPullNumber } from './context.js'
 import type { StatusPayload } from './gate.js'
-import { currentGate, gateApproved, shortSha } from './gate.js'
+import { currentGate, gateApproved, gateRevoked, shortSha } from './gate.js'
 import { isSuperseded, parseMarker } from './marker.js'
 import type { Marker } from './marker.js'
+import { finishedRun, openPullsAt } from './pulls.js'
 import type { Identity, Writes } from './writes.js'
 
-/** An approval request read from the event, before any check. */
+/** An approval (or its revocation) read from the event, before any check. */
 export interface ApprovalRequest {
+  /** approve: an approving review or command; revoke: a writer requested changes. */
+  kind: 'approve' | 'revoke'
   pullNumber: number
   actor: { login: string; type: string }
   /** The commit a review was submitted on (reviews only). */
   commitId?: string
+  /** The review's id (reviews only): it must be newer than the report it approves. */
+  reviewId?: number
   /** The diff SHA-256 prefix the approver named (`/airlock approve <prefix>`), if any. */
   diffPrefix?: string
   source: 'review' | 'comment'
 }
 
-const COMMAND = /^\s*\/airlock\s+approve(?:[ \t]+(\S+))?[ \t]*$/m
+/**
+ * The approval command: the first line of the comment (or review body), starting at its first
+ * character. Further down, quoted, indented or inside a code block it is text, not a command —
+ * so a comment explaining how to approve does not approve.
+ */
+const COMMAND = /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?[ \t]*(?:\r?\n|$)/
+
+function command(body: unknown): RegExpExecArray | null {
+  return typeof body === 'string' ? COMMAND.exec(body) : null
+}
 
 /**
- * Reads an approval from the event: a submitted review in state `approved`, or a new comment on a
- * pull request whose line is `/airlock approve <diff-sha-prefix>`. Anything else is not an
- * approval (null) and the mode does nothing.
+ * Reads an approval from the event: a submitted review in state `approved` (or
+ * `changes_requested`, which revokes), or a new comment on a pull request whose first line is
+ * `/airlock approve <diff-sha-prefix>`. Anything else is not an approval (null). `workflow_run`
+ * events are read with {@link approvalFromFinishedRun}.
  */
 export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
   const p = ctx.payload
@@ -35,27 +50,18 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
   if (pullNumber === undefined) return null
   if (ctx.eventName === 'pull_request_review') {
     const review = asObject(p.review)
-    if (p.action !== 'submitted' || !review || String(review.state).toLowerCase() !== 'approved')
-      return null
-    const user = asObject(review.user)
-    if (!user || typeof user.login !== 'string') return null
-    const m = typeof review.body === 'string' ? COMMAND.exec(review.body) : null
-    return {
-      pullNumber,
-      actor: { login: user.login, type: String(user.type ?? '') },
-      commitId: typeof review.commit_id === 'string' ? review.commit_id : undefined,
-      diffPrefix: m?.[1],
-      source: 'review'
-    }
+    if (p.action !== 'submitted' || !review) return null
+    return fromReview(pullNumber, review)
   }
   if (ctx.eventName === 'issue_comment') {
     const comment = asObject(p.comment)
-    if (p.action !== 'created' || !comment || typeof comment.body !== 'string') return null
-    const m = COMMAND.exec(comment.body)
+    if (p.action !== 'created' || !comment) return null
+    const m = command(comment.body)
     if (!m) return null
     const user = asObject(comment.user)
     if (!user || typeof user.login !== 'string') return null
     return {
+      kind: 'approve',
       pullNumber,
       actor: { login: user.login, type: String(user.type ?? '') },
       diffPrefix: m[1] ?? '',
@@ -63,6 +69,61 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
     }
   }
   return null
+}
+
+function fromReview(pullNumber: number, review: Record<string, unknown>): ApprovalRequest | null {
+  const state = String(review.state).toLowerCase()
+  if (state !== 'approved' && state !== 'changes_requested') return null
+  const user = asObject(review.user)
+  if (!user || typeof user.login !== 'string') return null
+  const m = command(review.body)
+  return {
+    kind: state === 'approved' ? 'approve' : 'revoke',
+    pullNumber,
+    actor: { login: user.login, type: String(user.type ?? '') },
+    commitId: typeof review.commit_id === 'string' ? review.commit_id : undefined,
+    reviewId: typeof review.id === 'number' ? review.id : undefined,
+    diffPrefix: m?.[1],
+    source: 'review'
+  }
+}
+
+/**
+ * A `workflow_run` event after a review workflow finished (the review workflow does nothing; it
+ * only starts this one, whose file — like every workflow_run workflow's — comes from the default
+ * branch). The event does not carry the review, so the latest approving or changes-requesting
+ * review on each open pull request at the run's head is read from the API. Anyone able to start
+ * such a run can only make the action decide again on the current state.
+ */
+export async function approvalFromFinishedRun(
+  octokit: GitHubClient,
+  me: Identity,
+  ctx: EventContext
+): Promise<ApprovalRequest[]> {
+  const run = finishedRun(ctx)
+  if (run === null || run.event !== 'pull_request_review') return []
+  const pulls = await openPullsAt(octokit, ctx.owner, ctx.repo, run.headSha, run.headRepository)
+  const out: ApprovalRequest[] = []
+  for (const pullNumber of pulls) {
+    const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
+      owner: ctx.owner,
+      repo: ctx.repo,
+      pull_number: pullNumber,
+      per_page: 100
+    })
+    // The latest decisive review (approved or changes requested): a comment-only review after
+    // it must not hide it when two reviews arrive close together.
+    const latest = reviews
+      .filter(
+        (r) =>
+          (r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED') && r.user?.login !== me.login
+      )
+      .sort((a, b) => b.id - a.id)[0]
+    if (latest === undefined) continue
+    const req = fromReview(pullNumber, latest)
+    if (req !== null) out.push(req)
+  }
+  return out
 }
 
 function errorText(error: unknown): string {
@@ -82,28 +143,24 @@ export interface ApproveOptions {
 }
 
 export type ApproveResult =
-  { approved: true; status: StatusPayload; marker: Marker } | { approved: false; reason: string }
+  | { approved: true; status: StatusPayload; marker: Marker }
+  | { approved: false; reason: string; status?: StatusPayload; marker?: Marker }
 
 const WRITE_ROLES = new Set(['admin', 'maintain', 'write'])
 
-/**
- * Decides an approval. Fail-closed: every check must pass, in this order — a human (not a bot),
- * with write, maintain or admin permission, not the author (unless allowed), approving the pull
- * request's current head, for which the action's own latest report exists, naming its diff, while
- * the gate is pending for that diff.
- */
-export async function decideApproval(
+type Repo = { owner: string; repo: string }
+
+/** The actor's role when it is a human with write access, or the reason it is not. */
+async function writerCheck(
   octokit: GitHubClient,
-  me: Identity,
-  ctx: EventContext,
-  req: ApprovalRequest,
-  options: ApproveOptions
-): Promise<ApproveResult> {
-  const repo = { owner: ctx.owner, repo: ctx.repo }
-  const refuse = (reason: string): ApproveResult => ({ approved: false, reason })
-  const login = req.actor.login
-  if (req.actor.type === 'Bot' || /\[bot\]$/i.test(login)) {
-    return refuse(`@${login} is a bot; only people can approve`)
+  repo: Repo,
+  actor: { login: string; type: string },
+  what: 'approve' | 'revoke'
+): Promise<string | null> {
+  const doing = what === 'approve' ? 'approving' : 'requesting changes on the gate'
+  const login = actor.login
+  if (actor.type === 'Bot' || /\[bot\]$/i.test(login)) {
+    return `@${login} is a bot; only people can ${what === 'approve' ? 'approve' : 'request changes'}`
   }
   let role: string
   try {
@@ -112,12 +169,96 @@ export async function decideApproval(
     ).data
     role = perm.role_name && WRITE_ROLES.has(perm.role_name) ? perm.role_name : perm.permission
   } catch (error) {
-    if (hasStatus(error, 404)) return refuse(`@${login} is not a collaborator of this repository`)
+    if (hasStatus(error, 404)) return `@${login} is not a collaborator of this repository`
     throw error
   }
   if (!WRITE_ROLES.has(role)) {
-    return refuse(`@${login} has ${role} permission; approving needs write, maintain or admin`)
+    return `@${login} has ${role} permission; ${doing} needs write, maintain or admin`
   }
+  return null
+}
+
+/** The action's own latest report on a pull request (not superseded), with its review id. */
+async function latestReport(
+  octokit: GitHubClient,
+  repo: Repo,
+  pullNumber: number,
+  me: Identity
+): Promise<{ id: number; marker: Marker } | null> {
+  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
+    ...repo,
+    pull_number: pullNumber,
+    per_page: 100
+  })
+  const own = reviews
+    .filter((r) => r.user?.login === me.login && r.state !== 'PENDING')
+    .map((r) => ({ id: r.id, body: r.body ?? '', marker: parseMarker(r.body) }))
+    .filter((r) => r.marker !== null && !isSuperseded(r.body))
+    .sort((a, b) => b.id - a.id)
+  const top = own[0]
+  return top?.marker ? { id: top.id, marker: top.marker } : null
+}
+
+/**
+ * Whether `login` is one of the approvers: a user entry (`login` or `@login`) matches by name; a
+ * team entry (`@org/team`) is checked through the team membership API — an active membership
+ * counts, anything else (including an error of the API) does not.
+ */
+async function approverCheck(
+  octokit: GitHubClient,
+  approvers: string[],
+  login: string
+): Promise<string | null> {
+  if (approvers.length === 0) return null
+  const users = approvers.filter((a) => !a.includes('/')).map((a) => a.replace(/^@/, ''))
+  if (users.some((u) => u.toLowerCase() === login.toLowerCase())) return null
+  const failures: string[] = []
+  for (const entry of approvers.filter((a) => a.includes('/'))) {
+    const m = /^@?([A-Za-z0-9][A-Za-z0-9-]{0,38})\/([A-Za-z0-9._-]{1,100})$/.exec(entry)
+    if (!m) {
+      failures.push(`${entry} is not @org/team`)
+      continue
+    }
+    try {
+      const res = await octokit.rest.teams.getMembershipForUserInOrg({
+        org: m[1],
+        team_slug: m[2],
+        username: login
+      })
+      if (res.data.state === 'active') return null
+    } catch (error) {
+      if (!hasStatus(error, 404)) failures.push(`${entry}: ${errorText(error)}`)
+    }
+  }
+  return (
+    `@${login} is not one of the approvers named in .github/airlock.yml` +
+    (failures.length > 0
+      ? ` (team membership could not be checked, which counts as no: ${failures.join('; ')})`
+      : '')
+  )
+}
+
+/**
+ * Decides an approval. Fail-closed: every check must pass, in this order — a human (not a bot),
+ * with write, maintain or admin permission, one of the approvers when the policy names them, not
+ * the author (unless allowed), approving the pull request's current head, for which the action's
+ * own latest report exists, naming its diff (a review must be newer than that report), while the
+ * action's own gate status is pending for that diff, and every other open pull request on the
+ * same head commit has that same diff as its latest report.
+ */
+export async function decideApproval(
+  octokit: GitHubClient,
+  me: Identity,
+  ctx: EventContext,
+  req: ApprovalRequest,
+  options: ApproveOptions
+): Promise<ApproveResult> {
+  if (req.kind === 'revoke') return decideRevocation(octokit, me, ctx, req, options)
+  const repo = { owner: ctx.owner, repo: ctx.repo }
+  const refuse = (reason: string): ApproveResult => ({ approved: false, reason })
+  const login = req.actor.login
+  const notWriter = await writerCheck(octokit, repo, req.actor, 'approve')
+  if (notWriter !== null) return refuse(notWriter)
   const pr = (await octokit.rest.pulls.get({ ...repo, pull_number: req.pullNumber })).data
   if (pr.state !== 'open') return refuse(`pull request #${req.pullNumber} is not open`)
   let policy: Record<string, string> = {}
@@ -128,10 +269,8 @@ export async function decideApproval(
       return refuse(`the policy file at the base commit cannot be used: ${errorText(error)}`)
     }
   }
-  const approvers = list(policy.approvers).map((a) => a.replace(/^@/, '').toLowerCase())
-  if (approvers.length > 0 && !approvers.includes(login.toLowerCase())) {
-    return refuse(`@${login} is not one of the approvers named in .github/airlock.yml`)
-  }
+  const notApprover = await approverCheck(octokit, list(policy.approvers), login)
+  if (notApprover !== null) return refuse(notApprover)
   const allowSelfApproval =
     options.allowSelfApproval ?? bool('allow-self-approval', policy['allow-self-approval'], false)
   if (!allowSelfApproval && pr.user?.login === login) {
@@ -145,21 +284,18 @@ export async function decideApproval(
       `the review was submitted on ${req.commitId.slice(0, 12)}, but the head is now ${head.slice(0, 12)}; review the current head`
     )
   }
-  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-    ...repo,
-    pull_number: req.pullNumber,
-    per_page: 100
-  })
-  const own = reviews
-    .filter((r) => r.user?.login === me.login && r.state !== 'PENDING')
-    .map((r) => ({ id: r.id, body: r.body ?? '', marker: parseMarker(r.body) }))
-    .filter((r) => r.marker !== null && !isSuperseded(r.body))
-    .sort((a, b) => b.id - a.id)
-  const latest = own[0]?.marker
-  if (!latest) return refuse('there is no Agent Airlock report on this pull request to approve')
+  const report = await latestReport(octokit, repo, req.pullNumber, me)
+  const latest = report?.marker
+  if (!report || !latest)
+    return refuse('there is no Agent Airlock report on this pull request to approve')
   if (latest.headSha !== head) {
     return refuse(
       `the latest report is for ${latest.headSha.slice(0, 12)}, but the head is now ${head.slice(0, 12)}; wait for the new run`
+    )
+  }
+  if (req.source === 'review' && req.reviewId !== undefined && req.reviewId < report.id) {
+    return refuse(
+      'the review is older than the latest report; review the current report and approve again'
     )
   }
   const prefix = req.diffPrefix
@@ -178,13 +314,30 @@ export async function decideApproval(
       )
     }
   }
-  const gate = await currentGate(octokit, ctx.owner, ctx.repo, head, options.gateContext)
+  const gate = await currentGate(octokit, ctx.owner, ctx.repo, head, options.gateContext, me)
   if (gate === null) return refuse(`no ${options.gateContext} status on ${head.slice(0, 12)} yet`)
   if (gate.state === 'success') return refuse('this head is already approved')
   if (gate.state !== 'pending' || !(gate.description ?? '').includes(shortSha(latest.diffSha256))) {
     return refuse(
       `the gate is ${gate.state} (${gate.description ?? ''}); only a pending gate for this diff can be approved`
     )
+  }
+  // A status belongs to the commit, not to the pull request: every open pull request with this
+  // head would turn green. Each must have this same diff as its latest report.
+  for (const other of await openPullsAt(octokit, ctx.owner, ctx.repo, head)) {
+    if (other === req.pullNumber) continue
+    const theirs = (await latestReport(octokit, repo, other, me))?.marker
+    if (theirs?.headSha !== head || theirs.diffSha256 !== latest.diffSha256) {
+      return refuse(
+        `head ${head.slice(0, 12)} is also the head of pull request #${other}, whose latest report is ${theirs ? `for diff ${shortSha(theirs.diffSha256)}` : 'missing'}; a status applies to the commit, so it is approved only for a diff every such pull request shares`
+      )
+    }
+    const otherPr = (await octokit.rest.pulls.get({ ...repo, pull_number: other })).data
+    if (!allowSelfApproval && otherPr.user?.login === login) {
+      return refuse(
+        `@${login} opened pull request #${other}, which has the same head; someone else must approve`
+      )
+    }
   }
   return {
     approved: true,
@@ -193,17 +346,51 @@ export async function decideApproval(
   }
 }
 
-/** Applies the decision: the success status, or a short escaped reply saying why not. */
+/**
+ * A writer's `CHANGES_REQUESTED` review on the current head takes back an approval of the latest
+ * report: the gate goes back to pending (an approval after it restores it).
+ */
+async function decideRevocation(
+  octokit: GitHubClient,
+  me: Identity,
+  ctx: EventContext,
+  req: ApprovalRequest,
+  options: ApproveOptions
+): Promise<ApproveResult> {
+  const repo = { owner: ctx.owner, repo: ctx.repo }
+  const notWriter = await writerCheck(octokit, repo, req.actor, 'revoke')
+  if (notWriter !== null) return { approved: false, reason: notWriter }
+  const pr = (await octokit.rest.pulls.get({ ...repo, pull_number: req.pullNumber })).data
+  const head = pr.head.sha
+  const latest = (await latestReport(octokit, repo, req.pullNumber, me))?.marker
+  const gate = await currentGate(octokit, ctx.owner, ctx.repo, head, options.gateContext, me)
+  if (!latest || latest.headSha !== head || gate?.state !== 'success') {
+    return { approved: false, reason: 'changes requested; the gate was not green, nothing to undo' }
+  }
+  return {
+    approved: false,
+    reason: `@${req.actor.login} requested changes: the approval is withdrawn`,
+    marker: latest,
+    status: gateRevoked(req.actor.login, latest.diffSha256, options.gateContext, options.targetUrl)
+  }
+}
+
+/**
+ * Applies the decision: the success status, the pending status of a revocation, or a short
+ * escaped reply saying why not (not for reviews the action merely read after a workflow_run, and
+ * never for a revocation with nothing to undo).
+ */
 export async function recordApproval(
   writes: Writes,
   ctx: EventContext,
   req: ApprovalRequest,
   result: ApproveResult,
-  log: Logger
+  log: Logger,
+  reply = true
 ): Promise<void> {
   const repo = { owner: ctx.owner, repo: ctx.repo }
-  if (result.approved) {
-    log.info(`approved: ${result.status.description}`)
+  if (result.status !== undefined && result.marker !== undefined) {
+    log.info(`${result.approved ? 'approved' : 'revoked'}: ${result.status.description}`)
     await writes.send(
       'POST /repos/{owner}/{repo}/statuses/{sha}',
       { ...repo, sha: result.marker.headSha, ...result.status },
@@ -211,7 +398,9 @@ export async function recordApproval(
     )
     return
   }
+  if (result.approved) return
   log.warn(`approval not recorded: ${result.reason}`)
+  if (req.kind === 'revoke' || !reply) return
   await writes.send(
     'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
     {

@@ -95,7 +95,7 @@ export function createClient(options: ClientOptions): GitHubClient {
     throttling
   )
   octokit.hook.before('request', (req) => {
-    if (options.readOnly && req.method !== 'GET' && req.method !== 'HEAD') {
+    if (options.readOnly && req.method !== 'GET' && req.method !== 'HEAD' && !isGraphqlQuery(req)) {
       throw new ReadOnlyViolation(req.method, req.url)
     }
   })
@@ -125,4 +125,14 @@ export function createClient(options: ClientOptions): GitHubClient {
 export function hasStatus(error: unknown, ...statuses: number[]): boolean {
   const status = (error as { status?: unknown } | null)?.status
   return typeof status === 'number' && statuses.includes(status)
+}
+
+/** A GraphQL request that only reads (`query`, not `mutation`): allowed in a dry run. */
+function isGraphqlQuery(req: { method: string; url: string; query?: unknown }): boolean {
+  return (
+    req.method === 'POST' &&
+    /\/graphql$/.test(req.url) &&
+    typeof req.query === 'string' &&
+    /^\s*(query\b|\{)/.test(req.query)
+  )
 }

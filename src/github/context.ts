@@ -5,6 +5,7 @@ import type { InputReader } from '../input-read.js'
 import { boundedReader } from '../input-bounds.js'
 import type { Outcome } from '../report/report.js'
 import { OUTCOMES } from './evidence.js'
+import { APP_SLUG } from './writes.js'
 
 /** Input names of the GitHub modes (publish, approve, apply, and run's publishing step). */
 export const GITHUB_INPUT = {
@@ -19,7 +20,8 @@ export const GITHUB_INPUT = {
   dryRun: 'dry-run',
   pullRequest: 'pull-request',
   branch: 'branch',
-  base: 'base'
+  base: 'base',
+  appSlug: 'app-slug'
 } as const
 
 export const GITHUB_OUTPUT = {
@@ -27,7 +29,14 @@ export const GITHUB_OUTPUT = {
   gateState: 'gate-state',
   approved: 'approved',
   commitSha: 'commit-sha',
-  pullRequestUrl: 'pull-request-url'
+  pullRequestUrl: 'pull-request-url',
+  runRequested: 'run-requested',
+  task: 'task',
+  headSha: 'head-sha',
+  baseSha: 'base-sha',
+  headRepository: 'head-repository',
+  pullRequest: 'pull-request',
+  fork: 'fork'
 } as const
 
 export interface GitHubInputs {
@@ -46,6 +55,8 @@ export interface GitHubInputs {
   branch?: string
   /** apply on workflow_dispatch: base branch of the draft pull request (default the run's ref). */
   base?: string
+  /** Slug of the GitHub App whose installation token `github-token` is (it acts as `<slug>[bot]`). */
+  appSlug?: string
 }
 
 export function getGitHubInputs(
@@ -93,8 +104,16 @@ export function getGitHubInputs(
   if (branch !== undefined) checkBranch(GITHUB_INPUT.branch, branch)
   const base = read(GITHUB_INPUT.base)
   if (base !== undefined) checkBranch(GITHUB_INPUT.base, base)
+  const appSlug = read(GITHUB_INPUT.appSlug)
+  if (appSlug !== undefined && !APP_SLUG.test(appSlug)) {
+    throw new ConfigurationError(
+      GITHUB_INPUT.appSlug,
+      `"${appSlug}" is not a GitHub App slug; use the app-slug output of actions/create-github-app-token (lowercase letters, digits and dashes, without "[bot]")`
+    )
+  }
   return {
     token,
+    appSlug,
     outputDir: resolveInside(workspace, read(GITHUB_INPUT.outputDir) ?? 'airlock-out'),
     path: resolveInside(workspace, read(GITHUB_INPUT.path) ?? '.'),
     gateContext,

@@ -2,7 +2,8 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createHash } from 'node:crypto'
 import { ConfigurationError } from '../errors.js'
-import type { Outcome } from '../report/report.js'
+import type { Outcome, Report } from '../report/report.js'
+import { validateReport } from '../report/schema.js'
 
 /**
  * What the GitHub modes read from a run's output folder. The folder usually comes from an
@@ -14,9 +15,13 @@ export interface RunEvidence {
   report: ReportFacts
   /** SHA-256 of report.json's bytes (the `Airlock-Report-Sha256` trailer). */
   reportSha256: string
-  /** comment.md, as the run rendered it. */
-  comment: string
-  /** diff.patch, when present. */
+  /**
+   * The whole report.json, validated against schema/report.schema.json: what the review is
+   * rendered from. comment.md in the folder is never read (it is the run's own copy, and whoever
+   * could change the artifact could change it).
+   */
+  full: Report
+  /** diff.patch, when present (its SHA-256 is the report's diff.sha256). */
   patch: Buffer | null
 }
 
@@ -45,7 +50,6 @@ export const OUTCOMES: readonly Outcome[] = [
 ]
 
 const MAX_REPORT_BYTES = 16 * 1024 * 1024
-const MAX_COMMENT_BYTES = 256 * 1024
 const MAX_PATCH_BYTES = 64 * 1024 * 1024
 const SHA1 = /^[0-9a-f]{40}$/
 const SHA256 = /^[0-9a-f]{64}$/
@@ -152,8 +156,21 @@ export function sha256Hex(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex')
 }
 
-/** Reads and checks a run's output folder (report.json, comment.md, diff.patch). */
-export function readEvidence(outputDir: string): RunEvidence {
+/**
+ * A further check of a run folder (for example against its provenance record), run after the
+ * report and the patch passed theirs; it throws InvalidEvidenceError to refuse the evidence.
+ */
+export type EvidenceCheck = (outputDir: string, evidence: RunEvidence) => void
+
+/**
+ * Reads and checks a run's output folder: report.json (size-capped, valid JSON, valid against the
+ * schema) and diff.patch (size-capped, its SHA-256 equal to the report's diff.sha256; present
+ * exactly when the report names a diff). Nothing else in the folder is read.
+ */
+export function readEvidence(
+  outputDir: string,
+  checks: readonly EvidenceCheck[] = []
+): RunEvidence {
   const reportBytes = readCapped(path.join(outputDir, 'report.json'), MAX_REPORT_BYTES)
   if (reportBytes === null) {
     throw new ConfigurationError(
@@ -168,16 +185,27 @@ export function readEvidence(outputDir: string): RunEvidence {
     throw new InvalidEvidenceError('report.json is not valid JSON')
   }
   const report = parseReport(raw)
-  const commentBytes = readCapped(path.join(outputDir, 'comment.md'), MAX_COMMENT_BYTES)
-  if (commentBytes === null) throw new InvalidEvidenceError('comment.md is missing')
-  const patch = readCapped(path.join(outputDir, 'diff.patch'), MAX_PATCH_BYTES)
-  if (patch !== null && report.diffSha256 !== null && sha256Hex(patch) !== report.diffSha256) {
-    throw new InvalidEvidenceError('diff.patch does not match diff.sha256 in report.json')
+  const check = validateReport(raw)
+  if (!check.valid) {
+    throw new InvalidEvidenceError(
+      `report.json does not match schema/report.schema.json: ${check.errors.slice(0, 5).join('; ')}`
+    )
   }
-  return {
+  const patch = readCapped(path.join(outputDir, 'diff.patch'), MAX_PATCH_BYTES)
+  if (report.diffSha256 !== null) {
+    if (patch === null)
+      throw new InvalidEvidenceError('report.json names a diff but diff.patch is missing')
+    if (sha256Hex(patch) !== report.diffSha256)
+      throw new InvalidEvidenceError('diff.patch does not match diff.sha256 in report.json')
+  } else if (patch !== null && patch.length > 0) {
+    throw new InvalidEvidenceError('diff.patch is not empty but report.json names no diff')
+  }
+  const evidence: RunEvidence = {
     report,
     reportSha256: sha256Hex(reportBytes),
-    comment: commentBytes.toString('utf8'),
+    full: raw as Report,
     patch
   }
+  for (const c of checks) c(outputDir, evidence)
+  return evidence
 }

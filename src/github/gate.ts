@@ -2,6 +2,7 @@ import { stripControls } from '../report/escape.js'
 import type { Outcome } from '../report/report.js'
 import type { GitHubClient } from './client.js'
 import type { ReportFacts } from './evidence.js'
+import type { Identity } from './writes.js'
 
 export type GateState = 'pending' | 'failure' | 'success' | 'error'
 
@@ -73,15 +74,20 @@ export interface CurrentStatus {
   creator: string | null
 }
 
-/** The latest status of `context` on a commit, or null when there is none. */
+/**
+ * The latest status of `context` on a commit that the action's own identity created, or null.
+ * Anyone who can write statuses (a workflow of the pull request, a collaborator's token) can post
+ * one with the same context; such statuses are never believed, whatever they say.
+ */
 export async function currentGate(
   octokit: GitHubClient,
   owner: string,
   repo: string,
   sha: string,
-  context: string
+  context: string,
+  me: Identity
 ): Promise<CurrentStatus | null> {
-  // Statuses come newest first; the first one with our context is the one GitHub shows.
+  // Statuses come newest first: the first of ours with this context is our current one.
   for await (const page of octokit.paginate.iterator(octokit.rest.repos.listCommitStatusesForRef, {
     owner,
     repo,
@@ -89,10 +95,28 @@ export async function currentGate(
     per_page: 100
   })) {
     for (const s of page.data) {
-      if (s.context === context) {
-        return { state: s.state, description: s.description, creator: s.creator?.login ?? null }
-      }
+      if (s.context !== context) continue
+      const creator = s.creator?.login ?? null
+      if (creator === null || creator.toLowerCase() !== me.login.toLowerCase()) continue
+      return { state: s.state, description: s.description, creator }
     }
   }
   return null
+}
+
+/** The gate after a writer requested changes on an approved diff: pending again. */
+export function gateRevoked(
+  reviewer: string,
+  diffSha256: string | null,
+  context: string,
+  targetUrl?: string
+): StatusPayload {
+  return {
+    context,
+    ...(targetUrl ? { target_url: targetUrl } : {}),
+    state: 'pending',
+    description: description(
+      `changes requested by @${reviewer}; awaiting approval of diff ${shortSha(diffSha256)}`
+    )
+  }
 }

@@ -1,5 +1,3 @@
-import { stripControls } from '../report/escape.js'
-
 /**
  * The hidden marker at the end of every review the action posts:
  * `<!-- airlock:report {"runId":"…","headSha":"…","diffSha256":"…"} -->` (rendered by
@@ -50,30 +48,19 @@ export function parseMarker(body: string | null | undefined): Marker | null {
   return last
 }
 
-export function isSuperseded(body: string): boolean {
-  return body.includes(SUPERSEDED)
+/** Whether two markers name the same evidence: the same run, head and diff. */
+export function sameEvidence(a: Marker | null | undefined, b: Marker): boolean {
+  return (
+    a !== null &&
+    a !== undefined &&
+    a.runId === b.runId &&
+    a.headSha === b.headSha &&
+    a.diffSha256 === b.diffSha256
+  )
 }
 
-const MAX_BODY = 60_000
-
-/**
- * The review body to post: the run's comment.md, with any marker it carries removed (the file
- * came from an artifact; it does not get to name its own run), mentions made inert, controls
- * stripped, length capped, and the marker computed from the validated report appended.
- */
-export function reviewBody(comment: string, m: Marker): string {
-  const cleaned = stripControls(comment)
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<!--/g, '&lt;!--')
-    .replace(/@(?=[A-Za-z0-9])/g, '@\u2060')
-    .trimEnd()
-  const tail = `\n\n${markerFor(m)}\n`
-  const note = '\n… comment truncated: see the run artifact'
-  const body =
-    cleaned.length + tail.length > MAX_BODY
-      ? cleaned.slice(0, MAX_BODY - tail.length - note.length) + note
-      : cleaned
-  return body + tail
+export function isSuperseded(body: string): boolean {
+  return body.includes(SUPERSEDED)
 }
 
 /** The body of an earlier run's review once a newer run is published. */

@@ -8,7 +8,16 @@ import { codeBlock } from '../report/escape.js'
 import { applyRun } from './apply.js'
 import { readArtifactRecord } from './artifact.js'
 import { artifactLine } from './artifact-line.js'
-import { approvalRequest, decideApproval, recordApproval } from './approve.js'
+import {
+  approvalFromFinishedRun,
+  approvalRequest,
+  decideApproval,
+  recordApproval
+} from './approve.js'
+import type { ApprovalRequest } from './approve.js'
+import { acknowledgeCommand, decideCommand, runCommand } from './command.js'
+import { InvalidEvidenceError } from './evidence.js'
+import { finishedRun, openPullsAt } from './pulls.js'
 import { createClient } from './client.js'
 import { contentsReader } from './contents.js'
 import type { FileReader } from './contents.js'
@@ -67,7 +76,12 @@ async function reportDryRun(
   else summary.emptyBuffer()
 }
 
-/** `publish` mode (and `run` with publishing): the review comment and the gate status. */
+/**
+ * `publish` mode (and `run` with publishing): the review comment and the gate status, rendered
+ * from the folder's report.json and diff.patch (never its comment.md). On `workflow_run` (the
+ * publisher of fork pull requests) the pull requests are found by the finished run's head
+ * repository and head commit, and the report must be for that commit.
+ */
 export async function publishMode(
   read: InputReader,
   log: Logger,
@@ -76,43 +90,64 @@ export async function publishMode(
   const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
   const outputDir = outputDirOverride ?? inputs.outputDir
   const ctx = readEventContext()
-  const pullNumber = eventPullNumber(ctx, inputs.pullRequest)
   const evidence = readEvidence(outputDir)
-  const where = artifactLine(await readArtifactRecord(outputDir), runUrl(ctx))
-  if (where !== null) evidence.comment = `${evidence.comment.trimEnd()}\n\n${where}\n`
-  if (pullNumber === undefined) {
+  const evidenceLine = artifactLine(await readArtifactRecord(outputDir), runUrl(ctx))
+  const { octokit, writes } = setup(inputs, log)
+  let pulls: number[]
+  const run = finishedRun(ctx)
+  let targetUrl = runUrl(ctx)
+  if (inputs.pullRequest === undefined && run !== null) {
+    if (evidence.report.headSha !== run.headSha) {
+      throw new InvalidEvidenceError(
+        `the report is for ${evidence.report.headSha.slice(0, 12)}, but the finished run ${run.id} ran on ${run.headSha.slice(0, 12)}`
+      )
+    }
+    pulls = await openPullsAt(octokit, ctx.owner, ctx.repo, run.headSha, run.headRepository)
+    targetUrl = `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}/actions/runs/${run.id}`
+  } else {
+    const n = eventPullNumber(ctx, inputs.pullRequest)
+    pulls = n === undefined ? [] : [n]
+  }
+  if (pulls.length === 0) {
     log.warn(
-      `publish: the ${ctx.eventName || 'current'} event has no pull request (set pull-request); nothing published`
+      run !== null
+        ? `publish: no open pull request has head ${run.headSha.slice(0, 12)} from ${run.headRepository}; nothing published`
+        : `publish: the ${ctx.eventName || 'current'} event has no pull request (set pull-request); nothing published`
     )
     return
   }
-  const { octokit, writes } = setup(inputs, log)
-  const me = await resolveIdentity(octokit)
-  const result = await publishRun(
-    octokit,
-    writes,
-    me,
-    { owner: ctx.owner, repo: ctx.repo, pullNumber, targetUrl: runUrl(ctx) },
-    evidence,
-    { gateContext: inputs.gateContext, failOutcomes: inputs.failOutcomes },
-    log
-  )
-  if (result.skipped !== undefined) {
-    log.warn(`publish: ${result.skipped}`)
-    return
+  const me = await resolveIdentity(octokit, inputs.appSlug)
+  for (const pullNumber of pulls) {
+    const result = await publishRun(
+      octokit,
+      writes,
+      me,
+      { owner: ctx.owner, repo: ctx.repo, pullNumber, targetUrl },
+      evidence,
+      {
+        gateContext: inputs.gateContext,
+        failOutcomes: inputs.failOutcomes,
+        evidenceLine: run !== null ? artifactLine(null, targetUrl) : evidenceLine
+      },
+      log
+    )
+    if (result.skipped !== undefined) {
+      log.warn(`publish: ${result.skipped}`)
+      continue
+    }
+    if (inputs.dryRun) continue
+    core.setOutput(GITHUB_OUTPUT.commentUrl, result.reviewUrl ?? '')
+    core.setOutput(GITHUB_OUTPUT.gateState, result.status?.state ?? '')
+    log.info(
+      `published review ${result.reviewId} on #${pullNumber}; gate ${result.status?.state}: ${result.status?.description}`
+    )
   }
   if (inputs.dryRun) {
-    await reportDryRun(outputDir, 'publish', writes.calls, { status: result.status })
+    await reportDryRun(outputDir, 'publish', writes.calls)
     log.info(
       `dry run: ${writes.calls.length} write(s) recorded in ${path.join(outputDir, DRY_RUN_FILE)}`
     )
-    return
   }
-  core.setOutput(GITHUB_OUTPUT.commentUrl, result.reviewUrl ?? '')
-  core.setOutput(GITHUB_OUTPUT.gateState, result.status?.state ?? '')
-  log.info(
-    `published review ${result.reviewId}; gate ${result.status?.state}: ${result.status?.description}`
-  )
 }
 
 /**
@@ -133,14 +168,40 @@ export async function approveMode(
 ): Promise<void> {
   const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
   const ctx = readEventContext()
-  const req = approvalRequest(ctx)
-  if (req === null) {
+  const direct = approvalRequest(ctx)
+  if (direct === null && ctx.eventName !== 'workflow_run') {
     log.info(`approve: this ${ctx.eventName || 'event'} is not an approval; nothing to do`)
     core.setOutput(GITHUB_OUTPUT.approved, 'false')
     return
   }
   const { octokit, writes } = setup(inputs, log)
-  const me = await resolveIdentity(octokit)
+  const me = await resolveIdentity(octokit, inputs.appSlug)
+  const requests: ApprovalRequest[] =
+    direct !== null ? [direct] : await approvalFromFinishedRun(octokit, me, ctx)
+  if (requests.length === 0) {
+    log.info(`approve: this ${ctx.eventName || 'event'} is not an approval; nothing to do`)
+    core.setOutput(GITHUB_OUTPUT.approved, 'false')
+    return
+  }
+  let approved = false
+  for (const req of requests) {
+    approved =
+      (await decideAndRecord(octokit, writes, me, ctx, req, inputs, log, readPolicy)) || approved
+  }
+  core.setOutput(GITHUB_OUTPUT.approved, String(approved))
+  if (inputs.dryRun) await reportDryRun(inputs.outputDir, 'approve', writes.calls)
+}
+
+async function decideAndRecord(
+  octokit: ReturnType<typeof createClient>,
+  writes: Writes,
+  me: { login: string },
+  ctx: EventContext,
+  req: ApprovalRequest,
+  inputs: GitHubInputs,
+  log: Logger,
+  readPolicy: PolicyReader
+): Promise<boolean> {
   const result = await decideApproval(octokit, me, ctx, req, {
     gateContext: inputs.gateContext,
     allowSelfApproval: inputs.allowSelfApproval,
@@ -155,9 +216,9 @@ export async function approveMode(
         })
       })
   })
-  await recordApproval(writes, ctx, req, result, log)
-  core.setOutput(GITHUB_OUTPUT.approved, String(result.approved))
-  if (inputs.dryRun) await reportDryRun(inputs.outputDir, 'approve', writes.calls, { result })
+  // After a workflow_run, the review was read, not sent to us: no reply comment for a refusal.
+  await recordApproval(writes, ctx, req, result, log, ctx.eventName !== 'workflow_run')
+  return result.approved
 }
 
 /** `apply` mode. */
@@ -168,6 +229,7 @@ export async function applyMode(read: InputReader, log: Logger): Promise<void> {
   requireMatchingStatement(inputs.outputDir)
   const evidence = readEvidence(inputs.outputDir)
   const { octokit, writes } = setup(inputs, log)
+  const me = await resolveIdentity(octokit, inputs.appSlug)
   const result = await applyRun(
     octokit,
     writes,
@@ -181,7 +243,8 @@ export async function applyMode(read: InputReader, log: Logger): Promise<void> {
       tempRoot: process.env.RUNNER_TEMP
     },
     log,
-    inputs.pullRequest
+    inputs.pullRequest,
+    me
   )
   if (inputs.dryRun) {
     await reportDryRun(inputs.outputDir, 'apply', writes.calls, { result })
@@ -190,4 +253,33 @@ export async function applyMode(read: InputReader, log: Logger): Promise<void> {
   core.setOutput(GITHUB_OUTPUT.commitSha, result.commitSha)
   if (result.pullRequestUrl) core.setOutput(GITHUB_OUTPUT.pullRequestUrl, result.pullRequestUrl)
   log.info(`committed ${result.commitSha} on ${result.branch}`)
+}
+
+/**
+ * `command` mode: reads `/airlock run <task>` from an issue_comment event, checks who asked and
+ * the pull request, acknowledges with a reaction (or a reaction and the reason), and sets outputs
+ * for the job that runs the agent: `run-requested`, `task`, `head-sha`, `head-repository`,
+ * `base-sha` (for `policy-base`), `pull-request`, `fork`. It starts nothing itself and runs nothing from the comment.
+ */
+export async function commandMode(read: InputReader, log: Logger): Promise<void> {
+  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
+  const ctx = readEventContext()
+  core.setOutput(GITHUB_OUTPUT.runRequested, 'false')
+  const cmd = runCommand(ctx)
+  if (cmd === null) {
+    log.info(`command: this ${ctx.eventName || 'event'} is not an /airlock run comment`)
+    return
+  }
+  const { octokit, writes } = setup(inputs, log)
+  const decision = await decideCommand(octokit, ctx, cmd)
+  await acknowledgeCommand(writes, ctx, cmd, decision, log)
+  if (inputs.dryRun) await reportDryRun(inputs.outputDir, 'command', writes.calls, { decision })
+  if (!decision.accepted) return
+  core.setOutput(GITHUB_OUTPUT.runRequested, 'true')
+  core.setOutput(GITHUB_OUTPUT.task, decision.task)
+  core.setOutput(GITHUB_OUTPUT.headSha, decision.headSha)
+  core.setOutput(GITHUB_OUTPUT.baseSha, decision.baseSha)
+  core.setOutput(GITHUB_OUTPUT.headRepository, decision.headRepository)
+  core.setOutput(GITHUB_OUTPUT.pullRequest, String(cmd.pullNumber))
+  core.setOutput(GITHUB_OUTPUT.fork, String(decision.fork))
 }

@@ -3,9 +3,10 @@ import type { GitHubClient } from './client.js'
 import { hasStatus } from './client.js'
 import type { RunEvidence } from './evidence.js'
 import type { StatusPayload } from './gate.js'
-import { currentGate, gateAfterRun } from './gate.js'
+import { currentGate, gateAfterRun, shortSha } from './gate.js'
 import type { Outcome } from '../report/report.js'
-import { isSuperseded, parseMarker, reviewBody, supersededBody } from './marker.js'
+import { renderComment } from '../report/comment.js'
+import { isSuperseded, parseMarker, sameEvidence, supersededBody } from './marker.js'
 import type { Marker } from './marker.js'
 import type { Identity, Writes } from './writes.js'
 
@@ -22,6 +23,8 @@ export interface PublishOptions {
   failOutcomes: readonly Outcome[]
   /** Pause between re-reads while another publisher holds the pending review (ms). */
   settleMs?: number
+  /** The line saying where the evidence is (built by the action, never read from the folder). */
+  evidenceLine?: string | null
 }
 
 export interface PublishResult {
@@ -100,7 +103,11 @@ export async function publishRun(
     headSha: report.headSha,
     diffSha256: report.diffSha256
   }
-  const body = reviewBody(evidence.comment, marker)
+  // Rendered here from the validated report and the hash-checked patch; no regex ever runs over
+  // the assembled body, so nothing the agent named can remove or reorder a line of it.
+  const body = renderComment(evidence.full, evidence.patch?.toString('utf8') ?? '', {
+    evidenceLine: options.evidenceLine
+  })
   const reviewsRoute = 'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews'
   const base = { ...repo, pull_number: t.pullNumber }
   const settle = options.settleMs ?? 1000
@@ -111,7 +118,9 @@ export async function publishRun(
     if (attempt > 12)
       throw new Error('could not publish the review: another publisher kept it pending')
     const mine = ownReports(await listReviews(octokit, t), me)
-    const sameRun = mine.filter((r) => r.marker?.runId === report.runId)
+    // The same evidence (run, head and diff): a republish of a run with another diff is a new
+    // report, with a new review and a pending gate, never an edit of the approved one.
+    const sameRun = mine.filter((r) => sameEvidence(r.marker, marker))
     const submitted = sameRun.filter((r) => r.state !== 'PENDING').sort((a, b) => a.id - b.id)
     if (submitted.length > 0) {
       review = submitted[0]
@@ -127,7 +136,7 @@ export async function publishRun(
       break
     }
     const pending = mine.find((r) => r.state === 'PENDING')
-    if (pending?.marker?.runId === report.runId) {
+    if (pending !== undefined && sameEvidence(pending.marker, marker)) {
       // Ours from a retried POST, or a concurrent publisher's: same run, same evidence.
       try {
         await writes.send(
@@ -191,7 +200,7 @@ export async function publishRun(
   const mine = ownReports(await listReviews(octokit, t), me)
   if (!writes.dryRun) {
     const sameRun = mine
-      .filter((r) => r.marker?.runId === report.runId && r.state !== 'PENDING')
+      .filter((r) => sameEvidence(r.marker, marker) && r.state !== 'PENDING')
       .sort((a, b) => a.id - b.id)
     for (const dup of sameRun.slice(1)) {
       log.warn(`emptying duplicate review ${dup.id} of run ${report.runId}`)
@@ -204,7 +213,7 @@ export async function publishRun(
     if (sameRun[0] !== undefined) review = sameRun[0]
   }
   for (const old of mine) {
-    if (old.marker?.runId === report.runId || old.state === 'PENDING' || isSuperseded(old.body))
+    if (sameEvidence(old.marker, marker) || old.state === 'PENDING' || isSuperseded(old.body))
       continue
     await writes.send(
       'PUT /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}',
@@ -214,8 +223,22 @@ export async function publishRun(
   }
 
   const status = gateAfterRun(report, options.failOutcomes, options.gateContext, t.targetUrl)
-  const current = await currentGate(octokit, t.owner, t.repo, report.headSha, options.gateContext)
-  if (republished && current?.state === 'success' && status.state === 'pending') {
+  const current = await currentGate(
+    octokit,
+    t.owner,
+    t.repo,
+    report.headSha,
+    options.gateContext,
+    me
+  )
+  // Only the same evidence, republished, keeps an approval: the status must be ours and name
+  // this diff, and the review it was given on must be this very review.
+  if (
+    republished &&
+    current?.state === 'success' &&
+    status.state === 'pending' &&
+    (current.description ?? '').includes(`for diff ${shortSha(report.diffSha256)}`)
+  ) {
     log.info('this run was already approved; the gate stays green')
   } else {
     await writes.send(

@@ -34,16 +34,37 @@ export interface Identity {
 /** The login the GitHub Actions token acts as (`GET /user` is refused to installation tokens). */
 export const ACTIONS_BOT = 'github-actions[bot]'
 
+/** A GitHub App's slug, as `app-slug` takes it (the app acts as `<slug>[bot]`). */
+export const APP_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/
+
 /**
- * Who the token is: a personal or user token answers `GET /user`; an installation token (the
- * workflow's GITHUB_TOKEN) is refused there and acts as github-actions[bot].
+ * Who the token is — the identity whose reviews, markers and statuses the action believes:
+ * - with `app-slug` (a GitHub App installation token, e.g. from actions/create-github-app-token):
+ *   `<slug>[bot]`, as GitHub shows the app's reviews and statuses;
+ * - a user token (PAT) answers `GET /user`;
+ * - an installation token (the workflow's GITHUB_TOKEN or an App's) is refused there (403) and
+ *   is asked GraphQL's `viewer`, which answers the bot's login; when that is not answered either,
+ *   it is the workflow token, github-actions[bot].
  */
-export async function resolveIdentity(octokit: GitHubClient): Promise<Identity> {
+export async function resolveIdentity(octokit: GitHubClient, appSlug?: string): Promise<Identity> {
+  if (appSlug !== undefined) return { login: `${appSlug}[bot]` }
   try {
     const res = await octokit.request('GET /user')
     return { login: res.data.login }
   } catch (error) {
-    if (hasStatus(error, 403, 404)) return { login: ACTIONS_BOT }
-    throw error
+    if (!hasStatus(error, 403, 404)) throw error
   }
+  try {
+    const res = await octokit.graphql<{ viewer?: { login?: unknown } }>(
+      'query { viewer { login } }'
+    )
+    const login = res.viewer?.login
+    if (typeof login === 'string' && /^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$/.test(login)) {
+      return { login }
+    }
+  } catch (error) {
+    const graphqlError = (error as { name?: unknown } | null)?.name === 'GraphqlResponseError'
+    if (!graphqlError && !hasStatus(error, 401, 403, 404)) throw error
+  }
+  return { login: ACTIONS_BOT }
 }

@@ -278,12 +278,17 @@ function metadataSection(report: Report): string {
 }
 
 /**
- * The review comment (and job summary), rendered from report.json and diff.patch only. The gate's
+ * The review comment (and job summary), rendered from report.json and diff.patch only — by the run
+ * and again by every publisher, which never forwards a comment.md it did not render. The gate's
  * own lines (heading, outcome, gate) come first and are the only lines that start with `## ` or
  * `**Gate:**`; every agent-derived string is cut, escaped and placed inside a list item, a table
  * cell or a fenced block, so it can never open a line, mention anyone, or break the layout.
  */
-export function renderComment(report: Report, patch: string): string {
+export function renderComment(
+  report: Report,
+  patch: string,
+  options: { evidenceLine?: string | null } = {}
+): string {
   const head = [
     `## Agent Airlock: ${OUTCOME_LINE[report.outcome]}`,
     `> ${t(report.outcomeReason, 500)}`,
@@ -305,7 +310,8 @@ export function renderComment(report: Report, patch: string): string {
     sandboxSection(report),
     egress === '' ? null : egress,
     costLine(report),
-    metadataSection(report)
+    metadataSection(report),
+    options.evidenceLine ?? null
   ]
   const end = `\n\n${marker(report)}\n`
   const assemble = (diff: string | null): string =>

@@ -1,0 +1,75 @@
+import * as fs from 'node:fs'
+import { parse } from 'yaml'
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- parsed workflow YAML */
+const load = (file: string): any => parse(fs.readFileSync(file, 'utf8'))
+
+describe('approvals run only from workflow files of the default branch', () => {
+  test('examples/approve.yml listens to issue_comment and workflow_run, never to reviews directly', () => {
+    const wf = load('examples/approve.yml')
+    expect(Object.keys(wf.on).sort()).toEqual(['issue_comment', 'workflow_run'])
+    expect(wf.on.issue_comment.types).toEqual(['created'])
+    expect(wf.on.workflow_run.workflows).toEqual([load('examples/review-relay.yml').name])
+  })
+
+  test('the review relay has no permissions and runs nothing but an echo', () => {
+    const wf = load('examples/review-relay.yml')
+    expect(wf.permissions).toEqual({})
+    for (const job of Object.values<any>(wf.jobs)) {
+      expect(job.permissions).toEqual({})
+      for (const step of job.steps) {
+        expect(step.uses).toBeUndefined()
+        expect(step.run).toMatch(/^echo "[^"$`]*"\n?$/)
+      }
+    }
+  })
+
+  test('agent-approve.yml acts only on comments and on workflow_run after a review', () => {
+    const cond = String(load('.github/workflows/agent-approve.yml').jobs.approve.if)
+    expect(cond).not.toContain("pull_request_review' &&")
+    expect(cond).toContain("github.event_name == 'issue_comment'")
+    expect(cond).toContain("github.event.workflow_run.event == 'pull_request_review'")
+  })
+})
+
+describe('the fork publisher', () => {
+  const wf = load('.github/workflows/agent-publish.yml')
+  const steps: any[] = wf.jobs.publish.steps
+
+  test('downloads the finished run’s artifact by run id into $RUNNER_TEMP/untrusted', () => {
+    const download = steps.find((s) => String(s.uses).startsWith('actions/download-artifact@'))
+    expect(download.with['run-id']).toBe('${{ github.event.workflow_run.id }}')
+    expect(download.with.path).toBe('${{ runner.temp }}/untrusted')
+    const publish = steps.find((s) => s.with?.mode === 'publish')
+    expect(publish.with['output-dir']).toBe('${{ runner.temp }}/untrusted')
+  })
+
+  test('checks out nothing but Agent Airlock itself, and runs no script of the pull request', () => {
+    for (const s of steps.filter((x) => String(x.uses).startsWith('actions/checkout@'))) {
+      expect(s.with.repository).toBe('${{ inputs.airlock-repository }}')
+      expect(s.with['persist-credentials']).toBe(false)
+    }
+    expect(steps.filter((s) => s.run !== undefined).map((s) => s.name)).toEqual([
+      'Check that airlock-ref is a full commit SHA'
+    ])
+    expect(wf.jobs.publish.permissions).toEqual({
+      actions: 'read',
+      'pull-requests': 'write',
+      statuses: 'write'
+    })
+  })
+})
+
+describe('the comment trigger example', () => {
+  const wf = load('examples/comment-run.yml')
+  test('the task reaches the action as an input, never a script', () => {
+    const text = fs.readFileSync('examples/comment-run.yml', 'utf8')
+    const run = wf.jobs.run.steps.find((s: any) => s.with?.mode === 'run')
+    expect(run.with.task).toBe('${{ needs.command.outputs.task }}')
+    expect(run.with['policy-base']).toBe('${{ needs.command.outputs.base-sha }}')
+    for (const job of Object.values<any>(wf.jobs))
+      for (const s of job.steps ?? []) expect(s.run ?? '').not.toContain('${{')
+    expect(text).not.toContain('pull_request_target')
+    expect(wf.jobs.run.permissions).toEqual({ contents: 'read' })
+  })
+})

@@ -1,0 +1,143 @@
+import type { Logger } from '../log.js'
+import { escapeMarkdown } from '../report/escape.js'
+import type { GitHubClient } from './client.js'
+import { hasStatus } from './client.js'
+import type { EventContext } from './context.js'
+import { asObject, eventPullNumber } from './context.js'
+import type { Writes } from './writes.js'
+
+/**
+ * `/airlock run <task>` as the first line of a pull request comment (further lines continue the
+ * task). The task is data: it reaches the agent as /airlock/task.md through the `task` input,
+ * never a shell.
+ */
+const RUN = /^\/airlock[ \t]+run(?:[ \t]+([^\r\n]*))?(?:\r?\n([\s\S]*))?$/
+
+/** Longest task a comment may give (characters). */
+export const MAX_COMMENT_TASK = 16_000
+
+export interface RunCommand {
+  pullNumber: number
+  commentId: number
+  actor: { login: string; type: string }
+  task: string
+  edited: boolean
+}
+
+/** Reads `/airlock run …` from an issue_comment event; null when the comment is no such command. */
+export function runCommand(ctx: EventContext): RunCommand | null {
+  if (ctx.eventName !== 'issue_comment') return null
+  const p = ctx.payload
+  const comment = asObject(p.comment)
+  const user = asObject(comment?.user)
+  const pullNumber = eventPullNumber(ctx)
+  if (
+    !comment ||
+    typeof comment.body !== 'string' ||
+    typeof comment.id !== 'number' ||
+    typeof user?.login !== 'string' ||
+    pullNumber === undefined
+  )
+    return null
+  const m = RUN.exec(comment.body)
+  if (!m) return null
+  const task = [m[1] ?? '', m[2] ?? ''].join('\n').trim()
+  return {
+    pullNumber,
+    commentId: comment.id,
+    actor: { login: user.login, type: String(user.type ?? '') },
+    task,
+    edited: p.action !== 'created'
+  }
+}
+
+export type CommandDecision =
+  | {
+      accepted: true
+      task: string
+      headSha: string
+      baseSha: string
+      headRef: string
+      headRepository: string
+      fork: boolean
+    }
+  | { accepted: false; reason: string }
+
+const WRITE_ROLES = new Set(['admin', 'maintain', 'write'])
+
+/**
+ * Whether the command starts a run. Refused: edited comments (a command is what was posted, not
+ * what it was changed into), bots, anyone without write access, closed pull requests, an empty
+ * or over-long task.
+ */
+export async function decideCommand(
+  octokit: GitHubClient,
+  ctx: EventContext,
+  cmd: RunCommand
+): Promise<CommandDecision> {
+  const refuse = (reason: string): CommandDecision => ({ accepted: false, reason })
+  const repo = { owner: ctx.owner, repo: ctx.repo }
+  const login = cmd.actor.login
+  if (cmd.edited) return refuse('an edited comment is not a command; post a new comment')
+  if (cmd.actor.type === 'Bot' || /\[bot\]$/i.test(login))
+    return refuse(`@${login} is a bot; only people can start a run`)
+  let role: string
+  try {
+    const perm = (
+      await octokit.rest.repos.getCollaboratorPermissionLevel({ ...repo, username: login })
+    ).data
+    role = perm.role_name && WRITE_ROLES.has(perm.role_name) ? perm.role_name : perm.permission
+  } catch (error) {
+    if (hasStatus(error, 404)) return refuse(`@${login} is not a collaborator of this repository`)
+    throw error
+  }
+  if (!WRITE_ROLES.has(role))
+    return refuse(`@${login} has ${role} permission; starting a run needs write, maintain or admin`)
+  if (cmd.task === '') return refuse('say what to do: `/airlock run <task>`')
+  if (cmd.task.length > MAX_COMMENT_TASK)
+    return refuse(`the task is over ${MAX_COMMENT_TASK} characters; put it in a file instead`)
+  const pr = (await octokit.rest.pulls.get({ ...repo, pull_number: cmd.pullNumber })).data
+  if (pr.state !== 'open') return refuse(`pull request #${cmd.pullNumber} is not open`)
+  const headRepository = pr.head.repo?.full_name ?? ''
+  return {
+    accepted: true,
+    task: cmd.task,
+    headSha: pr.head.sha,
+    baseSha: pr.base.sha,
+    headRef: pr.head.ref,
+    headRepository,
+    fork: headRepository.toLowerCase() !== `${ctx.owner}/${ctx.repo}`.toLowerCase()
+  }
+}
+
+/** Acknowledges the command: a reaction when accepted, a reaction and a short reply when not. */
+export async function acknowledgeCommand(
+  writes: Writes,
+  ctx: EventContext,
+  cmd: RunCommand,
+  decision: CommandDecision,
+  log: Logger
+): Promise<void> {
+  const repo = { owner: ctx.owner, repo: ctx.repo }
+  await writes.send(
+    'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions',
+    { ...repo, comment_id: cmd.commentId, content: decision.accepted ? 'rocket' : 'confused' },
+    null
+  )
+  if (decision.accepted) {
+    log.info(
+      `run requested by @${cmd.actor.login} on ${decision.headSha.slice(0, 12)} (#${cmd.pullNumber})`
+    )
+    return
+  }
+  log.warn(`run not started: ${decision.reason}`)
+  await writes.send(
+    'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
+    {
+      ...repo,
+      issue_number: cmd.pullNumber,
+      body: `Agent Airlock: run not started: ${escapeMarkdown(decision.reason)}`
+    },
+    null
+  )
+}

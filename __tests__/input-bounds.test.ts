@@ -47,6 +47,7 @@ const allowlist = {
 /** The inputs read by the GitHub modes (publish, approve, apply) rather than by the run. */
 const GITHUB_MODE_INPUTS = new Set([
   'github-token',
+  'app-slug',
   'publish',
   'gate-context',
   'fail-outcomes',

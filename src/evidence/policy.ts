@@ -170,6 +170,19 @@ export async function scriptsChange(
   } catch (error) {
     return `scripts cannot be compared: ${error instanceof Error ? error.message : String(error)}`
   }
+  return keyChanges('scripts', before, after, Infinity)
+}
+
+/**
+ * `KIND added "a"; removed "b"; changed "c"` over the keys of two maps (at most `cap` names per
+ * list), or null when they hold the same keys and values.
+ */
+function keyChanges(
+  kind: string,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  cap: number
+): string | null {
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()
   const added = names.filter((n) => !(n in before))
   const removed = names.filter((n) => !(n in after))
@@ -178,14 +191,22 @@ export async function scriptsChange(
   )
   if (added.length + removed.length + changed.length === 0) return null
   const list = (label: string, xs: string[]): string[] =>
-    xs.length > 0 ? [`${label} ${xs.map((x) => JSON.stringify(x)).join(', ')}`] : []
+    xs.length > 0
+      ? [
+          `${label} ${xs
+            .slice(0, cap)
+            .map((x) => JSON.stringify(x))
+            .join(', ')}${xs.length > cap ? ` and ${xs.length - cap} more` : ''}`
+        ]
+      : []
   return [
-    'scripts',
+    kind,
     [...list('added', added), ...list('removed', removed), ...list('changed', changed)].join('; ')
   ].join(' ')
 }
 
-function scriptsOf(data: Buffer | null): Record<string, unknown> {
+/** A package.json blob parsed as a JSON object ({} when absent). */
+function packageJsonObject(data: Buffer | null): Record<string, unknown> {
   if (data === null) return {}
   let doc: unknown
   try {
@@ -195,7 +216,11 @@ function scriptsOf(data: Buffer | null): Record<string, unknown> {
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
     throw new Error('package.json is not a JSON object')
-  const scripts = (doc as Record<string, unknown>).scripts
+  return doc as Record<string, unknown>
+}
+
+function scriptsOf(data: Buffer | null): Record<string, unknown> {
+  const scripts = packageJsonObject(data).scripts
   if (scripts === undefined) return {}
   if (typeof scripts !== 'object' || scripts === null || Array.isArray(scripts))
     throw new Error('"scripts" is not an object')
@@ -245,38 +270,12 @@ export async function dependenciesChange(
   } catch (error) {
     return `dependencies cannot be compared: ${error instanceof Error ? error.message : String(error)}`
   }
-  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()
-  const added = names.filter((n) => !(n in before))
-  const removed = names.filter((n) => !(n in after))
-  const changed = names.filter(
-    (n) => n in before && n in after && JSON.stringify(before[n]) !== JSON.stringify(after[n])
-  )
-  if (added.length + removed.length + changed.length === 0) return null
-  const list = (label: string, xs: string[]): string[] =>
-    xs.length > 0
-      ? [
-          `${label} ${xs
-            .slice(0, 20)
-            .map((x) => JSON.stringify(x))
-            .join(', ')}${xs.length > 20 ? ` and ${xs.length - 20} more` : ''}`
-        ]
-      : []
-  return [
-    'dependencies',
-    [...list('added', added), ...list('removed', removed), ...list('changed', changed)].join('; ')
-  ].join(' ')
+  return keyChanges('dependencies', before, after, 20)
 }
 
 /** `field name` → spec, over every dependency field of a package.json. */
 function packageJsonDependencies(data: Buffer | null): Record<string, unknown> {
-  if (data === null) return {}
-  let doc: unknown
-  try {
-    doc = JSON.parse(data.toString('utf8'))
-  } catch {
-    throw new Error('package.json is not valid JSON')
-  }
-  if (!isTable(doc)) throw new Error('package.json is not a JSON object')
+  const doc = packageJsonObject(data)
   const out: Record<string, unknown> = {}
   for (const field of PACKAGE_JSON_DEPENDENCY_FIELDS) {
     const v = doc[field]

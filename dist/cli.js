@@ -77066,6 +77066,9 @@ async function scriptsChange(blobs, readBlob) {
   } catch (error) {
     return `scripts cannot be compared: ${error instanceof Error ? error.message : String(error)}`;
   }
+  return keyChanges("scripts", before, after, Infinity);
+}
+function keyChanges(kind, before, after, cap) {
   const names = [.../* @__PURE__ */ new Set([...Object.keys(before), ...Object.keys(after)])].sort();
   const added = names.filter((n) => !(n in before));
   const removed = names.filter((n) => !(n in after));
@@ -77073,13 +77076,15 @@ async function scriptsChange(blobs, readBlob) {
     (n) => n in before && n in after && JSON.stringify(before[n]) !== JSON.stringify(after[n])
   );
   if (added.length + removed.length + changed.length === 0) return null;
-  const list2 = (label, xs) => xs.length > 0 ? [`${label} ${xs.map((x) => JSON.stringify(x)).join(", ")}`] : [];
+  const list2 = (label, xs) => xs.length > 0 ? [
+    `${label} ${xs.slice(0, cap).map((x) => JSON.stringify(x)).join(", ")}${xs.length > cap ? ` and ${xs.length - cap} more` : ""}`
+  ] : [];
   return [
-    "scripts",
+    kind,
     [...list2("added", added), ...list2("removed", removed), ...list2("changed", changed)].join("; ")
   ].join(" ");
 }
-function scriptsOf(data) {
+function packageJsonObject(data) {
   if (data === null) return {};
   let doc;
   try {
@@ -77089,7 +77094,10 @@ function scriptsOf(data) {
   }
   if (typeof doc !== "object" || doc === null || Array.isArray(doc))
     throw new Error("package.json is not a JSON object");
-  const scripts = doc.scripts;
+  return doc;
+}
+function scriptsOf(data) {
+  const scripts = packageJsonObject(data).scripts;
   if (scripts === void 0) return {};
   if (typeof scripts !== "object" || scripts === null || Array.isArray(scripts))
     throw new Error('"scripts" is not an object');
@@ -77120,30 +77128,10 @@ async function dependenciesChange(filePath, blobs, readBlob) {
   } catch (error) {
     return `dependencies cannot be compared: ${error instanceof Error ? error.message : String(error)}`;
   }
-  const names = [.../* @__PURE__ */ new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  const added = names.filter((n) => !(n in before));
-  const removed = names.filter((n) => !(n in after));
-  const changed = names.filter(
-    (n) => n in before && n in after && JSON.stringify(before[n]) !== JSON.stringify(after[n])
-  );
-  if (added.length + removed.length + changed.length === 0) return null;
-  const list2 = (label, xs) => xs.length > 0 ? [
-    `${label} ${xs.slice(0, 20).map((x) => JSON.stringify(x)).join(", ")}${xs.length > 20 ? ` and ${xs.length - 20} more` : ""}`
-  ] : [];
-  return [
-    "dependencies",
-    [...list2("added", added), ...list2("removed", removed), ...list2("changed", changed)].join("; ")
-  ].join(" ");
+  return keyChanges("dependencies", before, after, 20);
 }
 function packageJsonDependencies(data) {
-  if (data === null) return {};
-  let doc;
-  try {
-    doc = JSON.parse(data.toString("utf8"));
-  } catch {
-    throw new Error("package.json is not valid JSON");
-  }
-  if (!isTable(doc)) throw new Error("package.json is not a JSON object");
+  const doc = packageJsonObject(data);
   const out = {};
   for (const field of PACKAGE_JSON_DEPENDENCY_FIELDS) {
     const v = doc[field];

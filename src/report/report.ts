@@ -8,7 +8,7 @@ import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
 import type { TokenUsage } from '../evidence/cost.js'
-import type { ServiceReport } from '../services/services.js'
+import type { ServiceReport } from '../services/record.js'
 import type { IsolationDecision } from '../isolation/isolation.js'
 import type { EgressSummary as SetupEgressSummary } from '../egress/evidence.js'
 

@@ -7,18 +7,9 @@ import { InfrastructureError, errorMessage } from '../errors.js'
 import { LABELS } from '../plan.js'
 import type { Network, ResourceLimits, Runtime, Sidecar } from '../sandbox/types.js'
 import type { ServiceSpec } from './inputs.js'
+import type { ServiceReport } from './record.js'
 
-export interface ServiceReport {
-  name: string
-  image: string
-  /** The image reference it ran from (the pinned digest or local image ID as given). */
-  imageId: string | null
-  phase: string
-  healthy: boolean
-  /** Milliseconds from start until the health command passed. */
-  readyMs: number | null
-  detail?: string
-}
+export type { ServiceReport } from './record.js'
 
 export interface ServicesSession {
   /** The network the phase's container joins. */

@@ -2,19 +2,10 @@ import { spawn } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { validateReport } from '../src/report/schema.js'
-import { leftovers, makeWorkspace, runNode, tempDirsOf, uniqueRunId } from './support/run.js'
+import { ROOT } from './support/cli.js'
+import { leftovers, makeWorkspace, runNode, tempDirsOf, uniqueRunId, until } from './support/run.js'
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (check()) return true
-    await sleep(100)
-  }
-  return check()
-}
 
 /**
  * The runner's cancel sequence exactly: SIGINT, 7.5 s, SIGTERM, 2.5 s, SIGKILL of the process

@@ -2,7 +2,8 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { validateReport } from '../src/report/schema.js'
-import { leftovers, makeWorkspace, tempDirsOf, uniqueRunId } from './support/run.js'
+import { ROOT } from './support/cli.js'
+import { leftovers, makeWorkspace, tempDirsOf, uniqueRunId, until } from './support/run.js'
 
 /**
  * A real daemon restart in the middle of the agent phase. It stops every container on the
@@ -11,20 +12,8 @@ import { leftovers, makeWorkspace, tempDirsOf, uniqueRunId } from './support/run
  * 143): that is the engine's fault, never `agent-failed`.
  */
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
 function dockerdPid(): number {
   return Number(execFileSync('pidof', ['dockerd']).toString().trim().split(/\s+/)[0])
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (check()) return true
-    await sleep(200)
-  }
-  return check()
 }
 
 describe('a daemon restart while the agent runs', () => {
@@ -57,12 +46,12 @@ describe('a daemon restart while the agent runs', () => {
     child.stderr.on('data', () => undefined)
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
     try {
-      expect(await until(() => stdout.includes('agent-started'), 60_000)).toBe(true)
+      expect(await until(() => stdout.includes('agent-started'), 60_000, 200)).toBe(true)
       const pid = dockerdPid()
       process.kill(pid, 'SIGTERM')
-      expect(await until(() => spawnSync('kill', ['-0', String(pid)]).status !== 0, 60_000)).toBe(
-        true
-      )
+      expect(
+        await until(() => spawnSync('kill', ['-0', String(pid)]).status !== 0, 60_000, 200)
+      ).toBe(true)
       expect(spawnSync('bash', [path.join(ROOT, 'scripts/ensure-docker.sh')]).status).toBe(0)
       expect(await exited).toBe(3)
       const written = JSON.parse(fs.readFileSync(report, 'utf8')) as { outcome: string }

@@ -130,3 +130,13 @@ export function runNode(
     child.on('close', (status) => resolve({ status, stdout, stderr }))
   })
 }
+
+/** Polls `check` every `everyMs` until it holds or `ms` have passed; the last answer counts. */
+export async function until(check: () => boolean, ms: number, everyMs = 100): Promise<boolean> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (check()) return true
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+  return check()
+}

@@ -3,7 +3,12 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from '../src/errors.js'
 import { getInputs } from '../src/inputs.js'
-import { chooseTier, forkFromEvent, resolveIsolation } from '../src/isolation/isolation.js'
+import {
+  chooseTier,
+  forkFromEvent,
+  resolveIsolation,
+  resolveRuntime
+} from '../src/isolation/isolation.js'
 import type { DaemonRuntimes, RiskFacts } from '../src/isolation/isolation.js'
 import { parsePolicy } from '../src/policy.js'
 import { renderComment } from '../src/report/comment.js'
@@ -98,6 +103,74 @@ describe('availability: fail closed, or the policy fallback', () => {
   })
 })
 
+describe("gVisor with network: the daemon's second entry (runsc-net)", () => {
+  // As ensure-docker.sh registers them: runsc without network, runsc-net joining the container's
+  // own network namespace.
+  const daemon: DaemonRuntimes = {
+    runc: { path: 'runc' },
+    runsc: { path: '/usr/bin/runsc', runtimeArgs: ['--network=none'] },
+    'runsc-net': { path: '/usr/bin/runsc', runtimeArgs: ['--network=host'] }
+  }
+  const allowlist = { ...SAFE, network: 'allowlist' as const, needsNetwork: true }
+
+  test('auto with allowlist: tier runsc, served by runsc-net, and the reasons say so', () => {
+    const d = resolveIsolation({ requested: 'auto', fallback: null }, allowlist, daemon)
+    expect(d).toMatchObject({ tier: 'runsc', runtime: 'runsc-net', fellBackFrom: null })
+    expect(d.reasons.join('; ')).toMatch(
+      /network \(allowlist\).*through the daemon's "runsc-net" entry/
+    )
+  })
+
+  test('a run without network keeps plain runsc (its sandbox has no network at all)', () => {
+    const d = resolveIsolation(
+      { requested: 'auto', fallback: null },
+      { ...SAFE, fork: true },
+      daemon
+    )
+    expect(d).toMatchObject({ tier: 'runsc', runtime: 'runsc' })
+  })
+
+  test('a runsc-net that is itself registered with --network=none does not count', () => {
+    const bad = { ...daemon, 'runsc-net': { runtimeArgs: ['--network=none'] } }
+    expect(() => resolveIsolation({ requested: 'runsc', fallback: null }, allowlist, bad)).toThrow(
+      /no "runsc-net" entry with network support/
+    )
+  })
+
+  test('runc with network is served as itself; the network entry is only for gVisor', () => {
+    const d = resolveIsolation({ requested: 'runc', fallback: null }, allowlist, daemon)
+    expect(d).toMatchObject({ tier: 'runc', runtime: 'runc' })
+  })
+
+  test.each<[string, string, DaemonRuntimes, boolean, string | RegExp]>([
+    ['networked run, runsc-net registered', 'runsc', daemon, true, 'runsc-net'],
+    ['run without network', 'runsc', daemon, false, 'runsc'],
+    ['runc, networked run', 'runc', daemon, true, 'runc'],
+    [
+      'networked run, no runsc-net: fails closed',
+      'runsc',
+      { runc: {}, runsc: { runtimeArgs: ['--network=none'] } },
+      true,
+      /^runtime: "runsc" is registered with --network=none.*no "runsc-net" entry.*use runtime runc/
+    ],
+    ['a runtime the daemon lacks is left to the preflight', 'kata', { runc: {} }, true, 'kata']
+  ])('runtime named directly: %s (%s)', (_name, name, runtimes, needsNetwork, expected) => {
+    if (typeof expected === 'string') {
+      expect(resolveRuntime(name, runtimes, needsNetwork).runtime).toBe(expected)
+      return
+    }
+    let error: unknown
+    try {
+      resolveRuntime(name, runtimes, needsNetwork)
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(ConfigurationError)
+    expect((error as ConfigurationError).input).toBe('runtime')
+    expect((error as Error).message).toMatch(expected)
+  })
+})
+
 describe('inputs and the event', () => {
   let dir: string
   beforeAll(() => {
@@ -170,6 +243,7 @@ describe('inputs and the event', () => {
     report.isolation = {
       requested: 'auto',
       tier: 'runsc',
+      runtime: 'runsc',
       reasons: ['the pull request comes from a fork'],
       fellBackFrom: null
     }

@@ -204,13 +204,12 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   const egress = readEgressInputs(
     egressRead,
     network,
-    runtime,
     workspace,
     ctx.environment,
     env.map((e) => e.name)
   )
 
-  const setup = readSetupInputs(read, egress, runtime)
+  const setup = readSetupInputs(read, egress)
 
   const cpus = positiveNumber(INPUT.cpus, read(INPUT.cpus) ?? String(DEFAULTS.cpus))
   if (cpus > ctx.hostCpus) {
@@ -236,7 +235,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     agentCommand,
     testCommand: read(INPUT.testCommand),
     ...(setup !== undefined ? { setup } : {}),
-    services: servicesFor(read, runtime),
+    services: servicesFor(read),
     ...isolationFor(read, given, policy, ctx.environment),
     task: taskInput(INPUT.task, read(INPUT.task), workspace),
     model: read(INPUT.model),
@@ -327,13 +326,8 @@ function isolationFor(
   return { isolation: { requested, fallback, fork: forkFromEvent(environment) } }
 }
 
-function servicesFor(read: InputReader, runtime: string): ServiceSpec[] {
+function servicesFor(read: InputReader): ServiceSpec[] {
   const services = parseServices(read(INPUT.services))
-  if (services.length > 0 && runtime === 'runsc')
-    throw new ConfigurationError(
-      `${INPUT.services}/${INPUT.runtime}`,
-      'gVisor (runsc) registered with --network=none cannot join the services network; use runtime runc, or isolation (which checks how the daemon registered it)'
-    )
   if (services.length > 0 && read(INPUT.testCommand) === undefined)
     throw new ConfigurationError(
       INPUT.services,

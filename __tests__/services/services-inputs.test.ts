@@ -139,7 +139,7 @@ describe('a test phase with services joins their network only', () => {
 })
 
 describe('services and runtime', () => {
-  test('runsc (registered without network) with services is refused at the edge', async () => {
+  test('runsc with services is left to the daemon check at run time (gVisor network entry)', async () => {
     const fs = await import('node:fs')
     const os = await import('node:os')
     const path = await import('node:path')
@@ -153,15 +153,15 @@ describe('services and runtime', () => {
       runtime: 'runsc',
       services: `db: {image: "${ID}", health: x, command: c, user: "1"}`
     }
-    expect(() =>
-      getInputs((n) => values[n], {
-        workspace: dir,
-        environment: {},
-        hostUid: 1000,
-        hostCpus: 2,
-        defaultRunId: 'r'
-      })
-    ).toThrow(/services\/runtime: gVisor/)
+    const i = getInputs((n) => values[n], {
+      workspace: dir,
+      environment: {},
+      hostUid: 1000,
+      hostCpus: 2,
+      defaultRunId: 'r'
+    })
+    expect(i.runtime).toBe('runsc')
+    expect(i.services?.map((s) => s.name)).toEqual(['db'])
     fs.rmSync(dir, { recursive: true, force: true })
   })
 })

@@ -11,6 +11,7 @@ import { planRun } from '../../src/plan.js'
 import { validateReport } from '../../src/report/schema.js'
 import { git } from './git.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
+import type { Runtime } from '../../src/sandbox/types.js'
 
 export const BUSYBOX = 'airlock-local/busybox:1'
 export const docker = new Docker()
@@ -56,7 +57,13 @@ export interface TestRun extends RunResult {
 export async function runAirlock(
   ws: string,
   values: Record<string, string>,
-  options: { environment?: NodeJS.ProcessEnv; signal?: AbortSignal; docker?: Docker } = {}
+  options: {
+    environment?: NodeJS.ProcessEnv
+    signal?: AbortSignal
+    docker?: Docker
+    /** The runtime boundary to use instead of a plain DockerRuntime on `docker`. */
+    runtime?: Runtime
+  } = {}
 ): Promise<TestRun> {
   const engine = options.docker ?? docker
   const runId = values['run-id'] ?? uniqueRunId('it')
@@ -83,7 +90,7 @@ export async function runAirlock(
     plan,
     { task: inputs.task.text, env: inputs.env },
     {
-      runtime: new DockerRuntime(engine),
+      runtime: options.runtime ?? new DockerRuntime(engine),
       log,
       ...(options.signal ? { signal: options.signal } : {})
     }

@@ -70,7 +70,6 @@ function each<T>(name: string, items: string[], parse: (s: string) => T): T[] {
 export function readEgressInputs(
   read: (name: string) => string | undefined,
   network: 'none' | 'allowlist',
-  runtime: string,
   workspace: string,
   environment: NodeJS.ProcessEnv,
   passedEnv: string[]
@@ -85,12 +84,6 @@ export function readEgressInputs(
       }
     }
     return undefined
-  }
-  if (runtime === 'runsc') {
-    throw new ConfigurationError(
-      'runtime/network',
-      "gVisor (runsc) is set up with --network=none (its network stack cannot be confined to the run's internal network), so `network: allowlist` cannot keep its guarantees under it; use `runtime: runc` with allowlist, or `network: none` with runsc"
-    )
   }
   const allow = each(
     EGRESS_INPUT.allowHosts,

@@ -11,6 +11,12 @@ export const FALLBACK_INPUT = 'isolation-fallback'
 /** The tier auto picks for risky runs, and for the rest. */
 export const STRONG_TIER = 'runsc'
 export const DEFAULT_TIER = 'runc'
+/**
+ * gVisor's second daemon entry, registered with network support (`--network=host`: the sandbox
+ * joins the network namespace Docker made for the container). Runs that need a network get it
+ * when `runsc` itself is registered with `--network=none` (docs/isolation.md).
+ */
+export const GVISOR_NETWORK_RUNTIME = 'runsc-net'
 
 export interface IsolationRequest {
   /** `auto`, or a runtime name (`runc`, `runsc`, `kata`, any the daemon has). */
@@ -37,6 +43,8 @@ export interface RiskFacts {
 export interface IsolationDecision {
   requested: string
   tier: string
+  /** The daemon runtime the containers get for that tier (e.g. runsc-net for gVisor with network). */
+  runtime: string
   reasons: string[]
   /** Set when the chosen tier was not available and the policy's fallback was used. */
   fellBackFrom: string | null
@@ -66,18 +74,62 @@ export function chooseTier(facts: RiskFacts): { tier: string; reasons: string[] 
 /** How the daemon has each runtime registered (`docker info` → Runtimes). */
 export type DaemonRuntimes = Record<string, { path?: string; runtimeArgs?: string[] }>
 
+const NO_NETWORK = '--network=none'
+
+/** The daemon runtime that serves `tier` for this run, or why none can. */
+export function serving(
+  tier: string,
+  runtimes: DaemonRuntimes,
+  needsNetwork: boolean
+): { runtime: string; note: string | null } | { why: string } {
+  const r = runtimes[tier]
+  if (r === undefined)
+    return {
+      why: `the Docker daemon has no runtime "${tier}" (it has: ${Object.keys(runtimes).sort().join(', ')})`
+    }
+  if (!needsNetwork || !(r.runtimeArgs ?? []).includes(NO_NETWORK))
+    return { runtime: tier, note: null }
+  const net = runtimes[GVISOR_NETWORK_RUNTIME]
+  if (tier === STRONG_TIER && net !== undefined && !(net.runtimeArgs ?? []).includes(NO_NETWORK))
+    return {
+      runtime: GVISOR_NETWORK_RUNTIME,
+      note: `gVisor with network through the daemon's "${GVISOR_NETWORK_RUNTIME}" entry (${tier} itself is registered with ${NO_NETWORK})`
+    }
+  return {
+    why: `"${tier}" is registered with ${NO_NETWORK}, and this run needs a network (allowlist, setup-allow-hosts or services)${tier === STRONG_TIER ? ` and the daemon has no "${GVISOR_NETWORK_RUNTIME}" entry with network support` : ''}`
+  }
+}
+
 /** Why `tier` cannot serve this run, or null when it can. */
 export function unavailable(
   tier: string,
   runtimes: DaemonRuntimes,
   needsNetwork: boolean
 ): string | null {
-  const r = runtimes[tier]
-  if (r === undefined)
-    return `the Docker daemon has no runtime "${tier}" (it has: ${Object.keys(runtimes).sort().join(', ')})`
-  if (needsNetwork && (r.runtimeArgs ?? []).includes('--network=none'))
-    return `"${tier}" is registered with --network=none, and this run needs a network (allowlist, setup-allow-hosts or services)`
-  return null
+  const s = serving(tier, runtimes, needsNetwork)
+  return 'why' in s ? s.why : null
+}
+
+/**
+ * The runtime a run that names one directly (`runtime`, no `isolation`) gets: gVisor's network
+ * entry when the run needs a network and `runsc` has none; a runtime that cannot serve the run
+ * fails closed.
+ */
+export function resolveRuntime(
+  runtime: string,
+  runtimes: DaemonRuntimes,
+  needsNetwork: boolean
+): { runtime: string; note: string | null } {
+  const s = serving(runtime, runtimes, needsNetwork)
+  if ('why' in s) {
+    // A runtime the daemon lacks is the preflight's to report (with the list it has).
+    if (runtimes[runtime] === undefined) return { runtime, note: null }
+    throw new ConfigurationError(
+      'runtime',
+      `${s.why}. Register it in the daemon (docs/isolation.md), or use runtime runc for this run`
+    )
+  }
+  return s
 }
 
 /**
@@ -93,23 +145,31 @@ export function resolveIsolation(
     req.requested === 'auto'
       ? chooseTier(facts)
       : { tier: req.requested, reasons: [`isolation: ${req.requested} was asked for`] }
-  const why = unavailable(chosen.tier, runtimes, facts.needsNetwork)
-  if (why === null)
+  const s = serving(chosen.tier, runtimes, facts.needsNetwork)
+  if (!('why' in s))
     return {
       requested: req.requested,
       tier: chosen.tier,
-      reasons: chosen.reasons,
+      runtime: s.runtime,
+      reasons: s.note === null ? chosen.reasons : [...chosen.reasons, s.note],
       fellBackFrom: null
     }
+  const why = s.why
   if (req.fallback !== null) {
-    const fbWhy = unavailable(req.fallback, runtimes, facts.needsNetwork)
-    if (fbWhy === null)
+    const fb = serving(req.fallback, runtimes, facts.needsNetwork)
+    if (!('why' in fb))
       return {
         requested: req.requested,
         tier: req.fallback,
-        reasons: [...chosen.reasons, `${why}: the policy's fallback ${req.fallback} is used`],
+        runtime: fb.runtime,
+        reasons: [
+          ...chosen.reasons,
+          `${why}: the policy's fallback ${req.fallback} is used`,
+          ...(fb.note === null ? [] : [fb.note])
+        ],
         fellBackFrom: chosen.tier
       }
+    const fbWhy = fb.why
     throw new ConfigurationError(
       ISOLATION_INPUT,
       `${chosen.tier} was chosen (${chosen.reasons.join('; ')}) but ${why}; the fallback ${req.fallback} cannot serve either: ${fbWhy}`

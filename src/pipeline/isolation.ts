@@ -4,7 +4,7 @@ import type { RunPlan } from '../plan.js'
 import type { Runtime } from '../sandbox/types.js'
 import { git } from '../workspace/git.js'
 import { resolveCommit } from '../workspace/workspace.js'
-import { DEPENDENCY_FILES, resolveIsolation } from '../isolation/isolation.js'
+import { DEPENDENCY_FILES, resolveIsolation, resolveRuntime } from '../isolation/isolation.js'
 import type { IsolationDecision } from '../isolation/isolation.js'
 
 /** The dependency-related files that differ between two commits of the source repository. */
@@ -34,7 +34,6 @@ export async function decideIsolation(plan: RunPlan, runtime: Runtime): Promise<
     changes = await dependencyChanges(plan.repo.path, base, head)
   }
   const runtimes = (await runtime.ociRuntimes?.()) ?? {}
-  const setupHosts = plan.setup?.allowHosts.length ?? 0
   return resolveIsolation(
     req,
     {
@@ -43,9 +42,27 @@ export async function decideIsolation(plan: RunPlan, runtime: Runtime): Promise<
       credentials: plan.egress?.credentials.length ?? 0,
       setup: plan.setup !== undefined,
       dependencyChanges: changes,
-      needsNetwork:
-        plan.sandbox.network === 'allowlist' || setupHosts > 0 || plan.services.length > 0
+      needsNetwork: needsNetwork(plan)
     },
     runtimes
   )
+}
+
+/** Whether some container of the run needs a network (allowlist, setup-allow-hosts, services). */
+function needsNetwork(plan: RunPlan): boolean {
+  const setupHosts = plan.setup?.allowHosts.length ?? 0
+  return plan.sandbox.network === 'allowlist' || setupHosts > 0 || plan.services.length > 0
+}
+
+/**
+ * A runtime named directly (no `isolation`): the daemon entry that serves it for this run (gVisor's
+ * network entry when the run needs a network), or a ConfigurationError when none can.
+ */
+export async function servingRuntime(
+  plan: RunPlan,
+  runtime: Runtime
+): Promise<{ runtime: string; note: string | null }> {
+  if (!needsNetwork(plan)) return { runtime: plan.sandbox.runtime, note: null }
+  const runtimes = (await runtime.ociRuntimes?.()) ?? {}
+  return resolveRuntime(plan.sandbox.runtime, runtimes, true)
 }

@@ -24,7 +24,7 @@ import type { PhaseOutcomes } from './outcome.js'
 import { ownForSandbox, runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
 import { runBaseline, runTests } from './tests.js'
-import { decideIsolation } from './isolation.js'
+import { decideIsolation, servingRuntime } from './isolation.js'
 import { runInstallPhase } from './setup.js'
 import { finishSetupReport } from '../setup/setup.js'
 
@@ -104,10 +104,16 @@ export async function runPipeline(
     if (plan.isolation !== null && plan.isolation !== undefined) {
       // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
       const decision = await decideIsolation(plan, runtime)
-      plan = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.tier } }
+      plan = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.runtime } }
       report.isolation = decision
-      report.sandbox.runtime = decision.tier
+      report.sandbox.runtime = decision.runtime
       log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
+    } else {
+      // A runtime named directly: gVisor without network support cannot serve a networked run.
+      const served = await servingRuntime(plan, runtime)
+      if (served.note !== null) log.info(`runtime: ${served.runtime} (${served.note})`)
+      plan = { ...plan, sandbox: { ...plan.sandbox, runtime: served.runtime } }
+      report.sandbox.runtime = served.runtime
     }
     await runtime.preflight(plan.sandbox.runtime)
     report.runner = runnerFacts(await runtime.engineFacts(), plan.sandbox.runtime)

@@ -55,8 +55,7 @@ function items(raw: string | undefined): string[] {
  */
 export function readSetupInputs(
   read: (name: string) => string | undefined,
-  egress: EgressInputs | undefined,
-  runtime: string
+  egress: EgressInputs | undefined
 ): SetupInputs | undefined {
   const command = read(SETUP_INPUT.command)
   const hostsRaw = read(SETUP_INPUT.allowHosts)
@@ -92,11 +91,6 @@ export function readSetupInputs(
     }
   }
   if (allow.length === 0) return { command, presets, allow }
-  if (runtime === 'runsc')
-    throw new ConfigurationError(
-      `${SETUP_INPUT.allowHosts}/runtime`,
-      'the install phase reaches registries through the egress proxy, which runsc (set up with --network=none) cannot join; use runtime runc, or a setup-command that needs no network'
-    )
   if (egress !== undefined)
     return {
       command,

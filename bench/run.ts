@@ -5,6 +5,7 @@
 //   P1  DockerRuntime.runPhase of a hardened `true` container  vs  docker run --rm --network none IMG true
 //   P2  a whole `airlock run` with a no-op agent, warm image    vs  a shell script: docker run + git diff + tar
 //   P3  a no-op image rebuild through resolveImage (cache hit)  vs  a warm classic `docker build`
+//   G1  the same whole `airlock run` under gVisor (runtime runsc)  vs  under runc
 //   P7  process start to the agent's first output line, `airlock run`, warm image
 //       vs  process start to the first output line of `docker run --rm` of the same image
 import { execFile, spawn } from 'node:child_process'
@@ -250,6 +251,33 @@ async function main(): Promise<void> {
     const slept = await ourLifecycle('sleep 4')
     if (slept < 4000) throw new Error(`runPhase returned after ${slept} ms for \`sleep 4\``)
 
+    /** A whole `airlock run` of the no-op agent on the warm image (P2, G1). */
+    const noopRun = async (runId: string, extra: string[] = []): Promise<void> => {
+      await run(
+        process.execPath,
+        [
+          flags.cli as string,
+          'run',
+          '--path',
+          'repo',
+          '--dockerfile',
+          'image/Dockerfile',
+          '--task',
+          'do nothing',
+          '--agent-command',
+          'true',
+          '--output-dir',
+          'out-airlock',
+          '--run-id',
+          runId,
+          '--fail-on-outcome',
+          '--quiet',
+          ...extra
+        ],
+        { cwd: root }
+      )
+    }
+
     const cases: Case[] = [
       {
         id: 'P1',
@@ -276,31 +304,7 @@ async function main(): Promise<void> {
         id: 'P2',
         title: 'whole `airlock run`, no-op agent, warm image (vs docker run + git diff + tar)',
         target: 1.15,
-        ours: async () => {
-          const runId = `${benchId}-p2-${next()}`
-          await run(
-            process.execPath,
-            [
-              flags.cli as string,
-              'run',
-              '--path',
-              'repo',
-              '--dockerfile',
-              'image/Dockerfile',
-              '--task',
-              'do nothing',
-              '--agent-command',
-              'true',
-              '--output-dir',
-              'out-airlock',
-              '--run-id',
-              runId,
-              '--fail-on-outcome',
-              '--quiet'
-            ],
-            { cwd: root }
-          )
-        },
+        ours: () => noopRun(`${benchId}-p2-${next()}`),
         baseline: () =>
           run('sh', [
             bareScript,
@@ -323,6 +327,13 @@ async function main(): Promise<void> {
           run('docker', ['build', '-q', '-t', 'airlock-bench/baseline:p3', imageDir], {
             env: { ...process.env, DOCKER_BUILDKIT: '0' }
           })
+      },
+      {
+        id: 'G1',
+        title: 'whole `airlock run`, no-op agent, warm image, on gVisor (runsc vs runc)',
+        target: 2,
+        ours: () => noopRun(`${benchId}-g1-${next()}`, ['--runtime', 'runsc']),
+        baseline: () => noopRun(`${benchId}-g1b-${next()}`, ['--runtime', 'runc'])
       },
       {
         id: 'P7',

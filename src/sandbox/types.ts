@@ -107,6 +107,8 @@ export interface ImageInfo {
   baseDigests: string[]
   dockerfileSha256?: string
   cached: boolean
+  /** Which builder made the image in this run (absent: cached or pinned, nothing was built). */
+  builder?: 'buildkit' | 'classic'
   warnings: string[]
 }
 

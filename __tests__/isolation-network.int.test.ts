@@ -19,6 +19,8 @@ import type { Report } from '../src/report/report.js'
 import {
   FIXTURES,
   buildProxy,
+  hostAddresses,
+  hostListener,
   imageId,
   leftovers,
   makeCerts,
@@ -33,6 +35,8 @@ let certs: string
 let proxyScript: string
 let stubs: StubNet
 let nodeImage: string
+let listener: Awaited<ReturnType<typeof hostListener>>
+let hostIps: string[]
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-gvisor-net-'))
@@ -42,9 +46,13 @@ beforeAll(async () => {
   proxyScript = await buildProxy(tmp)
   nodeImage = imageId('airlock-local/node:18')
   stubs = await startStubs(docker, certs, { internal: true })
+  // A listener of the test's own on the host: the agent must not reach it on any host address.
+  listener = await hostListener()
+  hostIps = [...new Set([...hostAddresses(), stubs.gateway].filter((a) => a !== ''))]
 }, 120_000)
 
 afterAll(async () => {
+  listener?.close()
   await stubs?.remove()
   fs.rmSync(tmp, { recursive: true, force: true })
 }, 60_000)
@@ -73,16 +81,29 @@ const direct = (host, port) => new Promise((resolve) => {
   s.on('timeout', () => { s.destroy(); resolve('timeout') })
   s.on('error', (e) => resolve('error ' + (e.code || e.message)))
 })
-const out = {
-  kernel: fs.readFileSync('/proc/version', 'utf8').trim(),
-  allowed: await viaProxy('http://api.test:8080/hello'),
-  denied: await viaProxy('http://canary.test:8080/hello'),
-  proxyPort: await direct(proxy.hostname, Number(proxy.port)),
-  directUpstream: await direct(t.upstreamIp, 8080),
-  directCanary: await direct(t.canaryIp, 8080)
-}
+// Side by side: each refused connection waits for its timeout.
+const [allowed, denied, proxyPort, directUpstream, directCanary, host] = await Promise.all([
+  viaProxy('http://api.test:8080/hello'),
+  viaProxy('http://canary.test:8080/hello'),
+  direct(proxy.hostname, Number(proxy.port)),
+  direct(t.upstreamIp, 8080),
+  direct(t.canaryIp, 8080),
+  Promise.all(t.hostIps.map((ip) => direct(ip, t.hostPort)))
+])
+const kernel = fs.readFileSync('/proc/version', 'utf8').trim()
+const out = { kernel, allowed, denied, proxyPort, directUpstream, directCanary, host }
 console.log('GVPROBE ' + JSON.stringify(out))
 `
+
+interface Probe {
+  kernel: string
+  allowed: string
+  denied: string
+  proxyPort: string
+  directUpstream: string
+  directCanary: string
+  host: string[]
+}
 
 const gitEnv = {
   ...process.env,
@@ -101,7 +122,12 @@ function workspace(): string {
   fs.writeFileSync(path.join(repo, 'probe.mjs'), PROBE)
   fs.writeFileSync(
     path.join(repo, 'targets.json'),
-    JSON.stringify({ upstreamIp: stubs.upstream.ip, canaryIp: stubs.canary.ip })
+    JSON.stringify({
+      upstreamIp: stubs.upstream.ip,
+      canaryIp: stubs.canary.ip,
+      hostIps,
+      hostPort: listener.port
+    })
   )
   fs.copyFileSync(path.join(FIXTURES, 'Dockerfile'), path.join(ws, 'Dockerfile'))
   for (const args of [
@@ -115,7 +141,7 @@ function workspace(): string {
 
 async function run(
   overrides: Record<string, string>
-): Promise<{ report: Report; probe: Record<string, string>; runId: string }> {
+): Promise<{ report: Report; probe: Probe; runId: string }> {
   const ws = workspace()
   const runId = uniqueId('gvnet')
   const raw: Record<string, string> = {
@@ -158,7 +184,7 @@ async function run(
     )
   return {
     report: result.report,
-    probe: JSON.parse(line.slice('GVPROBE '.length)) as Record<string, string>,
+    probe: JSON.parse(line.slice('GVPROBE '.length)) as Probe,
     runId
   }
 }
@@ -190,6 +216,10 @@ describe('gVisor with network: allowlist', () => {
     // Nothing else on the stubs' network (the proxy's upstream side) is reachable directly.
     expect(probe.directUpstream).not.toBe('connected')
     expect(probe.directCanary).not.toBe('connected')
+    // Nor the host, on any of its addresses.
+    expect(probe.host).toHaveLength(hostIps.length)
+    expect(probe.host).not.toContain('connected')
+    expect(listener.hits()).toBe(0)
     // The canary saw nothing but the test's own /seen polls.
     const seen = await stubs.seen('canary')
     expect(seen.paths.filter((p) => !p.endsWith(' /seen'))).toEqual([])

@@ -2,6 +2,8 @@
 // a cache), given as a YAML mapping and checked at the edge.
 import YAML from 'yaml'
 import { ConfigurationError, errorMessage } from '../errors.js'
+import { INPUT } from '../input-names.js'
+import type { InputReader } from '../input-read.js'
 
 export const SERVICES_INPUT = 'services'
 
@@ -108,4 +110,19 @@ export function parseServices(raw: string | undefined): ServiceSpec[] {
 
 function isMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/**
+ * `services`, checked against the test command the services are for. Whether the runtime can put
+ * them on a network (gVisor needs the daemon's runsc-net entry) is checked against the daemon at
+ * run time (docs/isolation.md).
+ */
+export function servicesFor(read: InputReader): ServiceSpec[] {
+  const services = parseServices(read(INPUT.services))
+  if (services.length > 0 && read(INPUT.testCommand) === undefined)
+    throw new ConfigurationError(
+      INPUT.services,
+      'needs `test-command`: services are started for the test phases'
+    )
+  return services
 }

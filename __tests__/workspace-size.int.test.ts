@@ -80,10 +80,17 @@ describe('workspace-size', () => {
     expect(run.report.outcome).toBe('policy-violation')
     expect(run.report.policy.violations).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ rule: 'workspace-size', detail: expect.stringContaining('64 MiB') })
+        expect.objectContaining({
+          rule: 'workspace-size',
+          detail: expect.stringContaining('64 MiB')
+        })
       ])
     )
-    expect(run.report.sandbox.workspace).toEqual({ sizeBytes: 64 * MiB, enforced: true, full: true })
+    expect(run.report.sandbox.workspace).toEqual({
+      sizeBytes: 64 * MiB,
+      enforced: true,
+      full: true
+    })
     // The evidence is kept: the diff names the file the agent wrote.
     expect(run.report.diff.files.map((f) => f.path)).toContain('big')
     // Nothing left: no container, no mount, no temporary folder.
@@ -104,7 +111,11 @@ describe('workspace-size', () => {
       { tempRoot }
     )
     expect(run.report.outcome).toBe('success')
-    expect(run.report.sandbox.workspace).toEqual({ sizeBytes: 64 * MiB, enforced: true, full: false })
+    expect(run.report.sandbox.workspace).toEqual({
+      sizeBytes: 64 * MiB,
+      enforced: true,
+      full: false
+    })
     // Inside, the workspace is a filesystem of the limit's size.
     const df = read(path.join(run.outputDir, 'logs/agent.log')).trim().split('\n').pop() ?? ''
     const totalKiB = Number(df.trim().split(/\s+/)[1])

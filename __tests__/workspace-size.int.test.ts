@@ -116,6 +116,11 @@ describe('workspace-size', () => {
       enforced: true,
       full: false
     })
+    // The provenance statement binds the bound as it was made.
+    const statement = JSON.parse(read(path.join(run.outputDir, 'provenance.json'))) as {
+      predicate: { sandbox: { workspace?: unknown } }
+    }
+    expect(statement.predicate.sandbox.workspace).toEqual(run.report.sandbox.workspace)
     // Inside, the workspace is a filesystem of the limit's size.
     const df = read(path.join(run.outputDir, 'logs/agent.log')).trim().split('\n').pop() ?? ''
     const totalKiB = Number(df.trim().split(/\s+/)[1])

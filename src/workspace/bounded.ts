@@ -84,12 +84,14 @@ export function formatSize(bytes: number): string {
 export async function makeScratch(
   runTemp: string,
   bound: WorkspaceBound,
-  warn: (line: string) => void
+  warn: (line: string) => void,
+  /** How mount/umount run privileged (tests replace it); null: they cannot. */
+  privilege: () => Promise<string[] | null> = privilegePrefix
 ): Promise<Scratch> {
   const dir = path.join(runTemp, SCRATCH_DIR)
   const image = path.join(runTemp, SCRATCH_IMAGE)
   await fs.promises.mkdir(dir, { mode: 0o755 })
-  const prefix = await privilegePrefix()
+  const prefix = await privilege()
   let failure: string | undefined
   if (prefix === null) {
     failure = 'mounting a size-limited filesystem needs root or passwordless sudo'
@@ -99,7 +101,7 @@ export async function makeScratch(
       return mounted(prefix, dir, image, bound.sizeBytes)
     } catch (error) {
       failure = errorMessage(error)
-      await unmount(prefix, dir).catch(() => undefined)
+      if ((await mountsUnder(dir)).length > 0) await unmount(prefix, dir).catch(() => undefined)
       await fs.promises.rm(image, { force: true }).catch(() => undefined)
     }
   }

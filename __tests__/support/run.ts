@@ -63,6 +63,8 @@ export async function runAirlock(
     docker?: Docker
     /** The runtime boundary to use instead of a plain DockerRuntime on `docker`. */
     runtime?: Runtime
+    /** Parent of the run's temporary folder (default: the OS temp folder). */
+    tempRoot?: string
   } = {}
 ): Promise<TestRun> {
   const engine = options.docker ?? docker
@@ -92,7 +94,8 @@ export async function runAirlock(
     {
       runtime: options.runtime ?? new DockerRuntime(engine),
       log,
-      ...(options.signal ? { signal: options.signal } : {})
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.tempRoot !== undefined ? { tempRoot: options.tempRoot } : {})
     }
   )
   // Every report an integration test produces must validate against schema/report.schema.json.

@@ -13,6 +13,8 @@ import { DOCKERFILE_IN_CONTEXT, packContext, toPosix } from './context.js'
 import type { ContextEntry } from './context.js'
 import { buildkitTrace } from './buildkit-trace.js'
 
+type Pack = ReturnType<typeof packContext>
+
 export const BUILD_KEY_LABEL = 'dev.airlock.build-key'
 
 export type Builder = 'buildkit' | 'classic'
@@ -73,19 +75,20 @@ export async function build(
     pull: false
   }
   const context = () =>
-    packContext(
-      source.entries,
-      source.inContext ? undefined : source.dockerfileText
-    ) as unknown as NodeJS.ReadableStream
+    packContext(source.entries, source.inContext ? undefined : source.dockerfileText)
   let builder = choice.builder
   log.info(`building the agent image from ${plan.dockerfile} (${builder}: ${choice.reason})`)
   let id: string | undefined
   try {
     let stream: NodeJS.ReadableStream | undefined
     if (builder === 'buildkit') {
+      const body = context()
       try {
-        stream = await dial(docker, { ...options, version: '2' }, context())
+        stream = await dial(docker, { ...options, version: '2' }, body)
       } catch (error) {
+        // The abandoned context stream stops reading files, and its end is no unhandled error.
+        body.on('error', () => undefined)
+        body.destroy()
         // The engine refused the BuildKit request itself (no build ran): the classic builder.
         log.info(`BuildKit refused the build (${errorMessage(error)}); using the classic builder`)
         builder = 'classic'
@@ -107,14 +110,14 @@ export async function build(
 function dial(
   docker: Docker,
   options: Record<string, unknown>,
-  body: NodeJS.ReadableStream
+  body: Pack
 ): Promise<NodeJS.ReadableStream> {
   return new Promise((resolve, reject) => {
     docker.modem.dial(
       {
         path: '/build?',
         method: 'POST',
-        file: body,
+        file: body as unknown as NodeJS.ReadableStream,
         options,
         isStream: true,
         statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' }

@@ -16,6 +16,7 @@ import type { Report } from '../src/report/report.js'
 import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import { ROOT, TEST_LABEL, buildProxy, imageId, uniqueId } from './egress-helpers.js'
 import { leftovers } from './support/run.js'
+import { FolderStore } from '../src/cache/store.js'
 
 const docker = new Docker()
 const REGISTRY_TOOLS = path.join(ROOT, 'test-tools', 'registry')
@@ -240,7 +241,7 @@ function demoWorkspace(): string {
   return ws
 }
 
-async function run(ws: string, runId: string, extra: Record<string, string>) {
+async function run(ws: string, runId: string, extra: Record<string, string>, cacheRoot?: string) {
   const raw: Record<string, string> = {
     path: 'repo',
     dockerfile: 'Dockerfile',
@@ -263,7 +264,13 @@ async function run(ws: string, runId: string, extra: Record<string, string>) {
   const result = await runPipeline(
     planRun(inputs),
     { task: 'use left-pad', env: inputs.env },
-    { runtime: new DockerRuntime(docker), log, proxyScript, tempRoot: tmp }
+    {
+      runtime: new DockerRuntime(docker),
+      log,
+      proxyScript,
+      tempRoot: tmp,
+      ...(cacheRoot !== undefined ? { cache: { store: new FolderStore(cacheRoot) } } : {})
+    }
   )
   const written: unknown = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'))
   const check = validateReport(written)
@@ -340,4 +347,93 @@ describe('setup-command: the install phase', () => {
     expect(report.setup?.egress).toBeNull()
     expect(await leftovers(runId)).toBe(0)
   }, 120_000)
+
+  test('dependency cache: the second run with the same lockfile downloads nothing; the agent cannot reach the cache; a poisoned entry is refused', async () => {
+    const ws = demoWorkspace()
+    const cacheRoot = path.join(ws, 'cache')
+    // The image's build context holds the Dockerfile only (not the output or cache folders).
+    fs.mkdirSync(path.join(ws, 'image'))
+    fs.renameSync(path.join(ws, 'Dockerfile'), path.join(ws, 'image', 'Dockerfile'))
+    const inputs = {
+      dockerfile: 'image/Dockerfile',
+      'image-cache': 'off',
+      'setup-command': 'npm ci --registry http://registry.test:4873/ --no-audit --no-fund',
+      'setup-allow-hosts': 'registry.test:4873',
+      'proxy-image': imageId(NODE_IMAGE),
+      'proxy-network': network,
+      'host-map': `registry.test=${registryIp}`,
+      'test-command': 'node test.js'
+    }
+    const registryRequests = (out: string): number =>
+      fs
+        .readFileSync(path.join(out, 'logs/setup-egress.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('registry.test')).length
+    // Cold: the install downloads from the registry and the entry is written.
+    const cold = await run(
+      ws,
+      uniqueId('cache-cold'),
+      { ...inputs, 'agent-command': 'true' },
+      cacheRoot
+    )
+    expect(cold.report.outcome).toBe('success')
+    expect(registryRequests(cold.out)).toBeGreaterThan(0)
+    expect(cold.report.setup?.cache).toMatchObject({
+      store: 'folder',
+      restored: null,
+      saved: 'saved'
+    })
+    const key = cold.report.setup?.cache?.key as string
+    expect(fs.existsSync(path.join(cacheRoot, key, 'npm', '_cacache'))).toBe(true)
+
+    // Warm: not one request reaches the registry. The agent looks for the cache and tries to
+    // write into it and into the package manager's cache variable.
+    const warmId = uniqueId('cache-warm')
+    const warm = await run(
+      ws,
+      warmId,
+      {
+        ...inputs,
+        'agent-command':
+          'echo "cache=[$npm_config_cache][$AIRLOCK_CACHE_DIR]"; ls /airlock; mkdir -p /airlock/cache/npm && echo poison > /airlock/cache/npm/x || echo cannot-write'
+      },
+      cacheRoot
+    )
+    expect(warm.report.outcome).toBe('success')
+    expect(warm.report.setup?.cache).toMatchObject({ restored: key, saved: 'exists' })
+    expect(registryRequests(warm.out)).toBe(0)
+    expect(warm.report.setup?.egress?.allowed).toBe(0)
+    const agentLog = fs.readFileSync(path.join(warm.out, 'logs/agent.log'), 'utf8')
+    expect(agentLog).toContain('cache=[][]')
+    expect(agentLog).toContain('cannot-write')
+    expect(fs.readdirSync(path.join(cacheRoot, key, 'npm'))).not.toContain('x')
+    expect(await leftovers(warmId)).toBe(0)
+
+    // Poisoned: every cached package content replaced (the integrity in the lockfile no longer
+    // matches). npm refuses it and fetches the real packages; the tests see the real code.
+    const content = path.join(cacheRoot, key, 'npm', '_cacache', 'content-v2')
+    const files: string[] = []
+    const walk = (d: string): void => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true }))
+        if (e.isDirectory()) walk(path.join(d, e.name))
+        else files.push(path.join(d, e.name))
+    }
+    walk(content)
+    expect(files.length).toBeGreaterThan(0)
+    for (const f of files) fs.writeFileSync(f, 'module.exports = () => "poisoned"\n')
+    const poisoned = await run(
+      ws,
+      uniqueId('cache-poison'),
+      { ...inputs, 'agent-command': 'true' },
+      cacheRoot
+    )
+    const setupLog = fs.readFileSync(path.join(poisoned.out, 'logs/setup.log'), 'utf8')
+    const testsLog = fs.existsSync(path.join(poisoned.out, 'logs/tests.log'))
+      ? fs.readFileSync(path.join(poisoned.out, 'logs/tests.log'), 'utf8')
+      : ''
+    expect(testsLog).not.toContain('poisoned')
+    expect({ outcome: poisoned.report.outcome, setupLog }).toMatchObject({ outcome: 'success' })
+    expect(testsLog).toContain('tests pass')
+    expect(registryRequests(poisoned.out)).toBeGreaterThan(0)
+  }, 300_000)
 })

@@ -133,3 +133,43 @@ describe('image cache keys', () => {
     expect(restorable('image', 'base', 'airlock-image-v1-pr-7-x')).toBe(false)
   })
 })
+
+describe('the dependency cache in the container specs', () => {
+  test('only the install phase may mount it', async () => {
+    const { containerSpec } = await import('../../src/sandbox/spec.js')
+    const { fixturePlan } = await import('../../__fixtures__/plan.js')
+    const plan = fixturePlan()
+    const cache = {
+      dir: '/host/cache',
+      target: '/airlock/cache',
+      env: ['npm_config_cache=/airlock/cache/npm']
+    }
+    const res = { imageId: 'sha256:x', workspaceDir: '/w', taskFile: '/t', env: [], cache }
+    for (const name of ['agent', 'tests', 'baseline'] as const) {
+      const phase = {
+        name,
+        command: ['true'],
+        network: 'none' as const,
+        timeoutMs: 1,
+        graceMs: 1,
+        workspaceWritable: true
+      }
+      expect(() => containerSpec(plan, phase, res)).toThrow(/install phase only/)
+    }
+    const setup = {
+      name: 'setup' as const,
+      command: ['true'],
+      network: 'none' as const,
+      timeoutMs: 1,
+      graceMs: 1,
+      workspaceWritable: true
+    }
+    const spec = containerSpec(plan, setup, res)
+    expect(spec.mounts).toContainEqual({
+      source: '/host/cache',
+      target: '/airlock/cache',
+      readOnly: false
+    })
+    expect(spec.env).toContain('npm_config_cache=/airlock/cache/npm')
+  })
+})

@@ -59,9 +59,9 @@ export async function saveImage(
     }
   }
   const names = [id, ...new Set(bases)]
-  const stream = (await (
+  const stream = await (
     docker as unknown as { getImages(o: { names: string[] }): Promise<NodeJS.ReadableStream> }
-  ).getImages({ names })) as NodeJS.ReadableStream
+  ).getImages({ names })
   await pipeline(stream, fs.createWriteStream(file, { mode: 0o600 }))
   return { buildKey, bases: names.slice(1) }
 }

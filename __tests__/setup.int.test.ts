@@ -185,7 +185,7 @@ afterAll(async () => {
 }, 60_000)
 
 /** A demo Node project: a lockfile, tests that need the installed packages. */
-function demoWorkspace(): string {
+function demoWorkspace(extra: Record<string, string> = {}): string {
   const ws = fs.mkdtempSync(path.join(tmp, 'ws-'))
   const repo = path.join(ws, 'repo')
   fs.mkdirSync(repo)
@@ -209,7 +209,8 @@ function demoWorkspace(): string {
       "assert.strictEqual(pad('7', 3), '  7')",
       "console.log('tests pass')",
       ''
-    ].join('\n')
+    ].join('\n'),
+    ...extra
   }
   for (const [f, text] of Object.entries(files)) fs.writeFileSync(path.join(repo, f), text)
   // The lockfile, resolved against the test registry, under the name the sandbox uses for it.
@@ -276,6 +277,51 @@ async function run(ws: string, runId: string, extra: Record<string, string>, cac
   const check = validateReport(written)
   if (!check.valid) throw new Error(`report.json does not validate:\n${check.errors.join('\n')}`)
   return { result, report: written as Report, out: path.join(ws, 'out') }
+}
+
+/** The demo's database client: PostgreSQL's wire protocol (trust auth, one simple query). */
+const PG_CLIENT = `const net = require('net')
+module.exports = (host, sql) => new Promise((resolve, reject) => {
+  const s = net.connect(5432, host)
+  const params = Buffer.from('user\\0postgres\\0database\\0postgres\\0\\0')
+  const start = Buffer.alloc(8)
+  start.writeInt32BE(8 + params.length); start.writeInt32BE(196608, 4)
+  s.write(Buffer.concat([start, params]))
+  let buf = Buffer.alloc(0); const rows = []; let sent = false
+  s.on('data', (d) => {
+    buf = Buffer.concat([buf, d])
+    while (buf.length >= 5 && buf.length >= 1 + buf.readInt32BE(1)) {
+      const type = String.fromCharCode(buf[0]); const len = buf.readInt32BE(1)
+      const body = buf.subarray(5, 1 + len); buf = buf.subarray(1 + len)
+      if (type === 'E') { s.destroy(); return reject(new Error(body.toString())) }
+      if (type === 'D') {
+        const row = []; let o = 2
+        for (let i = 0; i < body.readInt16BE(0); i++) { const l = body.readInt32BE(o); o += 4; row.push(body.subarray(o, o + l).toString()); o += l }
+        rows.push(row)
+      }
+      if (type === 'Z' && !sent) {
+        sent = true
+        const q = Buffer.from(sql + '\\0'); const h = Buffer.alloc(5); h.write('Q'); h.writeInt32BE(4 + q.length, 1)
+        s.write(Buffer.concat([h, q]))
+      } else if (type === 'Z') { s.end(); resolve(rows) }
+    }
+  })
+  s.on('error', reject)
+})
+`
+
+function postgresService(): string {
+  return [
+    'db:',
+    `  image: ${imageId('airlock-local/postgres:15')}`,
+    '  user: "101:104"',
+    '  command: >-',
+    '    initdb -D /tmp/pg -U postgres --auth=trust >/dev/null &&',
+    '    echo "host all all all trust" >> /tmp/pg/pg_hba.conf &&',
+    "    exec postgres -D /tmp/pg -c listen_addresses='*' -k /tmp",
+    '  health: pg_isready -h db -U postgres',
+    ''
+  ].join('\n')
 }
 
 describe('setup-command: the install phase', () => {
@@ -349,7 +395,7 @@ describe('setup-command: the install phase', () => {
   }, 120_000)
 
   test('dependency cache: the second run with the same lockfile downloads nothing; the agent cannot reach the cache; a poisoned entry is refused', async () => {
-    const ws = demoWorkspace()
+    const ws = demoWorkspace({ 'pg.js': PG_CLIENT })
     const cacheRoot = path.join(ws, 'cache')
     // The image's build context holds the Dockerfile only (not the output or cache folders).
     fs.mkdirSync(path.join(ws, 'image'))
@@ -387,19 +433,36 @@ describe('setup-command: the install phase', () => {
     expect(fs.existsSync(path.join(cacheRoot, key, 'npm', '_cacache'))).toBe(true)
 
     // Warm: not one request reaches the registry. The agent looks for the cache and tries to
-    // write into it and into the package manager's cache variable.
+    // write into it and into the package manager's cache variable; then it writes a test suite
+    // that needs the installed package and the database, which the tests run against the service.
     const warmId = uniqueId('cache-warm')
     const warm = await run(
       ws,
       warmId,
       {
         ...inputs,
-        'agent-command':
-          'echo "cache=[$npm_config_cache][$AIRLOCK_CACHE_DIR]"; ls /airlock; mkdir -p /airlock/cache/npm && echo poison > /airlock/cache/npm/x || echo cannot-write'
+        services: postgresService(),
+        'agent-command': [
+          'echo "cache=[$npm_config_cache][$AIRLOCK_CACHE_DIR]"; ls /airlock',
+          '(mkdir -p /airlock/cache/npm && echo poison > /airlock/cache/npm/x) 2>/dev/null || echo cannot-write',
+          `cat > db.test.js <<'EOF'
+const pad = require('left-pad')
+require('./pg.js')('db', "CREATE TABLE t (n int); INSERT INTO t VALUES (7); SELECT n FROM t").then((rows) => {
+  console.log('db says ' + pad(rows[0][0], 3))
+  if (rows[0][0] !== '7') process.exit(1)
+}, (e) => { console.error(e); process.exit(1) })
+EOF`
+        ].join('\n'),
+        'test-command': 'node test.js && node db.test.js'
       },
       cacheRoot
     )
-    expect(warm.report.outcome).toBe('success')
+    const warmTests = fs.readFileSync(path.join(warm.out, 'logs/tests.log'), 'utf8')
+    expect({ outcome: warm.report.outcome, warmTests }).toMatchObject({ outcome: 'success' })
+    expect(warmTests).toContain('db says   7')
+    expect(warm.report.services?.map((s) => [s.name, s.healthy])).toEqual([['db', true]])
+    // The diff: the agent's test file only; node_modules (build output) is not in it.
+    expect(warm.report.diff.files.map((f) => f.path)).toEqual(['db.test.js'])
     expect(warm.report.setup?.cache).toMatchObject({ restored: key, saved: 'exists' })
     expect(registryRequests(warm.out)).toBe(0)
     expect(warm.report.setup?.egress?.allowed).toBe(0)

@@ -144,13 +144,21 @@ export async function sandboxFolder(
   tree?: { gitDir: string; tree: string }
 ): Promise<string> {
   await fs.promises.mkdir(dir, { recursive: true })
-  if (tree) await materializeTree(tree.gitDir, tree.tree, dir)
-  await ownForSandbox(plan, dir)
+  if (tree) {
+    const owner = sandboxOwner(plan)
+    await materializeTree(tree.gitDir, tree.tree, dir, owner ? { owner } : {})
+  } else await ownForSandbox(plan, dir)
   return dir
 }
 
-export async function ownForSandbox(plan: RunPlan, dir: string): Promise<void> {
-  if (process.getuid?.() !== 0) return
+/** The sandbox user, when files must be given to it (we run as root); else nothing to do. */
+export function sandboxOwner(plan: RunPlan): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined
   const [uid, gid] = plan.sandbox.user.split(':').map(Number)
-  await chownTree(dir, uid, gid ?? uid)
+  return { uid, gid: gid ?? uid }
+}
+
+export async function ownForSandbox(plan: RunPlan, dir: string): Promise<void> {
+  const owner = sandboxOwner(plan)
+  if (owner) await chownTree(dir, owner.uid, owner.gid)
 }

@@ -21,7 +21,7 @@ import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { closeEgress, openEgress } from './egress.js'
 import { classifyOutcome } from './outcome.js'
 import type { PhaseOutcomes } from './outcome.js'
-import { ownForSandbox, runPhase, sandboxFolder } from './phase.js'
+import { runPhase, sandboxFolder, sandboxOwner } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
 import { runBaseline, runTests } from './tests.js'
 import { decideIsolation } from './isolation.js'
@@ -124,8 +124,11 @@ export async function runPipeline(
     checkCancelled()
 
     const ws = await log.group('workspace', async () => {
-      const prepared = await prepareWorkspace(plan.repo.path, plan.repo.ref, tmp)
-      await ownForSandbox(plan, prepared.dir)
+      // Written as the sandbox user's (when we are root), its stat record taken after that.
+      const owner = sandboxOwner(plan)
+      const prepared = await prepareWorkspace(plan.repo.path, plan.repo.ref, tmp, {
+        ...(owner ? { owner } : {})
+      })
       log.info(`workspace: ${plan.repo.ref} at ${prepared.commit}`)
       return prepared
     })
@@ -181,6 +184,9 @@ export async function runPipeline(
     const capture = await log.group('diff', async () => {
       const c = await captureDiff(ws, plan.policy, redactor, path.join(out, OUTPUT_FILES.diff))
       for (const w of c.warnings) log.warn(w)
+      log.info(
+        `snapshot: ${c.snapshot.read} file(s) read, ${c.snapshot.reused} unchanged since the workspace was written (stat record)`
+      )
       log.info(`${c.diff.totalFiles} file(s) changed, diff sha256 ${c.diff.sha256}`)
       return c
     })

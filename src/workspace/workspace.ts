@@ -3,6 +3,8 @@ import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import { GitError, git } from './git.js'
+import { StatRecorder, markerCtime } from './stat-record.js'
+import type { StatRecord } from './stat-record.js'
 
 /** The per-run copy of the repository that the sandbox gets, and the private git dir beside it. */
 export interface Workspace {
@@ -16,6 +18,11 @@ export interface Workspace {
   /** The commit `ref` resolved to, and its tree: what the agent starts from. */
   commit: string
   tree: string
+  /**
+   * The stat data of every file as written (after its chown), with its blob id: the snapshot
+   * reads again only what changed since (see stat-record.ts for why the agent cannot forge it).
+   */
+  stats: StatRecord
 }
 
 /** Resolves `ref` in the source repository to a commit SHA. */
@@ -51,12 +58,14 @@ async function objectsDir(repoPath: string): Promise<string> {
 /**
  * Makes the workspace: a private bare repository borrowing the source's objects (alternates, no
  * copy), and the tree at the commit written out file by file from git's object store — no
- * checkout, so no filter, attribute, hook or config of the repository takes part.
+ * checkout, so no filter, attribute, hook or config of the repository takes part. With `owner`,
+ * everything is given to that user as it is written (the stat record is taken after that).
  */
 export async function prepareWorkspace(
   repoPath: string,
   ref: string,
-  root: string
+  root: string,
+  options: Pick<MaterializeOptions, 'owner'> = {}
 ): Promise<Workspace> {
   const commit = await resolveCommit(repoPath, ref)
   const gitDir = path.join(root, 'git')
@@ -70,8 +79,10 @@ export async function prepareWorkspace(
     .toString('utf8')
     .trim()
   await fs.promises.mkdir(dir, { recursive: true })
-  await materializeTree(gitDir, tree, dir)
-  return { dir, gitDir, commit, tree }
+  const record = new StatRecorder()
+  await materializeTree(gitDir, tree, dir, { ...options, record })
+  const stats = record.seal(await markerCtime(root, record.latestCtimeNs))
+  return { dir, gitDir, commit, tree, stats }
 }
 
 interface TreeEntry {
@@ -95,18 +106,49 @@ function parseLsTree(out: Buffer): TreeEntry[] {
   return entries
 }
 
-/** Writes every blob of `tree` under `dest` (regular files, executables, symlinks; submodules as empty folders). */
-export async function materializeTree(gitDir: string, tree: string, dest: string): Promise<void> {
+export interface MaterializeOptions {
+  /** Owner of everything written, `dest` included (the sandbox user, when we run as root). */
+  owner?: { uid: number; gid: number }
+  /** Receives the stat data of each file and link right after it was written (and chowned). */
+  record?: StatRecorder
+}
+
+/**
+ * Writes every blob of `tree` under `dest` (regular files, executables, symlinks; submodules as
+ * empty folders). Synchronous file system calls: for many small files several times faster than
+ * a thread-pool round trip per call.
+ */
+export async function materializeTree(
+  gitDir: string,
+  tree: string,
+  dest: string,
+  options: MaterializeOptions = {}
+): Promise<void> {
   const listing = await git(['ls-tree', '-r', '-z', '--full-tree', tree], { gitDir })
   const entries = parseLsTree(listing.stdout)
   const blobs = entries.filter((e) => e.type === 'blob')
+  const { owner, record } = options
   const destBuf = Buffer.from(dest)
   const join = (p: Buffer): Buffer => Buffer.concat([destBuf, Buffer.from('/'), p])
+  const own = (p: Buffer): void => {
+    if (owner) fs.lchownSync(bufPath(p), owner.uid, owner.gid)
+  }
+  own(destBuf)
+  const made = new Set<string>()
+  const mkdirs = (rel: Buffer): void => {
+    const key = rel.toString('latin1')
+    if (made.has(key)) return
+    const parent = rel.lastIndexOf(0x2f)
+    if (parent > 0) mkdirs(rel.subarray(0, parent))
+    const abs = join(rel)
+    fs.mkdirSync(bufPath(abs), { recursive: true })
+    own(abs)
+    made.add(key)
+  }
   for (const e of entries) {
     const parent = e.path.lastIndexOf(0x2f)
-    if (parent > 0)
-      await fs.promises.mkdir(bufPath(join(e.path.subarray(0, parent))), { recursive: true })
-    if (e.type === 'commit') await fs.promises.mkdir(bufPath(join(e.path)), { recursive: true })
+    if (parent > 0) mkdirs(e.path.subarray(0, parent))
+    if (e.type === 'commit') mkdirs(e.path)
   }
   if (blobs.length === 0) return
   const contents = await git(['cat-file', '--batch'], {
@@ -123,10 +165,12 @@ export async function materializeTree(gitDir: string, tree: string, dest: string
     offset = nl + 1 + size + 1
     const target = bufPath(join(b.path))
     if (b.mode === '120000') {
-      await fs.promises.symlink(data, target)
+      fs.symlinkSync(data, target)
     } else {
-      await fs.promises.writeFile(target, data, { mode: b.mode === '100755' ? 0o755 : 0o644 })
+      fs.writeFileSync(target, data, { mode: b.mode === '100755' ? 0o755 : 0o644 })
     }
+    own(target)
+    record?.add(b.path.toString('latin1'), fs.lstatSync(target, { bigint: true }), b.oid)
   }
 }
 

@@ -86,6 +86,8 @@ describe('snapshot with the stat record', () => {
     const ws = await prepareWorkspace(path.join(root, 'src'), 'HEAD', path.join(root, 'run'))
     // The marker is written until its ctime is past every record: all of them are kept.
     expect(ws.stats.entries.size).toBe(23)
+    // And what the object store holds of that tree: the snapshot needs no listing of its own.
+    expect([ws.stats.tree, ws.stats.known?.has(ws.tree)]).toEqual([ws.tree, true])
     const p = (n: string): string => path.join(ws.dir, n)
     // a: rewritten in place, same size, mtime put back to the nanosecond.
     execFileSync('touch', ['-r', p('a.txt'), path.join(root, 'stamp')])

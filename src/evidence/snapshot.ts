@@ -98,9 +98,14 @@ export async function snapshotWorkspace(
   const ignored: IgnoredEntry[] = []
   const ignoredRaw: Buffer[] = []
   let truncated = false
-  // Listed by git while the walk below runs.
+  // What the store holds already: from the stat record when it was taken of that same tree,
+  // else listed by git while the walk below runs.
   const known =
-    knownTree === undefined ? Promise.resolve(new Set<string>()) : objectIds(gitDir, knownTree)
+    knownTree === undefined
+      ? Promise.resolve(new Set<string>())
+      : record.tree === knownTree && record.known !== undefined
+        ? Promise.resolve(record.known)
+        : objectIds(gitDir, knownTree)
   known.catch(() => undefined) // awaited below; not unhandled if the walk throws first
 
   // 1. Walk (lstat only), in a stable order.

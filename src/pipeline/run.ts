@@ -109,8 +109,11 @@ export async function runPipeline(
       report.sandbox.runtime = decision.tier
       log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
     }
+    // Both questions to the engine at once; the runtime check decides.
+    const facts = runtime.engineFacts()
+    facts.catch(() => undefined)
     await runtime.preflight(plan.sandbox.runtime)
-    report.runner = runnerFacts(await runtime.engineFacts(), plan.sandbox.runtime)
+    report.runner = runnerFacts(await facts, plan.sandbox.runtime)
     checkCancelled()
     const image = await log.group('image', () =>
       runtime.resolveImage(

@@ -30,6 +30,9 @@ export interface StatKey {
 export interface StatRecord {
   /** Workspace-relative paths as latin1 strings of their raw bytes → key and blob id. */
   entries: Map<string, { key: StatKey; oid: string }>
+  /** The tree that was written, and the ids of every blob and subtree in it (all in the store). */
+  tree?: string
+  known?: Set<string>
 }
 
 /** An empty record: every file is read. */
@@ -64,6 +67,9 @@ export function recordedOid(record: StatRecord, rel: string, now: StatKey): stri
  */
 export class StatRecorder {
   private readonly pending = new Map<string, { key: StatKey; oid: string }>()
+  /** The ids of the tree's blobs and subtrees, and the tree itself, once known. */
+  readonly known = new Set<string>()
+  tree: string | undefined
 
   add(rel: string, st: fs.BigIntStats, oid: string): void {
     this.pending.set(rel, { key: statKey(st), oid })
@@ -78,7 +84,8 @@ export class StatRecorder {
   seal(markerCtimeNs: bigint): StatRecord {
     const entries = new Map<string, { key: StatKey; oid: string }>()
     for (const [rel, e] of this.pending) if (e.key.ctimeNs < markerCtimeNs) entries.set(rel, e)
-    return { entries }
+    if (this.tree === undefined) return { entries }
+    return { entries, tree: this.tree, known: new Set([...this.known, this.tree]) }
   }
 }
 

@@ -43,16 +43,37 @@ export async function resolveCommit(repoPath: string, ref: string): Promise<stri
   }
 }
 
-async function objectsDir(repoPath: string): Promise<string> {
-  const out = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {
-    cwd: repoPath
-  }).catch(() => {
-    throw new ConfigurationError(
-      INPUT.path,
-      `${repoPath} is not a git repository; point path at a checkout`
+/**
+ * The commit `ref` names in `repoPath` and that repository's object folder, in one `git` call.
+ * A folder that is not a repository is an error of `path`; anything else, of `ref`.
+ */
+async function locate(repoPath: string, ref: string): Promise<{ commit: string; objects: string }> {
+  try {
+    const out = await git(
+      [
+        'rev-parse',
+        '--path-format=absolute',
+        '--git-common-dir',
+        '--verify',
+        '--end-of-options',
+        `${ref}^{commit}`
+      ],
+      { cwd: repoPath }
     )
-  })
-  return path.join(out.stdout.toString('utf8').trim(), 'objects')
+    const [common, commit] = out.stdout.toString('utf8').trim().split('\n')
+    return { commit, objects: path.join(common, 'objects') }
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error
+    if (/not a git repository/i.test(error.stderr) || !fs.existsSync(repoPath))
+      throw new ConfigurationError(
+        INPUT.path,
+        `${repoPath} is not a git repository; point path at a checkout`
+      )
+    throw new ConfigurationError(
+      INPUT.ref,
+      `"${ref}" is not a commit in ${repoPath} (${error.stderr.split('\n')[0]}); give a branch, tag or SHA that exists there`
+    )
+  }
 }
 
 /**
@@ -67,22 +88,27 @@ export async function prepareWorkspace(
   root: string,
   options: Pick<MaterializeOptions, 'owner'> = {}
 ): Promise<Workspace> {
-  const commit = await resolveCommit(repoPath, ref)
+  const { commit, objects } = await locate(repoPath, ref)
   const gitDir = path.join(root, 'git')
   const dir = path.join(root, 'workspace')
-  await git(['init', '--bare', '--quiet', gitDir])
-  await fs.promises.writeFile(
-    path.join(gitDir, 'objects', 'info', 'alternates'),
-    (await objectsDir(repoPath)) + '\n'
-  )
-  const tree = (await git(['rev-parse', `${commit}^{tree}`], { gitDir })).stdout
-    .toString('utf8')
-    .trim()
+  initBare(gitDir, objects)
   await fs.promises.mkdir(dir, { recursive: true })
   const record = new StatRecorder()
-  await materializeTree(gitDir, tree, dir, { ...options, record })
+  const tree = await materializeTree(gitDir, commit, dir, { ...options, record })
   const stats = record.seal(await markerCtime(root, record.latestCtimeNs))
   return { dir, gitDir, commit, tree, stats }
+}
+
+/**
+ * A bare repository of our own, made by hand (what `git init --bare` makes, less the samples and
+ * the config, which stays empty): HEAD, refs and objects, borrowing `alternate`'s objects.
+ */
+function initBare(gitDir: string, alternate: string): void {
+  fs.mkdirSync(path.join(gitDir, 'objects', 'info'), { recursive: true })
+  fs.mkdirSync(path.join(gitDir, 'refs', 'heads'), { recursive: true })
+  fs.mkdirSync(path.join(gitDir, 'refs', 'tags'))
+  fs.writeFileSync(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n')
+  fs.writeFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), alternate + '\n')
 }
 
 interface TreeEntry {
@@ -114,17 +140,18 @@ export interface MaterializeOptions {
 }
 
 /**
- * Writes every blob of `tree` under `dest` (regular files, executables, symlinks; submodules as
- * empty folders). Synchronous file system calls: for many small files several times faster than
- * a thread-pool round trip per call.
+ * Writes every blob of `treeish` (a tree or commit id) under `dest` (regular files, executables,
+ * symlinks; submodules as empty folders) and returns the tree's id. Synchronous file system
+ * calls: for many small files several times faster than a thread-pool round trip per call.
  */
 export async function materializeTree(
   gitDir: string,
-  tree: string,
+  treeish: string,
   dest: string,
   options: MaterializeOptions = {}
-): Promise<void> {
-  const listing = await git(['ls-tree', '-r', '-z', '--full-tree', tree], { gitDir })
+): Promise<string> {
+  // -t: the subtrees too, for the record of what the object store already holds.
+  const listing = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', treeish], { gitDir })
   const entries = parseLsTree(listing.stdout)
   const blobs = entries.filter((e) => e.type === 'blob')
   const { owner, record } = options
@@ -146,17 +173,26 @@ export async function materializeTree(
     made.add(key)
   }
   for (const e of entries) {
+    if (e.type !== 'commit') record?.known.add(e.oid)
+    if (e.type === 'tree') continue
     const parent = e.path.lastIndexOf(0x2f)
     if (parent > 0) mkdirs(e.path.subarray(0, parent))
     if (e.type === 'commit') mkdirs(e.path)
   }
-  if (blobs.length === 0) return
+  // The tree-ish first: a commit object starts with "tree <id>", a tree is its own id.
   const contents = await git(['cat-file', '--batch'], {
     gitDir,
-    input: blobs.map((b) => b.oid).join('\n') + '\n'
+    input: [treeish, ...blobs.map((b) => b.oid)].join('\n') + '\n'
   })
-  let offset = 0
   const out = contents.stdout
+  const nl0 = out.indexOf(10)
+  const [oid0, type0, size0] = out.subarray(0, nl0).toString('latin1').split(' ')
+  const body = out.subarray(nl0 + 1, nl0 + 1 + Number(size0)).toString('latin1')
+  const tree =
+    type0 === 'tree' ? oid0 : type0 === 'commit' ? /^tree ([0-9a-f]+)\n/.exec(body)?.[1] : undefined
+  if (tree === undefined) throw new Error(`${treeish} is not a tree or a commit (${type0})`)
+  let offset = nl0 + 1 + Number(size0) + 1
+  if (record) record.tree = tree
   for (const b of blobs) {
     const nl = out.indexOf(10, offset)
     const header = out.subarray(offset, nl).toString('latin1').split(' ')
@@ -172,6 +208,7 @@ export async function materializeTree(
     own(target)
     record?.add(b.path.toString('latin1'), fs.lstatSync(target, { bigint: true }), b.oid)
   }
+  return tree
 }
 
 /** Node accepts Buffers as paths: they keep names that are not valid UTF-8 intact. */

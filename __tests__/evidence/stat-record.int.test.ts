@@ -66,8 +66,6 @@ describe('stat record of the workspace against a forging agent', () => {
 
     // And the record was in use: the untouched files were not read again.
     const note = run.log.lines.find((l) => l.startsWith('snapshot: '))
-    expect(note).toMatch(
-      /^snapshot: 3 file\(s\) read, 40 unchanged since the workspace was written/
-    )
+    expect(note).toMatch(/^snapshot: 3 file\(s\) read, 40 unchanged since written/)
   })
 })

@@ -144,21 +144,22 @@ export async function sandboxFolder(
   tree?: { gitDir: string; tree: string }
 ): Promise<string> {
   await fs.promises.mkdir(dir, { recursive: true })
-  if (tree) {
-    const owner = sandboxOwner(plan)
-    await materializeTree(tree.gitDir, tree.tree, dir, owner ? { owner } : {})
-  } else await ownForSandbox(plan, dir)
+  if (tree) await materializeTree(tree.gitDir, tree.tree, dir, ownership(plan))
+  else await ownForSandbox(plan, dir)
   return dir
 }
 
-/** The sandbox user, when files must be given to it (we run as root); else nothing to do. */
-export function sandboxOwner(plan: RunPlan): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined
+/**
+ * Files written for a container go to the sandbox user when we are root (the workspace gets its
+ * owner as it is written, so its stat record is taken after the chown).
+ */
+export function ownership(plan: RunPlan): { owner?: { uid: number; gid: number } } {
+  if (process.getuid?.() !== 0) return {}
   const [uid, gid] = plan.sandbox.user.split(':').map(Number)
-  return { uid, gid: gid ?? uid }
+  return { owner: { uid, gid: gid ?? uid } }
 }
 
 export async function ownForSandbox(plan: RunPlan, dir: string): Promise<void> {
-  const owner = sandboxOwner(plan)
+  const { owner } = ownership(plan)
   if (owner) await chownTree(dir, owner.uid, owner.gid)
 }

@@ -21,7 +21,7 @@ import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { closeEgress, openEgress } from './egress.js'
 import { classifyOutcome } from './outcome.js'
 import type { PhaseOutcomes } from './outcome.js'
-import { runPhase, sandboxFolder, sandboxOwner } from './phase.js'
+import { ownership, runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
 import { runBaseline, runTests } from './tests.js'
 import { decideIsolation } from './isolation.js'
@@ -109,8 +109,7 @@ export async function runPipeline(
       report.sandbox.runtime = decision.tier
       log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
     }
-    // Both questions to the engine at once; the runtime check decides.
-    const facts = runtime.engineFacts()
+    const facts = runtime.engineFacts() // asked alongside the runtime check
     facts.catch(() => undefined)
     await runtime.preflight(plan.sandbox.runtime)
     report.runner = runnerFacts(await facts, plan.sandbox.runtime)
@@ -127,11 +126,7 @@ export async function runPipeline(
     checkCancelled()
 
     const ws = await log.group('workspace', async () => {
-      // Written as the sandbox user's (when we are root), its stat record taken after that.
-      const owner = sandboxOwner(plan)
-      const prepared = await prepareWorkspace(plan.repo.path, plan.repo.ref, tmp, {
-        ...(owner ? { owner } : {})
-      })
+      const prepared = await prepareWorkspace(plan.repo.path, plan.repo.ref, tmp, ownership(plan))
       log.info(`workspace: ${plan.repo.ref} at ${prepared.commit}`)
       return prepared
     })
@@ -187,9 +182,8 @@ export async function runPipeline(
     const capture = await log.group('diff', async () => {
       const c = await captureDiff(ws, plan.policy, redactor, path.join(out, OUTPUT_FILES.diff))
       for (const w of c.warnings) log.warn(w)
-      log.info(
-        `snapshot: ${c.snapshot.read} file(s) read, ${c.snapshot.reused} unchanged since the workspace was written (stat record)`
-      )
+      const { read, reused } = c.snapshot
+      log.info(`snapshot: ${read} file(s) read, ${reused} unchanged since written (stat record)`)
       log.info(`${c.diff.totalFiles} file(s) changed, diff sha256 ${c.diff.sha256}`)
       return c
     })

@@ -112,5 +112,5 @@ describe('snapshot with the stat record', () => {
     // Without the record the result is the same tree.
     const full = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree)
     expect([full.tree, full.reused]).toEqual([snap.tree, 0])
-  })
+  }, 30_000)
 })

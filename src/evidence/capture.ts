@@ -53,7 +53,8 @@ export async function captureDiff(
   patchFile: string
 ): Promise<DiffCapture> {
   // Build output: what the base tree's .gitignore ignores is left out (never the agent's rules).
-  const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
+  const listing = ws.stats?.tree === ws.tree ? ws.stats.listing : undefined
+  const rules = await baseIgnoreRules(ws.gitDir, ws.tree, listing)
   const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules, ws.stats)
   const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, policy)
   // Secrets in the change (the run's values, token shapes) are masked in the patch and flagged

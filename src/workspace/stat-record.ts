@@ -33,6 +33,8 @@ export interface StatRecord {
   /** The tree that was written, and the ids of every blob and subtree in it (all in the store). */
   tree?: string
   known?: Set<string>
+  /** That tree's `ls-tree -r -t -z --full-tree` output (the base's .gitignore rules come from it). */
+  listing?: Buffer
 }
 
 /** An empty record: every file is read. */
@@ -70,6 +72,7 @@ export class StatRecorder {
   /** The ids of the tree's blobs and subtrees, and the tree itself, once known. */
   readonly known = new Set<string>()
   tree: string | undefined
+  listing: Buffer | undefined
 
   add(rel: string, st: fs.BigIntStats, oid: string): void {
     this.pending.set(rel, { key: statKey(st), oid })
@@ -85,7 +88,8 @@ export class StatRecorder {
     const entries = new Map<string, { key: StatKey; oid: string }>()
     for (const [rel, e] of this.pending) if (e.key.ctimeNs < markerCtimeNs) entries.set(rel, e)
     if (this.tree === undefined) return { entries }
-    return { entries, tree: this.tree, known: new Set([...this.known, this.tree]) }
+    const known = new Set([...this.known, this.tree])
+    return { entries, tree: this.tree, known, ...(this.listing ? { listing: this.listing } : {}) }
   }
 }
 

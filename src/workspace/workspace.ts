@@ -192,7 +192,10 @@ export async function materializeTree(
     type0 === 'tree' ? oid0 : type0 === 'commit' ? /^tree ([0-9a-f]+)\n/.exec(body)?.[1] : undefined
   if (tree === undefined) throw new Error(`${treeish} is not a tree or a commit (${type0})`)
   let offset = nl0 + 1 + Number(size0) + 1
-  if (record) record.tree = tree
+  if (record) {
+    record.tree = tree
+    record.listing = listing.stdout
+  }
   for (const b of blobs) {
     const nl = out.indexOf(10, offset)
     const header = out.subarray(offset, nl).toString('latin1').split(' ')

@@ -17,6 +17,8 @@ import type { PhaseReport, Report } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { ImageInfo, Runtime } from '../sandbox/types.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
+import { formatSize, makeScratch } from '../workspace/bounded.js'
+import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { closeEgress, openEgress } from './egress.js'
 import { classifyOutcome } from './outcome.js'
@@ -100,6 +102,7 @@ export async function runPipeline(
   if (signal?.aborted) onAbort()
   else signal?.addEventListener('abort', onAbort, { once: true })
   let caught: unknown
+  let scratch: Scratch | undefined
   try {
     if (plan.isolation !== null && plan.isolation !== undefined) {
       // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
@@ -125,8 +128,22 @@ export async function runPipeline(
     for (const w of image.warnings) log.warn(w)
     checkCancelled()
 
+    // Every folder the sandbox writes lives on one filesystem of workspace-size.
+    const bounded = await makeScratch(tmp, plan.sandbox.workspace, (l) => log.warn(l))
+    scratch = bounded
+    report.sandbox.workspace = {
+      sizeBytes: bounded.sizeBytes,
+      enforced: bounded.enforced,
+      full: false
+    }
     const ws = await log.group('workspace', async () => {
-      const prepared = await prepareWorkspace(plan.repo.path, plan.repo.ref, tmp, ownership(plan))
+      const prepared = await prepareWorkspace(
+        plan.repo.path,
+        plan.repo.ref,
+        tmp,
+        path.join(bounded.dir, 'workspace'),
+        ownership(plan)
+      )
       log.info(`workspace: ${plan.repo.ref} at ${prepared.commit}`)
       return prepared
     })
@@ -151,12 +168,12 @@ export async function runPipeline(
 
     const baselinePhase = findPhase(plan, 'baseline')
     if (baselinePhase)
-      await runBaseline(ctx, baselinePhase, ws, report, tmp, setupPhase !== undefined)
+      await runBaseline(ctx, baselinePhase, ws, report, bounded.dir, setupPhase !== undefined)
     checkCancelled()
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
     // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
-    const agentOut = await sandboxFolder(plan, path.join(tmp, 'out'))
+    const agentOut = await sandboxFolder(plan, path.join(bounded.dir, 'out'))
     const egress = await openEgress(plan, secrets.egress, { ...deps, log })
     let agent: PhaseRun
     try {
@@ -173,6 +190,7 @@ export async function runPipeline(
       timeoutMs: agentPhase.timeoutMs,
       memoryBytes: plan.sandbox.memoryBytes
     }
+    await checkFull(bounded, report)
     await recordUsage(report, agentOut)
     if (agent.result.applied) {
       report.sandbox.applied = agent.result.applied
@@ -199,7 +217,8 @@ export async function runPipeline(
     const a = agent.result
     if (testsPhase && a.error === undefined && !a.timedOut && !a.oomKilled && a.exitCode === 0) {
       checkCancelled()
-      phases.tests = await runTests(ctx, testsPhase, ws, report, tmp, capture.ignoredRaw)
+      phases.tests = await runTests(ctx, testsPhase, ws, report, bounded.dir, capture.ignoredRaw)
+      await checkFull(bounded, report)
     }
   } catch (error) {
     caught = error
@@ -224,6 +243,9 @@ export async function runPipeline(
       log.error(`could not write ${OUTPUT_FILES.provenance}: ${errorMessage(e)}`)
     )
     await runtime.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
+    // After the containers are gone: nothing holds the scratch filesystem any more.
+    const unmounted = await scratch?.release()
+    if (unmounted !== undefined) log.warn(unmounted)
     await fs.promises.rm(tmp, { recursive: true, force: true }).catch(() => undefined)
   }
   return {
@@ -239,6 +261,24 @@ export async function runPipeline(
 function scannedFiles(): string[] {
   const o = OUTPUT_FILES
   return [o.agentLog, o.testsLog, o.rerunLog, o.baselineLog, o.task, o.egress, o.transcript]
+}
+
+/**
+ * A phase that filled the scratch filesystem hit the `workspace-size` limit (writes past it got
+ * ENOSPC): a policy violation naming the limit, recorded once.
+ */
+async function checkFull(scratch: Scratch, report: Report): Promise<void> {
+  if (report.sandbox.workspace?.full === true || !(await scratch.full())) return
+  report.sandbox.workspace = {
+    sizeBytes: scratch.sizeBytes,
+    enforced: scratch.enforced,
+    full: true
+  }
+  report.policy.violations.push({
+    rule: 'workspace-size',
+    path: null,
+    detail: `the sandbox filled the workspace limit of ${formatSize(scratch.sizeBytes)} (workspace-size); writes past it failed with "No space left on device"`
+  })
 }
 
 function findPhase(plan: RunPlan, name: PhaseName): PhasePlan | undefined {

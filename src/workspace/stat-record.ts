@@ -95,16 +95,20 @@ export class StatRecorder {
 
 /**
  * Writes a marker file in `dir` (outside the workspace, same file system) until its ctime is past
- * `latestCtimeNs` (one clock tick at most), and returns that ctime.
+ * `latestCtimeNs` (one clock tick at most), and returns that ctime; 0 when it cannot be written.
  */
 export async function markerCtime(dir: string, latestCtimeNs: bigint): Promise<bigint> {
   const marker = path.join(dir, 'stat-record-marker')
   let ctime = 0n
-  for (let attempt = 0; attempt < 20; attempt++) {
-    fs.writeFileSync(marker, String(attempt))
-    ctime = fs.lstatSync(marker, { bigint: true }).ctimeNs
-    if (ctime > latestCtimeNs) break
-    await new Promise((r) => setTimeout(r, 2))
+  try {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      fs.writeFileSync(marker, String(attempt))
+      ctime = fs.lstatSync(marker, { bigint: true }).ctimeNs
+      if (ctime > latestCtimeNs) break
+      await new Promise((r) => setTimeout(r, 2))
+    }
+  } catch {
+    return 0n // no marker (a full workspace filesystem): no record is trusted, every file is read
   }
   return ctime
 }

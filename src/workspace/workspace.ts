@@ -86,16 +86,18 @@ export async function prepareWorkspace(
   repoPath: string,
   ref: string,
   root: string,
+  /** Where the tree is written (default `root/workspace`); the private git dir stays in `root`. */
+  dir: string = path.join(root, 'workspace'),
   options: Pick<MaterializeOptions, 'owner'> = {}
 ): Promise<Workspace> {
   const { commit, objects } = await locate(repoPath, ref)
   const gitDir = path.join(root, 'git')
-  const dir = path.join(root, 'workspace')
   initBare(gitDir, objects)
   await fs.promises.mkdir(dir, { recursive: true })
   const record = new StatRecorder()
   const tree = await materializeTree(gitDir, commit, dir, { ...options, record })
-  const stats = record.seal(await markerCtime(root, record.latestCtimeNs))
+  // The marker beside the workspace: on its filesystem, not mounted into the sandbox.
+  const stats = record.seal(await markerCtime(path.dirname(dir), record.latestCtimeNs))
   return { dir, gitDir, commit, tree, stats }
 }
 

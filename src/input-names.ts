@@ -12,6 +12,8 @@ export const INPUT = {
   testCommand: 'test-command',
   setupCommand: 'setup-command',
   setupAllowHosts: 'setup-allow-hosts',
+  dependencyCache: 'dependency-cache',
+  imageCache: 'image-cache',
   services: 'services',
   isolation: 'isolation',
   task: 'task',

@@ -29,6 +29,8 @@ import { runBaseline, runTests } from './tests.js'
 import { decideIsolation } from './isolation.js'
 import { runInstallPhase } from './setup.js'
 import { finishSetupReport } from '../setup/setup.js'
+import { restoreImage, saveImage } from '../cache/caches.js'
+import type { CacheStore } from '../cache/store.js'
 
 export interface RunSecrets {
   /** The task text (the plan only holds its hash). */
@@ -49,6 +51,12 @@ export interface PipelineDeps {
   tempRoot?: string
   /** The bundled egress proxy (default: proxy.cjs next to the running bundle). */
   proxyScript?: string
+  /**
+   * Where the dependency cache and the agent image across machines are kept (none: no cache).
+   * `dir` stages entries; the Actions cache needs the same path in every run (default: the run's
+   * temporary folder).
+   */
+  cache?: { store: CacheStore; dir?: string }
 }
 
 export interface RunResult {
@@ -117,14 +125,36 @@ export async function runPipeline(
     await runtime.preflight(plan.sandbox.runtime)
     report.runner = runnerFacts(await facts, plan.sandbox.runtime)
     checkCancelled()
-    const image = await log.group('image', () =>
-      runtime.resolveImage(
+    const cacheDir = deps.cache ? (deps.cache.dir ?? path.join(tmp, 'cache')) : undefined
+    const image = await log.group('image', async () => {
+      const c = deps.cache && cacheDir !== undefined && plan.cache.image ? deps.cache : undefined
+      const cacheLog = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) }
+      const imageDir = path.join(cacheDir ?? tmp, 'image-cache')
+      const restored = c
+        ? await restoreImage(runtime, c.store, plan.cache.scope, plan.image, imageDir, cacheLog)
+        : undefined
+      const resolved = await runtime.resolveImage(
         plan.image,
         { info: (l) => log.info(l) },
         { holder: plan.runId, ...(signal ? { signal } : {}) }
       )
-    )
+      const use =
+        c && restored
+          ? await saveImage(
+              runtime,
+              c.store,
+              plan.cache.scope,
+              plan.image,
+              resolved,
+              restored,
+              imageDir,
+              cacheLog
+            )
+          : undefined
+      return { ...resolved, ...(use ? { cacheUse: use } : {}) }
+    })
     recordImage(report, image)
+    if (image.cacheUse) report.image.cache = image.cacheUse
     for (const w of image.warnings) log.warn(w)
     checkCancelled()
 
@@ -162,7 +192,15 @@ export async function runPipeline(
 
     const setupPhase = findPhase(plan, 'setup')
     if (setupPhase) {
-      await runInstallPhase(ctx, setupPhase, ws, report, { ...deps, log })
+      await runInstallPhase(ctx, setupPhase, ws, report, {
+        runtime,
+        log,
+        ...(deps.proxyScript !== undefined ? { proxyScript: deps.proxyScript } : {}),
+        ...(deps.cache && cacheDir !== undefined
+          ? { cache: { store: deps.cache.store, dir: cacheDir } }
+          : {}),
+        imageKey: (await runtime.imageBuildKey?.(image.id).catch(() => undefined)) ?? image.id
+      })
       checkCancelled()
     }
 

@@ -14,6 +14,7 @@ import { scanDiff } from './secrets.js'
 import { baseIgnoreRules, ignoreFindings } from './ignore.js'
 import { snapshotWorkspace } from './snapshot.js'
 import type { IgnoredEntry, SkippedEntry } from './snapshot.js'
+import type { StatRecord } from '../workspace/stat-record.js'
 
 export interface DiffRecord {
   sha256: string
@@ -40,18 +41,21 @@ export interface DiffCapture {
   warnings: string[]
   /** Raw paths of the ignored entries (build output carried into the re-run's copy). */
   ignoredRaw: Buffer[]
+  /** Files the snapshot read, and those it took unchanged from the workspace's stat record. */
+  snapshot: { read: number; reused: number }
 }
 
 /** Snapshots `ws.dir`, writes the (masked) patch to `patchFile`, and checks the policy. */
 export async function captureDiff(
-  ws: { dir: string; gitDir: string; tree: string },
+  ws: { dir: string; gitDir: string; tree: string; stats?: StatRecord },
   policy: RunPlan['policy'],
   redactor: Redactor,
   patchFile: string
 ): Promise<DiffCapture> {
   // Build output: what the base tree's .gitignore ignores is left out (never the agent's rules).
-  const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
-  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules)
+  const listing = ws.stats?.tree === ws.tree ? ws.stats.listing : undefined
+  const rules = await baseIgnoreRules(ws.gitDir, ws.tree, listing)
+  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules, ws.stats)
   const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree, policy)
   // Secrets in the change (the run's values, token shapes) are masked in the patch and flagged
   // below, one violation per file and rule; what the scan finds joins `redactor`.
@@ -109,6 +113,7 @@ export async function captureDiff(
     violations,
     protected: [...checked.protected, ...ignoreFindings(diff.all.files, snap)],
     ignoredRaw: snap.ignoredRaw,
+    snapshot: { read: snap.read, reused: snap.reused },
     dependencies: await hashLockfiles(ws.gitDir, snap.tree, ws.dir),
     warnings: [
       ...snap.skipped.slice(0, 50).map((x) => `not taken into the diff: ${x.path} (${x.reason})`),

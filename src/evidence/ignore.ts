@@ -44,8 +44,14 @@ interface RuleFile {
 }
 
 /** Reads every `.gitignore` blob of `tree` (symlinks are not followed, as git does not). */
-export async function baseIgnoreRules(gitDir: string, tree: string): Promise<IgnoreRules> {
-  const listing = (await git(['ls-tree', '-r', '-t', '-z', '--full-tree', tree], { gitDir })).stdout
+export async function baseIgnoreRules(
+  gitDir: string,
+  tree: string,
+  /** `ls-tree -r -t -z --full-tree` of `tree`, when the caller has it already. */
+  given?: Buffer
+): Promise<IgnoreRules> {
+  const listing =
+    given ?? (await git(['ls-tree', '-r', '-t', '-z', '--full-tree', tree], { gitDir })).stdout
   const trackedPaths = new Set<string>()
   const wanted: { oid: string; path: string }[] = []
   let start = 0

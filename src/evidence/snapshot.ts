@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
-import * as path from 'node:path'
-import * as zlib from 'node:zlib'
-import { git } from '../workspace/git.js'
+import { NO_STAT_RECORD, recordedOid, statKey } from '../workspace/stat-record.js'
+import type { StatKey, StatRecord } from '../workspace/stat-record.js'
+import { objectIds, objectWriter, writeTrees } from './git-objects.js'
+import type { TreeEntry } from './git-objects.js'
 import { NO_IGNORE_RULES } from './ignore.js'
 import type { IgnoreRules } from './ignore.js'
 
@@ -43,6 +43,10 @@ export interface Snapshot {
   ignoredTotal: number
   /** Raw paths of all ignored entries (for carrying build output into a fresh copy). */
   ignoredRaw: Buffer[]
+  /** Files and links read and hashed. */
+  read: number
+  /** Files and links whose blob id came from the workspace's stat record, unchanged. */
+  reused: number
 }
 
 /** Shows a byte path as text: UTF-8 where valid, other bytes as \xNN. */
@@ -66,6 +70,7 @@ interface Found {
   kind: 'file' | 'link'
   executable: boolean
   size: number
+  key: StatKey
 }
 
 /**
@@ -73,8 +78,9 @@ interface Found {
  * `lstat` only (symlinks are stored as links, never followed), no FIFOs, sockets or devices
  * opened, `.git` folders the agent made are not taken, names kept as raw bytes. Blob and tree
  * objects are written directly (no `git add`, no index, so no attributes, filters or hooks
- * apply). Every file is read and hashed: no stat cache is trusted, since the agent controls
- * mtimes, sizes and inodes.
+ * apply). A file is read and hashed unless `record` (the workspace's stat record, taken when we
+ * wrote it) holds its path with the same device, inode, size, mode and ctime: the agent can set
+ * mtimes, sizes and contents but not ctime (see `workspace/stat-record.ts`); mtime is never used.
  * Blobs already in `knownTree` (the base) are not written again.
  *
  * The file system is read with synchronous calls: for many small files this is several times
@@ -85,36 +91,22 @@ export async function snapshotWorkspace(
   gitDir: string,
   limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
   knownTree?: string,
-  rules: IgnoreRules = NO_IGNORE_RULES
+  rules: IgnoreRules = NO_IGNORE_RULES,
+  record: StatRecord = NO_STAT_RECORD
 ): Promise<Snapshot> {
   const skipped: SkippedEntry[] = []
   const ignored: IgnoredEntry[] = []
   const ignoredRaw: Buffer[] = []
   let truncated = false
-  const objects = path.join(gitDir, 'objects')
-  const known = knownTree === undefined ? new Set<string>() : await objectIds(gitDir, knownTree)
-  const written = new Set<string>()
-  const madeDirs = new Set<string>()
-
-  const writeObject = (type: string, data: Buffer): string => {
-    const header = Buffer.from(`${type} ${data.length}\0`)
-    const oid = createHash('sha1').update(header).update(data).digest('hex')
-    if (!known.has(oid) && !written.has(oid)) {
-      written.add(oid)
-      const file = path.join(objects, oid.slice(0, 2), oid.slice(2))
-      if (!fs.existsSync(file)) {
-        const fanout = oid.slice(0, 2)
-        if (!madeDirs.has(fanout)) {
-          fs.mkdirSync(path.dirname(file), { recursive: true })
-          madeDirs.add(fanout)
-        }
-        const tmp = `${file}.tmp-${process.pid}`
-        fs.writeFileSync(tmp, zlib.deflateSync(Buffer.concat([header, data]), { level: 1 }))
-        fs.renameSync(tmp, file)
-      }
-    }
-    return oid
-  }
+  // What the store holds already: from the stat record when it was taken of that same tree,
+  // else listed by git while the walk below runs.
+  const known =
+    knownTree === undefined
+      ? Promise.resolve(new Set<string>())
+      : record.tree === knownTree && record.known !== undefined
+        ? Promise.resolve(record.known)
+        : objectIds(gitDir, knownTree)
+  known.catch(() => undefined) // awaited below; not unhandled if the walk throws first
 
   // 1. Walk (lstat only), in a stable order.
   const found: Found[] = []
@@ -131,7 +123,7 @@ export async function snapshotWorkspace(
         skipped.push({ path: displayPath(childRel), reason: 'git-dir' })
         continue
       }
-      const st = fs.lstatSync(childAbs)
+      const st = fs.lstatSync(childAbs, { bigint: true })
       if (!rules.empty) {
         const key = childRel.toString('latin1')
         const tracked = rules.tracked(key)
@@ -174,17 +166,20 @@ export async function snapshotWorkspace(
         rel: childRel,
         abs: childAbs,
         kind: st.isSymbolicLink() ? 'link' : 'file',
-        executable: (st.mode & 0o100) !== 0,
-        size: st.size
+        executable: (st.mode & 0o100n) !== 0n,
+        size: Number(st.size),
+        key: statKey(st)
       })
     }
   }
   walk(undefined, [], null)
 
-  // 2. Limits, in walk order; 3. read, hash and store.
-  const entries: Entry[] = []
+  // 2. Limits, in walk order; 3. read, hash and store what the stat record does not vouch for.
+  const writeObject = objectWriter(gitDir, await known)
+  const entries: TreeEntry[] = []
   let bytes = 0
   let total = 0
+  let reused = 0
   for (const f of found) {
     if (entries.length >= limits.maxFiles || bytes + f.size > limits.maxBytes) {
       truncated = true
@@ -192,10 +187,17 @@ export async function snapshotWorkspace(
       continue
     }
     bytes += f.size
+    const mode = f.kind === 'link' ? '120000' : f.executable ? '100755' : '100644'
+    const unchanged = recordedOid(record, f.rel.toString('latin1'), f.key)
+    if (unchanged !== undefined) {
+      reused++
+      total += f.size
+      entries.push({ parts: f.parts, mode, oid: unchanged })
+      continue
+    }
     const data =
       f.kind === 'link' ? fs.readlinkSync(f.abs, { encoding: 'buffer' }) : readRegularFile(f.abs)
     total += data.length
-    const mode = f.kind === 'link' ? '120000' : f.executable ? '100755' : '100644'
     entries.push({ parts: f.parts, mode, oid: writeObject('blob', data) })
   }
 
@@ -208,87 +210,10 @@ export async function snapshotWorkspace(
     truncated,
     ignored,
     ignoredTotal: ignoredRaw.length,
-    ignoredRaw
+    ignoredRaw,
+    read: entries.length - reused,
+    reused
   }
-}
-
-interface Entry {
-  /** Path components, raw bytes. */
-  parts: Buffer[]
-  mode: string
-  oid: string
-}
-
-interface Dir {
-  files: Map<string, { name: Buffer; mode: string; oid: string }>
-  dirs: Map<string, { name: Buffer; dir: Dir }>
-}
-
-/**
- * Writes the tree objects for `entries` (what `git write-tree` would write for the same index)
- * and returns the root tree id. Entries are ordered as git orders them: by name bytes, a folder
- * compared as if its name ended in '/'.
- */
-function writeTrees(entries: Entry[], writeObject: (type: string, data: Buffer) => string): string {
-  const root: Dir = { files: new Map(), dirs: new Map() }
-  for (const e of entries) {
-    let d = root
-    for (const part of e.parts.slice(0, -1)) {
-      const key = part.toString('latin1')
-      let child = d.dirs.get(key)
-      if (!child) {
-        child = { name: part, dir: { files: new Map(), dirs: new Map() } }
-        d.dirs.set(key, child)
-      }
-      d = child.dir
-    }
-    const name = e.parts[e.parts.length - 1]
-    d.files.set(name.toString('latin1'), { name, mode: e.mode, oid: e.oid })
-  }
-  const write = (d: Dir): string => {
-    const items: { sortKey: Buffer; bytes: Buffer }[] = []
-    for (const f of d.files.values()) {
-      items.push({
-        sortKey: f.name,
-        bytes: Buffer.concat([
-          Buffer.from(`${f.mode} `),
-          f.name,
-          Buffer.from([0]),
-          Buffer.from(f.oid, 'hex')
-        ])
-      })
-    }
-    for (const sub of d.dirs.values()) {
-      const oid = write(sub.dir)
-      items.push({
-        sortKey: Buffer.concat([sub.name, Buffer.from('/')]),
-        bytes: Buffer.concat([
-          Buffer.from('40000 '),
-          sub.name,
-          Buffer.from([0]),
-          Buffer.from(oid, 'hex')
-        ])
-      })
-    }
-    items.sort((x, y) => Buffer.compare(x.sortKey, y.sortKey))
-    return writeObject('tree', Buffer.concat(items.map((i) => i.bytes)))
-  }
-  return write(root)
-}
-
-/** The blob and tree ids under a tree (all of them are in the object store already). */
-async function objectIds(gitDir: string, tree: string): Promise<Set<string>> {
-  const out = (await git(['ls-tree', '-r', '-t', '-z', '--full-tree', tree], { gitDir })).stdout
-  const ids = new Set<string>()
-  let start = 0
-  while (start < out.length) {
-    const end = out.indexOf(0, start)
-    const rec = out.subarray(start, end < 0 ? out.length : end).toString('latin1')
-    start = end < 0 ? out.length : end + 1
-    const [, type, oid] = rec.slice(0, rec.indexOf('\t')).split(' ')
-    if (type === 'blob' || type === 'tree') ids.add(oid)
-  }
-  return ids
 }
 
 /** Opens without following a final symlink and refuses anything that is not a regular file. */

@@ -147,13 +147,22 @@ export async function sandboxFolder(
   tree?: { gitDir: string; tree: string }
 ): Promise<string> {
   await fs.promises.mkdir(dir, { recursive: true })
-  if (tree) await materializeTree(tree.gitDir, tree.tree, dir)
-  await ownForSandbox(plan, dir)
+  if (tree) await materializeTree(tree.gitDir, tree.tree, dir, ownership(plan))
+  else await ownForSandbox(plan, dir)
   return dir
 }
 
-export async function ownForSandbox(plan: RunPlan, dir: string): Promise<void> {
-  if (process.getuid?.() !== 0) return
+/**
+ * Files written for a container go to the sandbox user when we are root (the workspace gets its
+ * owner as it is written, so its stat record is taken after the chown).
+ */
+export function ownership(plan: RunPlan): { owner?: { uid: number; gid: number } } {
+  if (process.getuid?.() !== 0) return {}
   const [uid, gid] = plan.sandbox.user.split(':').map(Number)
-  await chownTree(dir, uid, gid ?? uid)
+  return { owner: { uid, gid: gid ?? uid } }
+}
+
+export async function ownForSandbox(plan: RunPlan, dir: string): Promise<void> {
+  const { owner } = ownership(plan)
+  if (owner) await chownTree(dir, owner.uid, owner.gid)
 }

@@ -23,7 +23,7 @@ import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { closeEgress, openEgress } from './egress.js'
 import { classifyOutcome } from './outcome.js'
 import type { PhaseOutcomes } from './outcome.js'
-import { ownForSandbox, runPhase, sandboxFolder } from './phase.js'
+import { ownership, runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
 import { runBaseline, runTests } from './tests.js'
 import { decideIsolation, servingRuntime } from './isolation.js'
@@ -126,8 +126,10 @@ export async function runPipeline(
       plan = { ...plan, sandbox: { ...plan.sandbox, runtime: served.runtime } }
       report.sandbox.runtime = served.runtime
     }
+    const facts = runtime.engineFacts() // asked alongside the runtime check
+    facts.catch(() => undefined)
     await runtime.preflight(plan.sandbox.runtime)
-    report.runner = runnerFacts(await runtime.engineFacts(), plan.sandbox.runtime)
+    report.runner = runnerFacts(await facts, plan.sandbox.runtime)
     checkCancelled()
     const cacheDir = deps.cache ? (deps.cache.dir ?? path.join(tmp, 'cache')) : undefined
     const image = await log.group('image', async () => {
@@ -175,9 +177,9 @@ export async function runPipeline(
         plan.repo.path,
         plan.repo.ref,
         tmp,
-        path.join(bounded.dir, 'workspace')
+        path.join(bounded.dir, 'workspace'),
+        ownership(plan)
       )
-      await ownForSandbox(plan, prepared.dir)
       log.info(`workspace: ${plan.repo.ref} at ${prepared.commit}`)
       return prepared
     })
@@ -242,6 +244,8 @@ export async function runPipeline(
     const capture = await log.group('diff', async () => {
       const c = await captureDiff(ws, plan.policy, redactor, path.join(out, OUTPUT_FILES.diff))
       for (const w of c.warnings) log.warn(w)
+      const { read, reused } = c.snapshot
+      log.info(`snapshot: ${read} file(s) read, ${reused} unchanged since written (stat record)`)
       log.info(`${c.diff.totalFiles} file(s) changed, diff sha256 ${c.diff.sha256}`)
       return c
     })

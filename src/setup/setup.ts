@@ -90,7 +90,7 @@ export async function runSetup(
   }
   const after = await hashLockfiles(ws.gitDir, ws.tree, ws.dir)
   // Which tracked files the install changed: its build output is ignored, as in the diff.
-  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules)
+  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules, ws.stats)
   const changed = await diffTrees(ws.gitDir, ws.tree, snap.tree, {
     maxChangedFiles: MAX_CHANGED_LISTED,
     maxDiffBytes: 0

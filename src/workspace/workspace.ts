@@ -3,6 +3,8 @@ import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import { GitError, git } from './git.js'
+import { StatRecorder, markerCtime } from './stat-record.js'
+import type { StatRecord } from './stat-record.js'
 
 /** The per-run copy of the repository that the sandbox gets, and the private git dir beside it. */
 export interface Workspace {
@@ -16,6 +18,11 @@ export interface Workspace {
   /** The commit `ref` resolved to, and its tree: what the agent starts from. */
   commit: string
   tree: string
+  /**
+   * The stat data of every file as written (after its chown), with its blob id: the snapshot
+   * reads again only what changed since (see stat-record.ts for why the agent cannot forge it).
+   */
+  stats: StatRecord
 }
 
 /** Resolves `ref` in the source repository to a commit SHA. */
@@ -36,43 +43,74 @@ export async function resolveCommit(repoPath: string, ref: string): Promise<stri
   }
 }
 
-async function objectsDir(repoPath: string): Promise<string> {
-  const out = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {
-    cwd: repoPath
-  }).catch(() => {
-    throw new ConfigurationError(
-      INPUT.path,
-      `${repoPath} is not a git repository; point path at a checkout`
+/**
+ * The commit `ref` names in `repoPath` and that repository's object folder, in one `git` call.
+ * A folder that is not a repository is an error of `path`; anything else, of `ref`.
+ */
+async function locate(repoPath: string, ref: string): Promise<{ commit: string; objects: string }> {
+  try {
+    const out = await git(
+      [
+        'rev-parse',
+        '--path-format=absolute',
+        '--git-common-dir',
+        '--verify',
+        '--end-of-options',
+        `${ref}^{commit}`
+      ],
+      { cwd: repoPath }
     )
-  })
-  return path.join(out.stdout.toString('utf8').trim(), 'objects')
+    const [common, commit] = out.stdout.toString('utf8').trim().split('\n')
+    return { commit, objects: path.join(common, 'objects') }
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error
+    if (/not a git repository/i.test(error.stderr) || !fs.existsSync(repoPath))
+      throw new ConfigurationError(
+        INPUT.path,
+        `${repoPath} is not a git repository; point path at a checkout`
+      )
+    throw new ConfigurationError(
+      INPUT.ref,
+      `"${ref}" is not a commit in ${repoPath} (${error.stderr.split('\n')[0]}); give a branch, tag or SHA that exists there`
+    )
+  }
 }
 
 /**
  * Makes the workspace: a private bare repository borrowing the source's objects (alternates, no
  * copy), and the tree at the commit written out file by file from git's object store — no
- * checkout, so no filter, attribute, hook or config of the repository takes part.
+ * checkout, so no filter, attribute, hook or config of the repository takes part. With `owner`,
+ * everything is given to that user as it is written (the stat record is taken after that).
  */
 export async function prepareWorkspace(
   repoPath: string,
   ref: string,
   root: string,
   /** Where the tree is written (default `root/workspace`); the private git dir stays in `root`. */
-  dir: string = path.join(root, 'workspace')
+  dir: string = path.join(root, 'workspace'),
+  options: Pick<MaterializeOptions, 'owner'> = {}
 ): Promise<Workspace> {
-  const commit = await resolveCommit(repoPath, ref)
+  const { commit, objects } = await locate(repoPath, ref)
   const gitDir = path.join(root, 'git')
-  await git(['init', '--bare', '--quiet', gitDir])
-  await fs.promises.writeFile(
-    path.join(gitDir, 'objects', 'info', 'alternates'),
-    (await objectsDir(repoPath)) + '\n'
-  )
-  const tree = (await git(['rev-parse', `${commit}^{tree}`], { gitDir })).stdout
-    .toString('utf8')
-    .trim()
+  initBare(gitDir, objects)
   await fs.promises.mkdir(dir, { recursive: true })
-  await materializeTree(gitDir, tree, dir)
-  return { dir, gitDir, commit, tree }
+  const record = new StatRecorder()
+  const tree = await materializeTree(gitDir, commit, dir, { ...options, record })
+  // The marker beside the workspace: on its filesystem, not mounted into the sandbox.
+  const stats = record.seal(await markerCtime(path.dirname(dir), record.latestCtimeNs))
+  return { dir, gitDir, commit, tree, stats }
+}
+
+/**
+ * A bare repository of our own, made by hand (what `git init --bare` makes, less the samples and
+ * the config, which stays empty): HEAD, refs and objects, borrowing `alternate`'s objects.
+ */
+function initBare(gitDir: string, alternate: string): void {
+  fs.mkdirSync(path.join(gitDir, 'objects', 'info'), { recursive: true })
+  fs.mkdirSync(path.join(gitDir, 'refs', 'heads'), { recursive: true })
+  fs.mkdirSync(path.join(gitDir, 'refs', 'tags'))
+  fs.writeFileSync(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n')
+  fs.writeFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), alternate + '\n')
 }
 
 interface TreeEntry {
@@ -96,26 +134,70 @@ function parseLsTree(out: Buffer): TreeEntry[] {
   return entries
 }
 
-/** Writes every blob of `tree` under `dest` (regular files, executables, symlinks; submodules as empty folders). */
-export async function materializeTree(gitDir: string, tree: string, dest: string): Promise<void> {
-  const listing = await git(['ls-tree', '-r', '-z', '--full-tree', tree], { gitDir })
+export interface MaterializeOptions {
+  /** Owner of everything written, `dest` included (the sandbox user, when we run as root). */
+  owner?: { uid: number; gid: number }
+  /** Receives the stat data of each file and link right after it was written (and chowned). */
+  record?: StatRecorder
+}
+
+/**
+ * Writes every blob of `treeish` (a tree or commit id) under `dest` (regular files, executables,
+ * symlinks; submodules as empty folders) and returns the tree's id. Synchronous file system
+ * calls: for many small files several times faster than a thread-pool round trip per call.
+ */
+export async function materializeTree(
+  gitDir: string,
+  treeish: string,
+  dest: string,
+  options: MaterializeOptions = {}
+): Promise<string> {
+  // -t: the subtrees too, for the record of what the object store already holds.
+  const listing = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', treeish], { gitDir })
   const entries = parseLsTree(listing.stdout)
   const blobs = entries.filter((e) => e.type === 'blob')
+  const { owner, record } = options
   const destBuf = Buffer.from(dest)
   const join = (p: Buffer): Buffer => Buffer.concat([destBuf, Buffer.from('/'), p])
-  for (const e of entries) {
-    const parent = e.path.lastIndexOf(0x2f)
-    if (parent > 0)
-      await fs.promises.mkdir(bufPath(join(e.path.subarray(0, parent))), { recursive: true })
-    if (e.type === 'commit') await fs.promises.mkdir(bufPath(join(e.path)), { recursive: true })
+  const own = (p: Buffer): void => {
+    if (owner) fs.lchownSync(bufPath(p), owner.uid, owner.gid)
   }
-  if (blobs.length === 0) return
+  own(destBuf)
+  const made = new Set<string>()
+  const mkdirs = (rel: Buffer): void => {
+    const key = rel.toString('latin1')
+    if (made.has(key)) return
+    const parent = rel.lastIndexOf(0x2f)
+    if (parent > 0) mkdirs(rel.subarray(0, parent))
+    const abs = join(rel)
+    fs.mkdirSync(bufPath(abs), { recursive: true })
+    own(abs)
+    made.add(key)
+  }
+  for (const e of entries) {
+    if (e.type !== 'commit') record?.known.add(e.oid)
+    if (e.type === 'tree') continue
+    const parent = e.path.lastIndexOf(0x2f)
+    if (parent > 0) mkdirs(e.path.subarray(0, parent))
+    if (e.type === 'commit') mkdirs(e.path)
+  }
+  // The tree-ish first: a commit object starts with "tree <id>", a tree is its own id.
   const contents = await git(['cat-file', '--batch'], {
     gitDir,
-    input: blobs.map((b) => b.oid).join('\n') + '\n'
+    input: [treeish, ...blobs.map((b) => b.oid)].join('\n') + '\n'
   })
-  let offset = 0
   const out = contents.stdout
+  const nl0 = out.indexOf(10)
+  const [oid0, type0, size0] = out.subarray(0, nl0).toString('latin1').split(' ')
+  const body = out.subarray(nl0 + 1, nl0 + 1 + Number(size0)).toString('latin1')
+  const tree =
+    type0 === 'tree' ? oid0 : type0 === 'commit' ? /^tree ([0-9a-f]+)\n/.exec(body)?.[1] : undefined
+  if (tree === undefined) throw new Error(`${treeish} is not a tree or a commit (${type0})`)
+  let offset = nl0 + 1 + Number(size0) + 1
+  if (record) {
+    record.tree = tree
+    record.listing = listing.stdout
+  }
   for (const b of blobs) {
     const nl = out.indexOf(10, offset)
     const header = out.subarray(offset, nl).toString('latin1').split(' ')
@@ -124,11 +206,14 @@ export async function materializeTree(gitDir: string, tree: string, dest: string
     offset = nl + 1 + size + 1
     const target = bufPath(join(b.path))
     if (b.mode === '120000') {
-      await fs.promises.symlink(data, target)
+      fs.symlinkSync(data, target)
     } else {
-      await fs.promises.writeFile(target, data, { mode: b.mode === '100755' ? 0o755 : 0o644 })
+      fs.writeFileSync(target, data, { mode: b.mode === '100755' ? 0o755 : 0o644 })
     }
+    own(target)
+    record?.add(b.path.toString('latin1'), fs.lstatSync(target, { bigint: true }), b.oid)
   }
+  return tree
 }
 
 /** Node accepts Buffers as paths: they keep names that are not valid UTF-8 intact. */

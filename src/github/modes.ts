@@ -8,13 +8,9 @@ import { codeBlock } from '../report/escape.js'
 import { applyRun } from './apply.js'
 import { readArtifactRecord } from './artifact.js'
 import { artifactLine } from './artifact-line.js'
-import {
-  approvalFromFinishedRun,
-  approvalRequest,
-  decideApproval,
-  recordApproval
-} from './approve.js'
-import type { ApprovalRequest } from './approve.js'
+import { approvalFromFinishedRun, approvalRequest } from './approval-request.js'
+import type { ApprovalRequest } from './approval-request.js'
+import { decideApproval, recordApproval } from './approve.js'
 import { acknowledgeCommand, decideCommand, runCommand } from './command.js'
 import { InvalidEvidenceError } from './evidence.js'
 import { finishedRun, openPullsAt } from './pulls.js'

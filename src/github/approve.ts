@@ -5,9 +5,10 @@ import type { ApprovalRequest } from './approval-request.js'
 import { approverCheck, errorText, writerCheck } from './approvers.js'
 import type { GitHubClient } from './client.js'
 import type { EventContext } from './context.js'
+import type { RunEvidence } from './evidence.js'
 import type { StatusPayload } from './gate.js'
 import { currentGate, gateApproved, gateRevoked, shortSha } from './gate.js'
-import { isSuperseded, parseMarker } from './marker.js'
+import { isSuperseded, parseMarker, sameEvidence } from './marker.js'
 import type { Marker } from './marker.js'
 import { openPullsAt } from './pulls.js'
 import type { Identity, Writes } from './writes.js'
@@ -17,6 +18,11 @@ export interface ApproveOptions {
   /** The `allow-self-approval` input; when not given, the policy file's setting (default false). */
   allowSelfApproval: boolean | undefined
   targetUrl?: string
+  /**
+   * The run's evidence, when approve was handed it (already checked against its provenance
+   * statement): it must be the evidence of the latest report (same run, head and diff).
+   */
+  evidence?: RunEvidence
   /**
    * The policy file's settings at the pull request's base commit (never its head): `approvers`
    * and `allow-self-approval` apply. Throws when the file is invalid: the approval is refused.
@@ -104,6 +110,12 @@ export async function decideApproval(
   if (latest.headSha !== head) {
     return refuse(
       `the latest report is for ${latest.headSha.slice(0, 12)}, but the head is now ${head.slice(0, 12)}; wait for the new run`
+    )
+  }
+  const given = options.evidence?.report
+  if (given !== undefined && !sameEvidence(latest, given)) {
+    return refuse(
+      `the evidence in output-dir (run ${given.runId}, diff ${shortSha(given.diffSha256)}) is not the latest report's evidence (run ${latest.runId}, diff ${shortSha(latest.diffSha256)})`
     )
   }
   if (req.source === 'review' && req.reviewId !== undefined && req.reviewId < report.id) {

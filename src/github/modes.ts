@@ -20,7 +20,8 @@ import type { FileReader } from './contents.js'
 import type { EventContext, GitHubInputs } from './context.js'
 import { GITHUB_OUTPUT, eventPullNumber, getGitHubInputs, readEventContext } from './context.js'
 import { readEvidence } from './evidence.js'
-import { requireMatchingStatement } from '../report/provenance.js'
+import type { RunEvidence } from './evidence.js'
+import { PROVENANCE_FILE, requireMatchingStatement } from '../report/provenance.js'
 import { publishRun } from './publish.js'
 import { Writes, resolveIdentity } from './writes.js'
 import type { WriteCall } from './writes.js'
@@ -156,6 +157,21 @@ export type PolicyReader = (at: {
   api: FileReader
 }) => Promise<Record<string, string>>
 
+/**
+ * The evidence approve is handed, when output-dir holds a run folder (report.json or
+ * provenance.json present): every file must match provenance.json (EvidenceMismatchError
+ * otherwise), then report.json and diff.patch are checked as publish checks them. Without such a
+ * folder approve decides on the action's own review and status alone.
+ */
+function approvalEvidence(outputDir: string): RunEvidence | undefined {
+  const present = ['report.json', PROVENANCE_FILE].some(
+    (f) => fs.lstatSync(path.join(outputDir, f), { throwIfNoEntry: false }) !== undefined
+  )
+  if (!present) return undefined
+  requireMatchingStatement(outputDir)
+  return readEvidence(outputDir)
+}
+
 /** `approve` mode. */
 export async function approveMode(
   read: InputReader,
@@ -170,6 +186,9 @@ export async function approveMode(
     core.setOutput(GITHUB_OUTPUT.approved, 'false')
     return
   }
+  // Evidence handed to approve (the run's artifact in output-dir) must match its provenance
+  // statement before anything is read or written; it must then be the latest report's.
+  const evidence = approvalEvidence(inputs.outputDir)
   const { octokit, writes } = setup(inputs, log)
   const me = await resolveIdentity(octokit, inputs.appSlug)
   const requests: ApprovalRequest[] =
@@ -182,7 +201,8 @@ export async function approveMode(
   let approved = false
   for (const req of requests) {
     approved =
-      (await decideAndRecord(octokit, writes, me, ctx, req, inputs, log, readPolicy)) || approved
+      (await decideAndRecord(octokit, writes, me, ctx, req, inputs, log, readPolicy, evidence)) ||
+      approved
   }
   core.setOutput(GITHUB_OUTPUT.approved, String(approved))
   if (inputs.dryRun) await reportDryRun(inputs.outputDir, 'approve', writes.calls)
@@ -196,9 +216,11 @@ async function decideAndRecord(
   req: ApprovalRequest,
   inputs: GitHubInputs,
   log: Logger,
-  readPolicy: PolicyReader
+  readPolicy: PolicyReader,
+  evidence: RunEvidence | undefined
 ): Promise<boolean> {
   const result = await decideApproval(octokit, me, ctx, req, {
+    evidence,
     gateContext: inputs.gateContext,
     allowSelfApproval: inputs.allowSelfApproval,
     targetUrl: runUrl(ctx),

@@ -5,17 +5,12 @@ import YAML from 'yaml'
 import { ConfigurationError } from '../src/errors.js'
 import { getInputs } from '../src/inputs.js'
 import type { InputContext } from '../src/inputs.js'
-import {
-  POLICY_KEYS,
-  loadPolicy,
-  nearestKey,
-  parsePolicy,
-  recordFor,
-  withPolicy
-} from '../src/policy.js'
+import { POLICY_KEYS, nearestKey, parsePolicy, recordFor, withPolicy } from '../src/policy.js'
+import { loadPolicy } from '../src/policy/load.js'
+import type { ContentsApi } from '../src/policy/load.js'
 import { eventBaseSha } from '../src/github/context.js'
 import { git as testGit } from './support/git.js'
-import type { ContentsApi, LoadedPolicy } from '../src/policy.js'
+import type { LoadedPolicy } from '../src/policy.js'
 
 describe('parsePolicy', () => {
   test.each<[string, string, Record<string, string>]>([

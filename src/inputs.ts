@@ -1,4 +1,3 @@
-import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
@@ -20,11 +19,23 @@ import {
 } from './input-read.js'
 import type { InputReader } from './input-read.js'
 import { boundedReader, outputFolder, taskInput, timerDuration } from './input-bounds.js'
+import { existingDir, existingFile, insidePath, relativeInside } from './inputs/paths.js'
+import {
+  artifactName,
+  checkPinnedImage,
+  containerUser,
+  defaultArtifactName,
+  gitRef,
+  keyValues,
+  passedEnv,
+  runId
+} from './inputs/values.js'
 import { SHARED_PROXY_INPUTS, readSetupInputs } from './setup/inputs.js'
 import type { SetupInputs } from './setup/inputs.js'
-import { parseServices } from './services/inputs.js'
+import { servicesFor } from './services/inputs.js'
 import type { ServiceSpec } from './services/inputs.js'
-import { FALLBACK_INPUT, forkFromEvent } from './isolation/isolation.js'
+import { FALLBACK_INPUT } from './isolation/isolation.js'
+import { isolationFor } from './isolation/inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
 
 export { INPUT } from './input-names.js'
@@ -107,17 +118,6 @@ export interface InputContext {
   preset?: { name: string; dockerfile?: string }
 }
 
-/** Variables that never enter the sandbox, whatever `env` says. */
-const FORBIDDEN_ENV = [
-  /^GITHUB_TOKEN$/,
-  /^GH_TOKEN$/,
-  /^ACTIONS_RUNTIME_TOKEN$/,
-  /^ACTIONS_ID_TOKEN_REQUEST_/,
-  /^ACTIONS_RESULTS_URL$/,
-  /^ACTIONS_CACHE_URL$/,
-  /^INPUT_/
-]
-
 export const DEFAULTS = {
   ref: 'HEAD',
   outputDir: 'airlock-out',
@@ -194,7 +194,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
 
   const runtime = runtimeName(INPUT.runtime, read(INPUT.runtime) ?? DEFAULTS.runtime)
 
-  const env = envNames(read(INPUT.env), ctx.environment)
+  const env = passedEnv(read(INPUT.env), ctx.environment)
   // With network none, the install phase alone may use the proxy settings.
   const setupGiven = read(INPUT.setupCommand) !== undefined
   const egressRead: InputReader =
@@ -222,7 +222,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
 
   return {
     path: repoPath,
-    ref: ref(read(INPUT.ref) ?? DEFAULTS.ref),
+    ref: gitRef(read(INPUT.ref) ?? DEFAULTS.ref),
     outputDir: outputFolder(
       INPUT.outputDir,
       read(INPUT.outputDir) ?? DEFAULTS.outputDir,
@@ -237,7 +237,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     testCommand: read(INPUT.testCommand),
     ...(setup !== undefined ? { setup } : {}),
     services: servicesFor(read, runtime),
-    ...isolationFor(read, given, policy, ctx.environment),
+    ...isolationFor(read, given, policy.policy.values[FALLBACK_INPUT] ?? null, ctx.environment),
     task: taskInput(INPUT.task, read(INPUT.task), workspace),
     model: read(INPUT.model),
     ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),
@@ -265,7 +265,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       INPUT.pidsLimit,
       read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
     ),
-    user: user(read(INPUT.user), ctx.hostUid),
+    user: containerUser(read(INPUT.user), ctx.hostUid),
     env,
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),
     compareBase: bool(INPUT.compareBase, read(INPUT.compareBase), false),
@@ -292,56 +292,6 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   }
 }
 
-function isolationFor(
-  read: InputReader,
-  given: InputReader,
-  policy: LoadedPolicy,
-  environment: NodeJS.ProcessEnv
-): { isolation?: Inputs['isolation'] } {
-  const requested = read(INPUT.isolation)
-  const fallback = policy.policy.values[FALLBACK_INPUT] ?? null
-  if (given(FALLBACK_INPUT) !== undefined)
-    throw new ConfigurationError(
-      FALLBACK_INPUT,
-      'is read from the policy file (.github/airlock.yml) only: a weaker tier is a repository decision'
-    )
-  if (requested === undefined) {
-    if (fallback !== null)
-      throw new ConfigurationError(
-        FALLBACK_INPUT,
-        'only applies with `isolation`; set isolation too'
-      )
-    return {}
-  }
-  const name = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
-  if (!name.test(requested))
-    throw new ConfigurationError(
-      INPUT.isolation,
-      `"${requested}" is not auto or a runtime name (runc, runsc, ...)`
-    )
-  if (read(INPUT.runtime) !== undefined)
-    throw new ConfigurationError(
-      `${INPUT.isolation}/${INPUT.runtime}`,
-      'give one of them: isolation chooses the runtime (auto, or a tier by name)'
-    )
-  return { isolation: { requested, fallback, fork: forkFromEvent(environment) } }
-}
-
-function servicesFor(read: InputReader, runtime: string): ServiceSpec[] {
-  const services = parseServices(read(INPUT.services))
-  if (services.length > 0 && runtime === 'runsc')
-    throw new ConfigurationError(
-      `${INPUT.services}/${INPUT.runtime}`,
-      'gVisor (runsc) registered with --network=none cannot join the services network; use runtime runc, or isolation (which checks how the daemon registered it)'
-    )
-  if (services.length > 0 && read(INPUT.testCommand) === undefined)
-    throw new ConfigurationError(
-      INPUT.services,
-      'needs `test-command`: services are started for the test phases'
-    )
-  return services
-}
-
 export function defaultContext(env: NodeJS.ProcessEnv = process.env): InputContext {
   const runId =
     env.GITHUB_RUN_ID !== undefined
@@ -354,171 +304,4 @@ export function defaultContext(env: NodeJS.ProcessEnv = process.env): InputConte
     hostCpus: os.cpus().length,
     defaultRunId: runId
   }
-}
-
-// ---- readers -------------------------------------------------------------------------------
-
-const PINNED_IMAGE = /^[a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}$/
-
-export function checkPinnedImage(image: string): void {
-  if (!PINNED_IMAGE.test(image)) {
-    throw new ConfigurationError(
-      INPUT.image,
-      `"${image}" is not pinned by digest; use name@sha256:<64 hex digits> (docker buildx imagetools inspect NAME shows it)`
-    )
-  }
-}
-
-function ref(raw: string): string {
-  // Anything git accepts as a revision, except what could be read as an option or a range.
-  if (!/^[^-\s\0][^\s\0]*$/.test(raw) || raw.includes('..')) {
-    throw new ConfigurationError(INPUT.ref, `"${raw}" is not a branch, tag or commit SHA`)
-  }
-  return raw
-}
-
-function insidePath(name: string, raw: string, workspace: string): string {
-  const abs = path.resolve(workspace, raw)
-  const rel = path.relative(workspace, abs)
-  if (rel.startsWith('..') || path.isAbsolute(rel)) {
-    throw new ConfigurationError(
-      name,
-      `"${raw}" is outside the workspace ${workspace}; use a path inside it`
-    )
-  }
-  let real: string
-  try {
-    real = fs.realpathSync(abs)
-  } catch {
-    throw new ConfigurationError(name, `"${raw}" does not exist (looked for ${abs})`)
-  }
-  const realWs = fs.realpathSync(workspace)
-  const realRel = path.relative(realWs, real)
-  if (realRel.startsWith('..') || path.isAbsolute(realRel)) {
-    throw new ConfigurationError(
-      name,
-      `"${raw}" resolves (through a symlink) outside the workspace; use a path inside it`
-    )
-  }
-  return real
-}
-
-function existingFile(name: string, raw: string, workspace: string): string {
-  const p = insidePath(name, raw, workspace)
-  if (!fs.statSync(p).isFile()) throw new ConfigurationError(name, `"${raw}" is not a file`)
-  return p
-}
-
-function existingDir(name: string, raw: string, workspace: string): string {
-  const p = insidePath(name, raw, workspace)
-  if (!fs.statSync(p).isDirectory())
-    throw new ConfigurationError(name, `"${raw}" is not a directory`)
-  return p
-}
-
-/** A path relative to the repository root that cannot climb out of it. */
-function relativeInside(name: string, raw: string): string {
-  const norm = path.posix.normalize(raw.replace(/\\/g, '/'))
-  if (path.posix.isAbsolute(norm) || norm === '..' || norm.startsWith('../') || norm === '.') {
-    throw new ConfigurationError(
-      name,
-      `"${raw}" must be a path relative to the repository root, inside it`
-    )
-  }
-  return norm
-}
-
-function keyValues(name: string, raw: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {}
-  if (raw === undefined) return out
-  for (const line of raw.split('\n')) {
-    const t = line.trim()
-    if (t === '') continue
-    const eq = t.indexOf('=')
-    const key = eq > 0 ? t.slice(0, eq) : ''
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
-      throw new ConfigurationError(name, `"${t}" is not KEY=VALUE (one per line)`)
-    }
-    out[key] = t.slice(eq + 1)
-  }
-  return out
-}
-
-function user(raw: string | undefined, hostUid: number): string {
-  if (raw === undefined) {
-    const uid = hostUid > 0 ? hostUid : 1000
-    return `${uid}:${uid}`
-  }
-  const m = /^(\d+)(?::(\d+))?$/.exec(raw.trim())
-  if (!m)
-    throw new ConfigurationError(
-      INPUT.user,
-      `"${raw}" must be numeric uid or uid:gid (e.g. 1000:1000)`
-    )
-  if (m[1] === '0' || Number(m[1]) === 0) {
-    throw new ConfigurationError(
-      INPUT.user,
-      'the sandbox never runs as root (uid 0); use a non-zero uid such as 1000'
-    )
-  }
-  return `${Number(m[1])}:${Number(m[2] ?? m[1])}`
-}
-
-function envNames(raw: string | undefined, environment: NodeJS.ProcessEnv): Inputs['env'] {
-  return list(raw).map((name) => {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-      throw new ConfigurationError(
-        INPUT.env,
-        `"${name}" is not a variable name; list names only, one per line`
-      )
-    }
-    if (FORBIDDEN_ENV.some((re) => re.test(name))) {
-      throw new ConfigurationError(
-        INPUT.env,
-        `"${name}" can never enter the sandbox (GitHub and Actions credentials stay outside); remove it`
-      )
-    }
-    const value = environment[name]
-    if (value === undefined) {
-      throw new ConfigurationError(
-        INPUT.env,
-        `"${name}" is not set in the environment; set it or remove it from env`
-      )
-    }
-    return { name, value }
-  })
-}
-
-function runId(raw: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(raw)) {
-    throw new ConfigurationError(
-      INPUT.runId,
-      `"${raw}" may contain only letters, digits, . _ - (at most 64)`
-    )
-  }
-  return raw
-}
-
-/** Characters the artifact service refuses in a name (the list `@actions/artifact` checks). */
-const INVALID_ARTIFACT_NAME = /["<>|*?:\r\n\\/]/
-
-function artifactName(raw: string): string {
-  if (raw.trim() === '' || INVALID_ARTIFACT_NAME.test(raw) || raw.length > 256) {
-    throw new ConfigurationError(
-      INPUT.artifactName,
-      `"${raw}" is not a valid artifact name: at most 256 characters, none of " : < > | * ? \\ / or line breaks`
-    )
-  }
-  return raw
-}
-
-/**
- * `airlock-<run id>-<run attempt>`: unique per workflow run and attempt, so a re-run never
- * collides with the artifact of an earlier attempt. Outside Actions: `airlock-<run-id>`.
- */
-export function defaultArtifactName(env: NodeJS.ProcessEnv, fallback: string): string {
-  if (env.GITHUB_RUN_ID !== undefined && env.GITHUB_RUN_ID !== '') {
-    return `airlock-${env.GITHUB_RUN_ID}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`
-  }
-  return `airlock-${fallback}`
 }

@@ -6,7 +6,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError, InfrastructureError } from '../../src/errors.js'
 import { MemoryLogger } from '../../src/log.js'
-import { loadPolicy } from '../../src/policy.js'
+import { loadPolicy } from '../../src/policy/load.js'
 
 /** The contents API on the real Octokit client, answered by a plain fake fetch. */
 function reader(status: number, body: unknown, seen: string[] = []) {

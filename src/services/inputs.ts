@@ -2,6 +2,8 @@
 // a cache), given as a YAML mapping and checked at the edge.
 import YAML from 'yaml'
 import { ConfigurationError, errorMessage } from '../errors.js'
+import { INPUT } from '../input-names.js'
+import type { InputReader } from '../input-read.js'
 
 export const SERVICES_INPUT = 'services'
 
@@ -108,4 +110,20 @@ export function parseServices(raw: string | undefined): ServiceSpec[] {
 
 function isMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** `services`, checked against the runtime and the test command the services are for. */
+export function servicesFor(read: InputReader, runtime: string): ServiceSpec[] {
+  const services = parseServices(read(INPUT.services))
+  if (services.length > 0 && runtime === 'runsc')
+    throw new ConfigurationError(
+      `${INPUT.services}/${INPUT.runtime}`,
+      'gVisor (runsc) registered with --network=none cannot join the services network; use runtime runc, or isolation (which checks how the daemon registered it)'
+    )
+  if (services.length > 0 && read(INPUT.testCommand) === undefined)
+    throw new ConfigurationError(
+      INPUT.services,
+      'needs `test-command`: services are started for the test phases'
+    )
+  return services
 }

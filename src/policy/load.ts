@@ -1,0 +1,159 @@
+// Loading the policy file from the base commit: the local clone first, then the contents API.
+import type { Buffer } from 'node:buffer'
+import * as path from 'node:path'
+import { ConfigurationError, InfrastructureError, errorMessage } from '../errors.js'
+import { boundedReader } from '../input-bounds.js'
+import type { InputReader } from '../input-read.js'
+import { GitError, git } from '../workspace/git.js'
+import { NO_POLICY, POLICY_INPUT, POLICY_PATH, parsePolicy } from '../policy.js'
+import type { LoadedPolicy } from '../policy.js'
+
+const MAX_POLICY_BYTES = 64 * 1024
+
+/**
+ * Reads a file of the repository at a revision through GitHub's contents API (the entry passes
+ * `contentsReader` from github/contents.ts): null when the revision has no such file; throws when
+ * the revision itself is unknown.
+ */
+export type ContentsApi = (
+  path: string,
+  ref: string
+) => Promise<{ sha: string; content: Buffer } | null>
+
+export interface LoadOptions {
+  /** Local checkout whose object store is searched first. */
+  repoPath: string
+  /** The base revision (the pull request's base SHA); undefined → no policy file is read. */
+  base: string | undefined
+  /** Used when the base commit is not in the local clone (shallow checkouts). */
+  api?: ContentsApi
+}
+
+/**
+ * Loads the policy that applies: the file as it is in the base commit. Fails closed — a base that
+ * can be found in neither the clone nor through the API, a file that is not a regular file, too
+ * large, or invalid, stops the run instead of running without the policy.
+ */
+export async function loadPolicy(options: LoadOptions): Promise<LoadedPolicy> {
+  const base = options.base
+  if (base === undefined) return NO_POLICY
+  if (!/^[^-\s\0][^\s\0]*$/.test(base) || base.includes('..')) {
+    throw new ConfigurationError(POLICY_INPUT, `"${base}" is not a commit SHA or branch name`)
+  }
+  const commit = await localCommit(options.repoPath, base)
+  if (commit !== undefined) {
+    const file = await gitFile(options.repoPath, commit)
+    return loaded(file, { base, commit, via: 'git' })
+  }
+  if (options.api === undefined) {
+    throw new ConfigurationError(
+      POLICY_INPUT,
+      `the base commit ${base} is not in the local clone and there is no token to read ${POLICY_PATH} through the API; check out with fetch-depth: 0 (or 2 for the pull request's merge commit) or give github-token`
+    )
+  }
+  const file = await options.api(POLICY_PATH, base).catch((error: unknown) => {
+    if (error instanceof ConfigurationError || error instanceof InfrastructureError) throw error
+    throw new InfrastructureError(
+      `cannot read ${POLICY_PATH} at ${base} through the API: ${errorMessage(error)}`,
+      { cause: error }
+    )
+  })
+  if (file !== null && file.content.length > MAX_POLICY_BYTES) {
+    throw new ConfigurationError(POLICY_PATH, `is larger than ${MAX_POLICY_BYTES} bytes`)
+  }
+  return loaded(file === null ? null : { sha: file.sha, text: file.content.toString('utf8') }, {
+    base,
+    commit: /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(base) ? base : null,
+    via: 'api'
+  })
+}
+
+function loaded(
+  file: { sha: string; text: string } | null,
+  at: { base: string; commit: string | null; via: 'git' | 'api' }
+): LoadedPolicy {
+  const where = `${POLICY_PATH} (at ${at.commit ?? at.base})`
+  return {
+    policy: file === null ? { values: {} } : parsePolicy(file.text, where),
+    record: {
+      path: POLICY_PATH,
+      base: at.base,
+      commit: at.commit,
+      blobSha: file?.sha ?? null,
+      via: at.via,
+      settings: [],
+      overridden: []
+    }
+  }
+}
+
+async function localCommit(repoPath: string, base: string): Promise<string | undefined> {
+  try {
+    const out = await git(
+      ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`],
+      {
+        cwd: repoPath
+      }
+    )
+    return out.stdout.toString('utf8').trim()
+  } catch (error) {
+    if (error instanceof GitError) return undefined
+    throw error
+  }
+}
+
+async function gitFile(
+  repoPath: string,
+  commit: string
+): Promise<{ sha: string; text: string } | null> {
+  const listing = (
+    await git(['ls-tree', '-z', '--full-tree', commit, '--', POLICY_PATH], { cwd: repoPath })
+  ).stdout.toString('utf8')
+  const entry = listing.split('\0').find((l) => l !== '')
+  if (entry === undefined) return null
+  const m = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(entry)
+  if (!m || m[2] !== 'blob' || (m[1] !== '100644' && m[1] !== '100755')) {
+    throw new ConfigurationError(
+      POLICY_PATH,
+      `at ${commit} is not a regular file (mode ${m?.[1] ?? '?'}); commit it as a plain file`
+    )
+  }
+  const blob = await git(['cat-file', 'blob', m[3]], {
+    cwd: repoPath,
+    maxStdout: MAX_POLICY_BYTES + 1
+  })
+  if (blob.truncated || blob.stdout.length > MAX_POLICY_BYTES) {
+    throw new ConfigurationError(POLICY_PATH, `is larger than ${MAX_POLICY_BYTES} bytes`)
+  }
+  return { sha: m[3], text: blob.stdout.toString('utf8') }
+}
+
+/**
+ * The policy for this run, from the inputs: base from `policy-base`, else the pull request event's
+ * base SHA (given by the entry); `api` (read only, given by the entry when there is a token) is
+ * used when the base commit is not in the clone.
+ */
+export async function policyForRun(options: {
+  read: InputReader
+  workspace: string
+  /** The pull request's base SHA from the event (github/context.ts reads it), if any. */
+  eventBase?: string
+  api?: ContentsApi
+}): Promise<LoadedPolicy> {
+  const read = boundedReader(options.read)
+  return loadPolicy({
+    repoPath: path.resolve(options.workspace, read('path') ?? '.'),
+    base: read(POLICY_INPUT) ?? options.eventBase,
+    ...(options.api !== undefined ? { api: options.api } : {})
+  })
+}
+
+/** The policy file's values at `base` (the clone first, then `api`). */
+export async function policyValuesAt(at: {
+  repoPath: string
+  base: string
+  api: ContentsApi
+}): Promise<Record<string, string>> {
+  const loaded = await loadPolicy(at)
+  return loaded.policy.values
+}

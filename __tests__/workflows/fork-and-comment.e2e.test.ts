@@ -47,6 +47,11 @@ const PATCH =
 const FORK_HEAD = 'f0'.repeat(20)
 const FORK_PR = 21
 const FORK_RUN = '777'
+/** A GitHub App the maintainer set up for the gate (its client id and key are secrets). */
+const APP: User = { login: 'airlock-gate[bot]', id: 9001, type: 'Bot' }
+const APP_TOKEN = 'ghs_apptoken00000000000000000000000000000'
+const KEY = '-----BEGIN RSA PRIVATE KEY-----\nnot-a-real-key\n-----END RSA PRIVATE KEY-----'
+const APP_SECRETS = { AIRLOCK_APP_CLIENT_ID: 'Iv1.airlockgate', AIRLOCK_APP_PRIVATE_KEY: KEY }
 
 let world: World
 let results: ResultsService
@@ -100,6 +105,14 @@ function setup(
     token: TOKEN,
     artifactEnv: results.env,
     repositories: { 'octo-org/hello': remote() },
+    apps: {
+      'Iv1.airlockgate': {
+        privateKey: KEY,
+        slug: 'airlock-gate',
+        token: APP_TOKEN,
+        installationId: '55'
+      }
+    },
     ...extra
   }
 }
@@ -152,14 +165,16 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
 
   async function publisher(
     event: Record<string, unknown>,
-    runId = FORK_RUN
+    runId = FORK_RUN,
+    secrets: Record<string, string> = {}
   ): Promise<{ job: JobResult; runs: boolean }> {
     const ctx: Contexts = {
       github: githubContext('workflow_run', event, {
         sha: world.base,
         ref: 'refs/heads/main',
         token: TOKEN
-      })
+      }),
+      secrets
     }
     const caller = await loadWorkflow('examples/fork-publish.yml')
     const runs = jobRuns(caller, 'publish', ctx)
@@ -222,6 +237,19 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
         state: 'pending',
         description: `awaiting approval of diff ${diff.slice(0, 12)}`
       })
+    ])
+  })
+
+  test('with the GitHub App’s secrets the review and the pending gate are the App’s', async () => {
+    world.api.tokens.set(APP_TOKEN, APP)
+    await forkEvidence()
+    const { job } = await publisher(finishedRun('mallory/hello'), FORK_RUN, APP_SECRETS)
+    expectSuccess(job)
+    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    expect(action.inputs).toMatchObject({ 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })
+    expect(world.api.reviews.map((r) => [r.pull, r.user.login])).toEqual([[FORK_PR, APP.login]])
+    expect(world.api.statuses.map((s) => [s.state, s.creator.login])).toEqual([
+      ['pending', APP.login]
     ])
   })
 
@@ -404,10 +432,6 @@ describe('comment trigger: examples/comment-run.yml', () => {
 })
 
 describe('agent-approve.yml with a GitHub App identity', () => {
-  const APP: User = { login: 'airlock-gate[bot]', id: 9001, type: 'Bot' }
-  const APP_TOKEN = 'ghs_apptoken00000000000000000000000000000'
-  const KEY = '-----BEGIN RSA PRIVATE KEY-----\nnot-a-real-key\n-----END RSA PRIVATE KEY-----'
-
   async function approveJob(secrets: Record<string, string>, diff: string): Promise<JobResult> {
     const event = webhook('issue_comment', 'created', (p) => {
       p.issue.number = PR_NUMBER
@@ -431,16 +455,7 @@ describe('agent-approve.yml with a GitHub App identity', () => {
       call.callee,
       'approve',
       { ...ctx, inputs: call.inputs, secrets: call.secrets },
-      setup('issue_comment', event, {
-        apps: {
-          'Iv1.airlockgate': {
-            privateKey: KEY,
-            slug: 'airlock-gate',
-            token: APP_TOKEN,
-            installationId: '55'
-          }
-        }
-      })
+      setup('issue_comment', event)
     )
   }
 
@@ -450,10 +465,7 @@ describe('agent-approve.yml with a GitHub App identity', () => {
     expect(
       (await publish(world, { 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })).code
     ).toBe(0)
-    const job = await approveJob(
-      { AIRLOCK_APP_CLIENT_ID: 'Iv1.airlockgate', AIRLOCK_APP_PRIVATE_KEY: KEY },
-      report.diff.sha256 as string
-    )
+    const job = await approveJob(APP_SECRETS, report.diff.sha256 as string)
     expectSuccess(job)
     const mint = job.steps.find((s) => s.step.uses?.startsWith('actions/create-github-app-token@'))!
     expect(mint.skipped).toBe(false)

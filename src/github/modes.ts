@@ -18,10 +18,16 @@ import { createClient } from './client.js'
 import { contentsReader } from './contents.js'
 import type { FileReader } from './contents.js'
 import type { EventContext, GitHubInputs } from './context.js'
-import { GITHUB_OUTPUT, eventPullNumber, getGitHubInputs, readEventContext } from './context.js'
+import {
+  GITHUB_INPUT,
+  GITHUB_OUTPUT,
+  eventPullNumber,
+  getGitHubInputs,
+  readEventContext
+} from './context.js'
 import { readEvidence } from './evidence.js'
 import type { RunEvidence } from './evidence.js'
-import { PROVENANCE_FILE, requireMatchingStatement } from '../report/provenance.js'
+import { requireMatchingStatement } from '../report/provenance.js'
 import { publishRun } from './publish.js'
 import { Writes, resolveIdentity } from './writes.js'
 import type { WriteCall } from './writes.js'
@@ -158,16 +164,13 @@ export type PolicyReader = (at: {
 }) => Promise<Record<string, string>>
 
 /**
- * The evidence approve is handed, when output-dir holds a run folder (report.json or
- * provenance.json present): every file must match provenance.json (EvidenceMismatchError
- * otherwise), then report.json and diff.patch are checked as publish checks them. Without such a
- * folder approve decides on the action's own review and status alone.
+ * The evidence approve is handed: when `output-dir` is set (the approval job downloaded the
+ * run's artifact), every file must match provenance.json (EvidenceMismatchError otherwise), then
+ * report.json and diff.patch are checked as publish checks them. Without `output-dir`, approve
+ * decides on the action's own review and status alone.
  */
-function approvalEvidence(outputDir: string): RunEvidence | undefined {
-  const present = ['report.json', PROVENANCE_FILE].some(
-    (f) => fs.lstatSync(path.join(outputDir, f), { throwIfNoEntry: false }) !== undefined
-  )
-  if (!present) return undefined
+function approvalEvidence(read: InputReader, outputDir: string): RunEvidence | undefined {
+  if (read(GITHUB_INPUT.outputDir) === undefined) return undefined
   requireMatchingStatement(outputDir)
   return readEvidence(outputDir)
 }
@@ -186,9 +189,9 @@ export async function approveMode(
     core.setOutput(GITHUB_OUTPUT.approved, 'false')
     return
   }
-  // Evidence handed to approve (the run's artifact in output-dir) must match its provenance
+  // Evidence handed to approve (the run's artifact, output-dir) must match its provenance
   // statement before anything is read or written; it must then be the latest report's.
-  const evidence = approvalEvidence(inputs.outputDir)
+  const evidence = approvalEvidence(read, inputs.outputDir)
   const { octokit, writes } = setup(inputs, log)
   const me = await resolveIdentity(octokit, inputs.appSlug)
   const requests: ApprovalRequest[] =

@@ -16,6 +16,7 @@ import type { Report } from '../src/report/report.js'
 import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import { ROOT, TEST_LABEL, buildProxy, imageId, uniqueId } from './egress-helpers.js'
 import { leftovers } from './support/run.js'
+import { FolderStore } from '../src/cache/store.js'
 
 const docker = new Docker()
 const REGISTRY_TOOLS = path.join(ROOT, 'test-tools', 'registry')
@@ -184,7 +185,7 @@ afterAll(async () => {
 }, 60_000)
 
 /** A demo Node project: a lockfile, tests that need the installed packages. */
-function demoWorkspace(): string {
+function demoWorkspace(extra: Record<string, string> = {}): string {
   const ws = fs.mkdtempSync(path.join(tmp, 'ws-'))
   const repo = path.join(ws, 'repo')
   fs.mkdirSync(repo)
@@ -208,7 +209,8 @@ function demoWorkspace(): string {
       "assert.strictEqual(pad('7', 3), '  7')",
       "console.log('tests pass')",
       ''
-    ].join('\n')
+    ].join('\n'),
+    ...extra
   }
   for (const [f, text] of Object.entries(files)) fs.writeFileSync(path.join(repo, f), text)
   // The lockfile, resolved against the test registry, under the name the sandbox uses for it.
@@ -240,7 +242,7 @@ function demoWorkspace(): string {
   return ws
 }
 
-async function run(ws: string, runId: string, extra: Record<string, string>) {
+async function run(ws: string, runId: string, extra: Record<string, string>, cacheRoot?: string) {
   const raw: Record<string, string> = {
     path: 'repo',
     dockerfile: 'Dockerfile',
@@ -263,12 +265,63 @@ async function run(ws: string, runId: string, extra: Record<string, string>) {
   const result = await runPipeline(
     planRun(inputs),
     { task: 'use left-pad', env: inputs.env },
-    { runtime: new DockerRuntime(docker), log, proxyScript, tempRoot: tmp }
+    {
+      runtime: new DockerRuntime(docker),
+      log,
+      proxyScript,
+      tempRoot: tmp,
+      ...(cacheRoot !== undefined ? { cache: { store: new FolderStore(cacheRoot) } } : {})
+    }
   )
   const written: unknown = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'))
   const check = validateReport(written)
   if (!check.valid) throw new Error(`report.json does not validate:\n${check.errors.join('\n')}`)
   return { result, report: written as Report, out: path.join(ws, 'out') }
+}
+
+/** The demo's database client: PostgreSQL's wire protocol (trust auth, one simple query). */
+const PG_CLIENT = `const net = require('net')
+module.exports = (host, sql) => new Promise((resolve, reject) => {
+  const s = net.connect(5432, host)
+  const params = Buffer.from('user\\0postgres\\0database\\0postgres\\0\\0')
+  const start = Buffer.alloc(8)
+  start.writeInt32BE(8 + params.length); start.writeInt32BE(196608, 4)
+  s.write(Buffer.concat([start, params]))
+  let buf = Buffer.alloc(0); const rows = []; let sent = false
+  s.on('data', (d) => {
+    buf = Buffer.concat([buf, d])
+    while (buf.length >= 5 && buf.length >= 1 + buf.readInt32BE(1)) {
+      const type = String.fromCharCode(buf[0]); const len = buf.readInt32BE(1)
+      const body = buf.subarray(5, 1 + len); buf = buf.subarray(1 + len)
+      if (type === 'E') { s.destroy(); return reject(new Error(body.toString())) }
+      if (type === 'D') {
+        const row = []; let o = 2
+        for (let i = 0; i < body.readInt16BE(0); i++) { const l = body.readInt32BE(o); o += 4; row.push(body.subarray(o, o + l).toString()); o += l }
+        rows.push(row)
+      }
+      if (type === 'Z' && !sent) {
+        sent = true
+        const q = Buffer.from(sql + '\\0'); const h = Buffer.alloc(5); h.write('Q'); h.writeInt32BE(4 + q.length, 1)
+        s.write(Buffer.concat([h, q]))
+      } else if (type === 'Z') { s.end(); resolve(rows) }
+    }
+  })
+  s.on('error', reject)
+})
+`
+
+function postgresService(): string {
+  return [
+    'db:',
+    `  image: ${imageId('airlock-local/postgres:15')}`,
+    '  user: "101:104"',
+    '  command: >-',
+    '    initdb -D /tmp/pg -U postgres --auth=trust >/dev/null &&',
+    '    echo "host all all all trust" >> /tmp/pg/pg_hba.conf &&',
+    "    exec postgres -D /tmp/pg -c listen_addresses='*' -k /tmp",
+    '  health: pg_isready -h db -U postgres',
+    ''
+  ].join('\n')
 }
 
 describe('setup-command: the install phase', () => {
@@ -340,4 +393,110 @@ describe('setup-command: the install phase', () => {
     expect(report.setup?.egress).toBeNull()
     expect(await leftovers(runId)).toBe(0)
   }, 120_000)
+
+  test('dependency cache: the second run with the same lockfile downloads nothing; the agent cannot reach the cache; a poisoned entry is refused', async () => {
+    const ws = demoWorkspace({ 'pg.js': PG_CLIENT })
+    const cacheRoot = path.join(ws, 'cache')
+    // The image's build context holds the Dockerfile only (not the output or cache folders).
+    fs.mkdirSync(path.join(ws, 'image'))
+    fs.renameSync(path.join(ws, 'Dockerfile'), path.join(ws, 'image', 'Dockerfile'))
+    const inputs = {
+      dockerfile: 'image/Dockerfile',
+      'image-cache': 'off',
+      'setup-command': 'npm ci --registry http://registry.test:4873/ --no-audit --no-fund',
+      'setup-allow-hosts': 'registry.test:4873',
+      'proxy-image': imageId(NODE_IMAGE),
+      'proxy-network': network,
+      'host-map': `registry.test=${registryIp}`,
+      'test-command': 'node test.js'
+    }
+    const registryRequests = (out: string): number =>
+      fs
+        .readFileSync(path.join(out, 'logs/setup-egress.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('registry.test')).length
+    // Cold: the install downloads from the registry and the entry is written.
+    const cold = await run(
+      ws,
+      uniqueId('cache-cold'),
+      { ...inputs, 'agent-command': 'true' },
+      cacheRoot
+    )
+    expect(cold.report.outcome).toBe('success')
+    expect(registryRequests(cold.out)).toBeGreaterThan(0)
+    expect(cold.report.setup?.cache).toMatchObject({
+      store: 'folder',
+      restored: null,
+      saved: 'saved'
+    })
+    const key = cold.report.setup?.cache?.key as string
+    expect(fs.existsSync(path.join(cacheRoot, key, 'npm', '_cacache'))).toBe(true)
+
+    // Warm: not one request reaches the registry. The agent looks for the cache and tries to
+    // write into it and into the package manager's cache variable; then it writes a test suite
+    // that needs the installed package and the database, which the tests run against the service.
+    const warmId = uniqueId('cache-warm')
+    const warm = await run(
+      ws,
+      warmId,
+      {
+        ...inputs,
+        services: postgresService(),
+        'agent-command': [
+          'echo "cache=[$npm_config_cache][$AIRLOCK_CACHE_DIR]"; ls /airlock',
+          '(mkdir -p /airlock/cache/npm && echo poison > /airlock/cache/npm/x) 2>/dev/null || echo cannot-write',
+          `cat > db.test.js <<'EOF'
+const pad = require('left-pad')
+require('./pg.js')('db', "CREATE TABLE t (n int); INSERT INTO t VALUES (7); SELECT n FROM t").then((rows) => {
+  console.log('db says ' + pad(rows[0][0], 3))
+  if (rows[0][0] !== '7') process.exit(1)
+}, (e) => { console.error(e); process.exit(1) })
+EOF`
+        ].join('\n'),
+        'test-command': 'node test.js && node db.test.js'
+      },
+      cacheRoot
+    )
+    const warmTests = fs.readFileSync(path.join(warm.out, 'logs/tests.log'), 'utf8')
+    expect({ outcome: warm.report.outcome, warmTests }).toMatchObject({ outcome: 'success' })
+    expect(warmTests).toContain('db says   7')
+    expect(warm.report.services?.map((s) => [s.name, s.healthy])).toEqual([['db', true]])
+    // The diff: the agent's test file only; node_modules (build output) is not in it.
+    expect(warm.report.diff.files.map((f) => f.path)).toEqual(['db.test.js'])
+    expect(warm.report.setup?.cache).toMatchObject({ restored: key, saved: 'exists' })
+    expect(registryRequests(warm.out)).toBe(0)
+    expect(warm.report.setup?.egress?.allowed).toBe(0)
+    const agentLog = fs.readFileSync(path.join(warm.out, 'logs/agent.log'), 'utf8')
+    expect(agentLog).toContain('cache=[][]')
+    expect(agentLog).toContain('cannot-write')
+    expect(fs.readdirSync(path.join(cacheRoot, key, 'npm'))).not.toContain('x')
+    expect(await leftovers(warmId)).toBe(0)
+
+    // Poisoned: every cached package content replaced (the integrity in the lockfile no longer
+    // matches). npm refuses it and fetches the real packages; the tests see the real code.
+    const content = path.join(cacheRoot, key, 'npm', '_cacache', 'content-v2')
+    const files: string[] = []
+    const walk = (d: string): void => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true }))
+        if (e.isDirectory()) walk(path.join(d, e.name))
+        else files.push(path.join(d, e.name))
+    }
+    walk(content)
+    expect(files.length).toBeGreaterThan(0)
+    for (const f of files) fs.writeFileSync(f, 'module.exports = () => "poisoned"\n')
+    const poisoned = await run(
+      ws,
+      uniqueId('cache-poison'),
+      { ...inputs, 'agent-command': 'true' },
+      cacheRoot
+    )
+    const setupLog = fs.readFileSync(path.join(poisoned.out, 'logs/setup.log'), 'utf8')
+    const testsLog = fs.existsSync(path.join(poisoned.out, 'logs/tests.log'))
+      ? fs.readFileSync(path.join(poisoned.out, 'logs/tests.log'), 'utf8')
+      : ''
+    expect(testsLog).not.toContain('poisoned')
+    expect({ outcome: poisoned.report.outcome, setupLog }).toMatchObject({ outcome: 'success' })
+    expect(testsLog).toContain('tests pass')
+    expect(registryRequests(poisoned.out)).toBeGreaterThan(0)
+  }, 300_000)
 })

@@ -46,11 +46,25 @@ await esbuild.build({
   outdir: 'bench/dist'
 })
 
+await esbuild.build({
+  ...common,
+  entryPoints: { caches: 'bench/caches.ts' },
+  outdir: 'bench/dist'
+})
+
+const onlyAt = process.argv.indexOf('--only')
+const only = onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : []
+// `--only caches`: the caches' benchmark alone (it needs the Node image and the test registry).
+if (only.length === 1 && only[0].toLowerCase() === 'caches') {
+  sh('prepare-images.sh', ['node-npm'])
+  sh('ensure-test-tools.sh')
+  const rest = process.argv.slice(2).filter((a, i) => i !== onlyAt - 2 && i !== onlyAt - 1)
+  const c = spawnSync(process.execPath, ['bench/dist/caches.js', ...rest], { stdio: 'inherit' })
+  process.exit(c.status ?? 1)
+}
 const r = spawnSync(process.execPath, ['bench/dist/run.js', ...process.argv.slice(2)], {
   stdio: 'inherit'
 })
-const onlyAt = process.argv.indexOf('--only')
-const only = onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : []
 let diffStatus = 0
 if (only.length === 0 || only.some((o) => o.toLowerCase().startsWith('diff'))) {
   diffStatus =

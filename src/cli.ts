@@ -14,6 +14,7 @@ import { AGENT_INPUT, AGENT_KEY_ENV, PRESETS } from './presets/presets.js'
 import { runInputs } from './presets/run-inputs.js'
 import { stripControls } from './report/escape.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
+import { FolderStore, defaultCacheRoot } from './cache/store.js'
 
 const LIST_INPUTS = new Set<string>([
   INPUT.allowHosts,
@@ -60,6 +61,10 @@ Flags (the action's inputs, same names):
                            and the agent, in its own container (see docs/setup.md)
   --setup-allow-hosts H    registries the install may reach through the egress proxy
                            (repeatable): presets npm, pypi, crates, go, debian, or host names
+  --dependency-cache M     auto (default): keep the install's package cache by lockfile, in
+                           $XDG_CACHE_HOME/airlock (~/.cache/airlock); off
+  --image-cache M          auto (default): keep a built agent image there too, reloaded
+                           when this engine lacks it; off
   --services YAML          service containers for the test phases: name → {image, health, env,
                            command, user} (see docs/services.md)
   --test-reports PATH      report the tests write, relative to the repo (repeatable): JUnit XML,
@@ -241,7 +246,12 @@ export async function main(argv: string[]): Promise<number> {
         env: inputs.env,
         ...(inputs.egress ? { egress: inputs.egress } : {})
       },
-      { runtime, log, signal: controller.signal }
+      {
+        runtime,
+        log,
+        signal: controller.signal,
+        cache: { store: new FolderStore(defaultCacheRoot()) }
+      }
     )
     const r = result.report
     process.stderr.write(

@@ -37,12 +37,18 @@ import type { ServiceSpec } from './services/inputs.js'
 import { FALLBACK_INPUT } from './isolation/isolation.js'
 import { isolationFor } from './isolation/inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
+import { scopeFromEnv } from './cache/keys.js'
+import type { CacheScope } from './cache/keys.js'
+import { readWorkspaceSize } from './workspace/inputs.js'
+import type { WorkspaceBound } from './workspace/bounded.js'
 
 export { INPUT } from './input-names.js'
 export { bool, list, memory } from './input-read.js'
 export type { InputReader } from './input-read.js'
 
 export type NetworkMode = 'none' | 'allowlist'
+export type CacheMode = 'auto' | 'off'
+const CACHE_MODES = ['auto', 'off'] as const
 
 export interface Inputs {
   /** Absolute path of the repository to work on. */
@@ -62,6 +68,8 @@ export interface Inputs {
   testCommand?: string
   /** The install phase: once, on the fresh workspace, before the baseline and the agent. */
   setup?: SetupInputs
+  /** `dependency-cache` / `image-cache` (auto | off) and the scope the run's entries belong to. */
+  cache?: { dependencies: CacheMode; image: CacheMode; scope: CacheScope }
   /** Service containers the test phases get on an internal network (docs/services.md). */
   services?: ServiceSpec[]
   /** `isolation` (auto or a tier) with the policy's fallback; absent: `runtime` as given. */
@@ -80,6 +88,8 @@ export interface Inputs {
   memoryBytes: number
   cpus: number
   pidsLimit: number
+  /** `workspace-size`: the bound of everything the sandbox writes. */
+  workspace: WorkspaceBound
   /** uid:gid the containers run as; never 0. */
   user: string
   /** Names of host variables passed into the sandbox, with their values resolved at the edge. */
@@ -236,6 +246,15 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     agentCommand,
     testCommand: read(INPUT.testCommand),
     ...(setup !== undefined ? { setup } : {}),
+    cache: {
+      dependencies: oneOf(
+        INPUT.dependencyCache,
+        read(INPUT.dependencyCache) ?? 'auto',
+        CACHE_MODES
+      ),
+      image: oneOf(INPUT.imageCache, read(INPUT.imageCache) ?? 'auto', CACHE_MODES),
+      scope: scopeFromEnv(ctx.environment)
+    },
     services: servicesFor(read, runtime),
     ...isolationFor(read, given, policy.policy.values[FALLBACK_INPUT] ?? null, ctx.environment),
     task: taskInput(INPUT.task, read(INPUT.task), workspace),
@@ -265,6 +284,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       INPUT.pidsLimit,
       read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
     ),
+    workspace: readWorkspaceSize(read),
     user: containerUser(read(INPUT.user), ctx.hostUid),
     env,
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),

@@ -23,6 +23,7 @@ import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
 import { boundedReader } from './input-bounds.js'
 import { removeRunTemps } from './workspace/temp.js'
+import { ActionsStore } from './cache/store.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
@@ -98,7 +99,16 @@ export async function run(): Promise<void> {
         runtime: new DockerRuntime(),
         log: new ActionLogger(),
         signal: controller.signal,
-        tempRoot
+        tempRoot,
+        // The Actions cache when the runner offers it: entries staged at one path in every run.
+        ...(ActionsStore.available()
+          ? {
+              cache: {
+                store: new ActionsStore(new ActionLogger()),
+                dir: path.join(tempRoot, 'airlock-cache')
+              }
+            }
+          : {})
       }
     )
     await writeJobSummary(path.join(plan.outputDir, OUTPUT_FILES.comment))

@@ -43,6 +43,8 @@ export interface SandboxSettings {
   pidsLimit: number
   /** tmpfs mounts: path → size in bytes, always noexec,nosuid,nodev. */
   tmpfs: Record<string, number>
+  /** `workspace-size`: the filesystem holding every folder the sandbox writes. */
+  workspace: { sizeBytes: number; required: boolean }
 }
 
 /** The sandbox settings as the engine actually applied them, read back after the phase ran. */
@@ -94,6 +96,11 @@ export interface RunPlan {
   }
   /** `isolation`: the tier is decided at run time from the risk facts (docs/isolation.md). */
   isolation: (IsolationRequest & { fork: boolean | null }) | null
+  /**
+   * The dependency cache of the install phase and the agent image across machines, and the
+   * scope this run's cache entries belong to (docs/setup.md).
+   */
+  cache: { dependencies: boolean; image: boolean; scope: string }
   /** Service containers each test-command phase gets (fresh per phase), reachable by name. */
   services: ServiceSpec[]
   /** Names of the host variables passed in (values are resolved at run time, never printed). */
@@ -196,7 +203,8 @@ export function planRun(inputs: Inputs): RunPlan {
       memoryBytes: inputs.memoryBytes,
       cpus: inputs.cpus,
       pidsLimit: inputs.pidsLimit,
-      tmpfs: { ...TMPFS_BYTES }
+      tmpfs: { ...TMPFS_BYTES },
+      workspace: { ...inputs.workspace }
     },
     ...(inputs.egress !== undefined ? { egress: planEgress(inputs.egress) } : {}),
     ...(inputs.setup !== undefined
@@ -214,6 +222,11 @@ export function planRun(inputs: Inputs): RunPlan {
           }
         }
       : {}),
+    cache: {
+      dependencies: inputs.setup !== undefined && inputs.cache?.dependencies === 'auto',
+      image: inputs.image === undefined && inputs.cache?.image === 'auto',
+      scope: inputs.cache?.scope ?? 'local'
+    },
     services: inputs.services ?? [],
     isolation: inputs.isolation ?? null,
     env: inputs.env.map((e) => e.name),

@@ -52,6 +52,7 @@ export function stageOf(file: string): string {
   if (r.startsWith('setup/')) return 'setup'
   if (r.startsWith('services/')) return 'services'
   if (r.startsWith('isolation/')) return 'isolation'
+  if (r.startsWith('cache/')) return 'cache'
   if (r.startsWith('inputs') || r.startsWith('policy') || r.startsWith('presets/')) return 'inputs'
   if (r.startsWith('plan')) return 'plan'
   if (/^(index|post|cli|main|bin)\.ts$/.test(r)) return 'entries'
@@ -70,6 +71,7 @@ const FORBIDDEN: Record<string, string[]> = {
   pipeline: ['entries'],
   // The install phase: runs a phase through the egress proxy and reads the evidence of its result.
   setup: ['github', 'pipeline', 'entries'],
+  cache: ['evidence', 'egress', 'github', 'pipeline', 'entries'],
   // Service containers: sidecars of the runtime, nothing after them in the flow.
   services: ['evidence', 'report', 'github', 'egress', 'inputs', 'pipeline', 'entries'],
   // The isolation model: pure, read by the inputs and the pipeline.

@@ -35,8 +35,8 @@ export const METHODS = [
 export type TwirpMethod = (typeof METHODS)[number]
 
 /** Azurite's well-known development account (public, documented, not a secret). */
-const ACCOUNT = 'devstoreaccount1'
-const ACCOUNT_KEY =
+export const ACCOUNT = 'devstoreaccount1'
+export const ACCOUNT_KEY =
   'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 const CONTAINER = 'actions-results'
 
@@ -80,7 +80,7 @@ export interface ResultsService {
   close(): Promise<void>
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer()
     s.once('error', reject)
@@ -91,7 +91,7 @@ async function freePort(): Promise<number> {
   })
 }
 
-async function startAzurite(dir: string): Promise<{ child: ChildProcess; port: number }> {
+export async function startAzurite(dir: string): Promise<{ child: ChildProcess; port: number }> {
   const bin = path.resolve('node_modules', '.bin', 'azurite-blob')
   for (let tries = 0; tries < 5; tries++) {
     const port = await freePort()
@@ -133,7 +133,7 @@ async function startAzurite(dir: string): Promise<{ child: ChildProcess; port: n
   throw new Error('azurite-blob did not start')
 }
 
-function jwt(claims: Record<string, unknown>): string {
+export function jwt(claims: Record<string, unknown>): string {
   const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url')
   // The client only decodes the token; the signature part is opaque to it.
   return `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(claims)}.${Buffer.from('stand-in').toString('base64url')}`

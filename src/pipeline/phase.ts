@@ -36,7 +36,7 @@ export async function runPhase(
   phase: PhasePlan,
   workspaceDir: string,
   logName: string,
-  extra: Pick<PhaseResources, 'outDir' | 'egress'> & {
+  extra: Pick<PhaseResources, 'outDir' | 'egress' | 'cache'> & {
     nameSuffix?: string
     /** Receives the reports of the phase's service containers (also when they fail to start). */
     onServices?: (reports: ServiceReport[]) => void
@@ -80,7 +80,9 @@ async function runIn(
   phase: PhasePlan,
   workspaceDir: string,
   logName: string,
-  extra: Pick<PhaseResources, 'outDir' | 'egress' | 'services'> & { nameSuffix?: string }
+  extra: Pick<PhaseResources, 'outDir' | 'egress' | 'services' | 'cache'> & {
+    nameSuffix?: string
+  }
 ): Promise<PhaseRun> {
   const { plan, log } = ctx
   {
@@ -97,6 +99,7 @@ async function runIn(
       env: ctx.env,
       ...(extra.outDir !== undefined ? { outDir: extra.outDir } : {}),
       ...(extra.egress ? { egress: extra.egress } : {}),
+      ...(extra.cache ? { cache: extra.cache } : {}),
       ...(extra.services ? { services: extra.services } : {})
     })
     if (extra.nameSuffix !== undefined) spec.name = `${spec.name}${extra.nameSuffix}`

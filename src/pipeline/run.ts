@@ -17,6 +17,8 @@ import type { PhaseReport, Report } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { ImageInfo, Runtime } from '../sandbox/types.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
+import { formatSize, makeScratch } from '../workspace/bounded.js'
+import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { closeEgress, openEgress } from './egress.js'
 import { classifyOutcome } from './outcome.js'
@@ -27,6 +29,8 @@ import { runBaseline, runTests } from './tests.js'
 import { decideIsolation } from './isolation.js'
 import { runInstallPhase } from './setup.js'
 import { finishSetupReport } from '../setup/setup.js'
+import { restoreImage, saveImage } from '../cache/caches.js'
+import type { CacheStore } from '../cache/store.js'
 
 export interface RunSecrets {
   /** The task text (the plan only holds its hash). */
@@ -47,6 +51,12 @@ export interface PipelineDeps {
   tempRoot?: string
   /** The bundled egress proxy (default: proxy.cjs next to the running bundle). */
   proxyScript?: string
+  /**
+   * Where the dependency cache and the agent image across machines are kept (none: no cache).
+   * `dir` stages entries; the Actions cache needs the same path in every run (default: the run's
+   * temporary folder).
+   */
+  cache?: { store: CacheStore; dir?: string }
 }
 
 export interface RunResult {
@@ -100,6 +110,7 @@ export async function runPipeline(
   if (signal?.aborted) onAbort()
   else signal?.addEventListener('abort', onAbort, { once: true })
   let caught: unknown
+  let scratch: Scratch | undefined
   try {
     if (plan.isolation !== null && plan.isolation !== undefined) {
       // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
@@ -112,19 +123,54 @@ export async function runPipeline(
     await runtime.preflight(plan.sandbox.runtime)
     report.runner = runnerFacts(await runtime.engineFacts(), plan.sandbox.runtime)
     checkCancelled()
-    const image = await log.group('image', () =>
-      runtime.resolveImage(
+    const cacheDir = deps.cache ? (deps.cache.dir ?? path.join(tmp, 'cache')) : undefined
+    const image = await log.group('image', async () => {
+      const c = deps.cache && cacheDir !== undefined && plan.cache.image ? deps.cache : undefined
+      const cacheLog = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) }
+      const imageDir = path.join(cacheDir ?? tmp, 'image-cache')
+      const restored = c
+        ? await restoreImage(runtime, c.store, plan.cache.scope, plan.image, imageDir, cacheLog)
+        : undefined
+      const resolved = await runtime.resolveImage(
         plan.image,
         { info: (l) => log.info(l) },
         { holder: plan.runId, ...(signal ? { signal } : {}) }
       )
-    )
+      const use =
+        c && restored
+          ? await saveImage(
+              runtime,
+              c.store,
+              plan.cache.scope,
+              plan.image,
+              resolved,
+              restored,
+              imageDir,
+              cacheLog
+            )
+          : undefined
+      return { ...resolved, ...(use ? { cacheUse: use } : {}) }
+    })
     recordImage(report, image)
+    if (image.cacheUse) report.image.cache = image.cacheUse
     for (const w of image.warnings) log.warn(w)
     checkCancelled()
 
+    // Every folder the sandbox writes lives on one filesystem of workspace-size.
+    const bounded = await makeScratch(tmp, plan.sandbox.workspace, (l) => log.warn(l))
+    scratch = bounded
+    report.sandbox.workspace = {
+      sizeBytes: bounded.sizeBytes,
+      enforced: bounded.enforced,
+      full: false
+    }
     const ws = await log.group('workspace', async () => {
-      const prepared = await prepareWorkspace(plan.repo.path, plan.repo.ref, tmp)
+      const prepared = await prepareWorkspace(
+        plan.repo.path,
+        plan.repo.ref,
+        tmp,
+        path.join(bounded.dir, 'workspace')
+      )
       await ownForSandbox(plan, prepared.dir)
       log.info(`workspace: ${plan.repo.ref} at ${prepared.commit}`)
       return prepared
@@ -144,18 +190,26 @@ export async function runPipeline(
 
     const setupPhase = findPhase(plan, 'setup')
     if (setupPhase) {
-      await runInstallPhase(ctx, setupPhase, ws, report, { ...deps, log })
+      await runInstallPhase(ctx, setupPhase, ws, report, {
+        runtime,
+        log,
+        ...(deps.proxyScript !== undefined ? { proxyScript: deps.proxyScript } : {}),
+        ...(deps.cache && cacheDir !== undefined
+          ? { cache: { store: deps.cache.store, dir: cacheDir } }
+          : {}),
+        imageKey: (await runtime.imageBuildKey?.(image.id).catch(() => undefined)) ?? image.id
+      })
       checkCancelled()
     }
 
     const baselinePhase = findPhase(plan, 'baseline')
     if (baselinePhase)
-      await runBaseline(ctx, baselinePhase, ws, report, tmp, setupPhase !== undefined)
+      await runBaseline(ctx, baselinePhase, ws, report, bounded.dir, setupPhase !== undefined)
     checkCancelled()
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
     // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
-    const agentOut = await sandboxFolder(plan, path.join(tmp, 'out'))
+    const agentOut = await sandboxFolder(plan, path.join(bounded.dir, 'out'))
     const egress = await openEgress(plan, secrets.egress, { ...deps, log })
     let agent: PhaseRun
     try {
@@ -172,6 +226,7 @@ export async function runPipeline(
       timeoutMs: agentPhase.timeoutMs,
       memoryBytes: plan.sandbox.memoryBytes
     }
+    await checkFull(bounded, report)
     await recordUsage(report, agentOut)
     if (agent.result.applied) {
       report.sandbox.applied = agent.result.applied
@@ -196,7 +251,8 @@ export async function runPipeline(
     const a = agent.result
     if (testsPhase && a.error === undefined && !a.timedOut && !a.oomKilled && a.exitCode === 0) {
       checkCancelled()
-      phases.tests = await runTests(ctx, testsPhase, ws, report, tmp, capture.ignoredRaw)
+      phases.tests = await runTests(ctx, testsPhase, ws, report, bounded.dir, capture.ignoredRaw)
+      await checkFull(bounded, report)
     }
   } catch (error) {
     caught = error
@@ -221,6 +277,9 @@ export async function runPipeline(
       log.error(`could not write ${OUTPUT_FILES.provenance}: ${errorMessage(e)}`)
     )
     await runtime.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
+    // After the containers are gone: nothing holds the scratch filesystem any more.
+    const unmounted = await scratch?.release()
+    if (unmounted !== undefined) log.warn(unmounted)
     await fs.promises.rm(tmp, { recursive: true, force: true }).catch(() => undefined)
   }
   return {
@@ -236,6 +295,24 @@ export async function runPipeline(
 function scannedFiles(): string[] {
   const o = OUTPUT_FILES
   return [o.agentLog, o.testsLog, o.rerunLog, o.baselineLog, o.task, o.egress, o.transcript]
+}
+
+/**
+ * A phase that filled the scratch filesystem hit the `workspace-size` limit (writes past it got
+ * ENOSPC): a policy violation naming the limit, recorded once.
+ */
+async function checkFull(scratch: Scratch, report: Report): Promise<void> {
+  if (report.sandbox.workspace?.full === true || !(await scratch.full())) return
+  report.sandbox.workspace = {
+    sizeBytes: scratch.sizeBytes,
+    enforced: scratch.enforced,
+    full: true
+  }
+  report.policy.violations.push({
+    rule: 'workspace-size',
+    path: null,
+    detail: `the sandbox filled the workspace limit of ${formatSize(scratch.sizeBytes)} (workspace-size); writes past it failed with "No space left on device"`
+  })
 }
 
 function findPhase(plan: RunPlan, name: PhaseName): PhasePlan | undefined {

@@ -11,6 +11,12 @@ import type { Workspace } from '../workspace/workspace.js'
 import { runPhase } from './phase.js'
 import type { PhaseContext } from './phase.js'
 import { CancelledError } from '../errors.js'
+import { CACHE_ENV, CACHE_MOUNT, openDepsCache } from '../cache/caches.js'
+import type { OpenDepsCache } from '../cache/caches.js'
+import type { CacheStore } from '../cache/store.js'
+import { hashLockfiles } from '../evidence/metadata.js'
+import { ownForSandbox } from './phase.js'
+import * as path from 'node:path'
 
 /** The install phase did not succeed: nothing after it runs (the evidence so far is written). */
 export class SetupFailed extends Error {}
@@ -20,8 +26,31 @@ export async function runInstallPhase(
   phase: PhasePlan,
   ws: Workspace,
   report: Report,
-  deps: { runtime: Runtime; log: Logger; proxyScript?: string }
+  deps: {
+    runtime: Runtime
+    log: Logger
+    proxyScript?: string
+    /** The dependency cache's store and the folder it stages entries in. */
+    cache?: { store: CacheStore; dir: string }
+    /** What the install depends on besides the lockfiles: the image's build key or id. */
+    imageKey: string
+  }
 ): Promise<void> {
+  let cache: OpenDepsCache | undefined
+  if (ctx.plan.cache.dependencies && deps.cache) {
+    cache = await openDepsCache(
+      deps.cache.store,
+      ctx.plan.cache.scope,
+      path.join(deps.cache.dir, 'deps'),
+      {
+        lockfiles: await hashLockfiles(ws.gitDir, ws.tree, ws.dir),
+        command: phase.command.join('\0'),
+        image: deps.imageKey
+      },
+      { info: (l) => deps.log.info(l), warn: (l) => deps.log.warn(l) }
+    )
+    await ownForSandbox(ctx.plan, cache.dir)
+  }
   const setup = await runSetup(
     ctx.plan,
     ws,
@@ -34,12 +63,18 @@ export async function runInstallPhase(
       // No `env` values: the install gets no secrets of the run.
       runPhase: (egress) =>
         runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
-          ...(egress ? { egress: { network: egress.network, env: egress.env } } : {})
+          ...(egress ? { egress: { network: egress.network, env: egress.env } } : {}),
+          ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
         })
     }
-  )
+  ).catch(async (error: unknown) => {
+    await cache?.close(false)
+    throw error
+  })
   report.setup = setup.report
   const r = setup.result
+  const ok = r.error === undefined && !r.timedOut && !r.oomKilled && r.exitCode === 0
+  if (cache) report.setup.cache = await cache.close(ok && !r.cancelled)
   if (r.cancelled) throw new CancelledError('signal')
   if (r.error !== undefined || r.timedOut || r.oomKilled || r.exitCode !== 0) {
     const why =

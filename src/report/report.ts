@@ -53,6 +53,8 @@ export interface Report {
     dockerfileSha256: string | null
     cached: boolean
     warnings: string[]
+    /** The agent image across machines (docs/setup.md): restored from or saved to the cache. */
+    cache?: CacheUse
   }
   task: { sha256: string; bytes: number; source: 'text' | 'file' }
   agent: PhaseReport & { promptSha256: string; model: string | null; preset?: string }
@@ -79,6 +81,11 @@ export interface Report {
     memory: number
     cpus: number
     pidsLimit: number
+    /**
+     * `workspace-size`: the filesystem holding what the sandbox writes; `enforced` false when this
+     * runner could not mount it (then nothing bounded it); `full` when a phase wrote up to it.
+     */
+    workspace?: { sizeBytes: number; enforced: boolean; full: boolean }
     /** Whether these values were read back from the container (`inspect`) or are the plan's. */
     source: 'inspect' | 'plan'
     applied: AppliedSettings | null
@@ -153,7 +160,18 @@ export interface LockfileHashes {
 }
 
 /** The install phase (`setup-command`, docs/setup.md). */
+/** A cache the run used: where, under which key, what it restored, whether it wrote the entry. */
+export interface CacheUse {
+  store: 'folder' | 'actions'
+  key: string
+  restored: string | null
+  saved: 'saved' | 'exists' | 'skipped' | 'failed'
+  detail?: string
+}
+
 export interface SetupReport {
+  /** The dependency cache mounted into the install phase (docs/setup.md). */
+  cache?: CacheUse
   command: string
   phase: PhaseReport
   presets: string[]

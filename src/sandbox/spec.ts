@@ -17,6 +17,11 @@ export interface PhaseResources {
   services?: { network: string }
   /** Host folder mounted writable at /airlock/out (the agent phase only: usage.json). */
   outDir?: string
+  /**
+   * The dependency cache (docs/setup.md): mounted writable at /airlock/cache with the package
+   * managers' variables, into the install phase only; any other phase refuses it.
+   */
+  cache?: { dir: string; target: string; env: readonly string[] }
 }
 
 /**
@@ -31,6 +36,10 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
   }
   // allowlist: the internal network whose one peer is the proxy; services: the internal network
   // whose only peers are the phase's service containers. Never both, never anything else.
+  if (res.cache !== undefined && phase.name !== 'setup')
+    throw new Error(
+      `phase ${phase.name}: the dependency cache is mounted into the install phase only`
+    )
   const joined = egress?.network ?? (phase.network === 'none' ? res.services?.network : undefined)
   return {
     name: `airlock-${plan.runId}-${phase.name}`,
@@ -46,6 +55,7 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
       ...(res.outDir !== undefined ? [`AIRLOCK_OUT_DIR=${SANDBOX_PATHS.out}`] : []),
       ...res.env.map((e) => `${e.name}=${e.value}`),
+      ...(res.cache?.env ?? []),
       ...(egress?.env ?? [])
     ],
     labels: { ...plan.labels, [LABELS.phase]: phase.name },
@@ -64,6 +74,9 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
       { source: res.taskFile, target: SANDBOX_PATHS.task, readOnly: true },
       ...(res.outDir !== undefined
         ? [{ source: res.outDir, target: SANDBOX_PATHS.out, readOnly: false }]
+        : []),
+      ...(res.cache !== undefined
+        ? [{ source: res.cache.dir, target: res.cache.target, readOnly: false }]
         : [])
     ]
   }

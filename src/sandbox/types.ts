@@ -114,6 +114,16 @@ export interface ImageLog {
   info(line: string): void
 }
 
+/** What `Runtime.loadImage` found in a saved image file. */
+export interface LoadedImage {
+  /** Whether the expected image (id and build key) is now on the engine. */
+  ok: boolean
+  id: string
+  /** Images the file added to the engine (removed again when not ok). */
+  added: string[]
+  problem?: string
+}
+
 /** What the engine says about itself (recorded in the report's runner facts). */
 export interface EngineFacts {
   version: string | null
@@ -143,6 +153,15 @@ export interface Runtime {
    * decision); optional for backends that cannot tell (then no tier counts as available).
    */
   ociRuntimes?(): Promise<Record<string, { runtimeArgs: string[] }>>
+  /**
+   * The agent image across machines (optional: a backend without them never reuses an image
+   * built elsewhere). The key of the build's inputs, independent of this machine (undefined:
+   * not cacheable); the image's build key; save to a file; load from one and check it.
+   */
+  imageInputsKey?(plan: ImagePlan): Promise<string | undefined>
+  imageBuildKey?(id: string): Promise<string | undefined>
+  saveImage?(id: string, plan: ImagePlan, file: string): Promise<{ buildKey: string }>
+  loadImage?(file: string, expect: { id: string; buildKey: string }): Promise<LoadedImage>
   /** Removes every container, network and volume carrying the run's label. */
   cleanup(runId: string): Promise<{ containers: number; networks: number; volumes: number }>
 }

@@ -8,6 +8,7 @@ import type {
   EngineFacts,
   ImageInfo,
   ImageLog,
+  LoadedImage,
   Network,
   NetworkSpec,
   PhaseResult,
@@ -24,6 +25,7 @@ import {
   withDeadline
 } from '../engine-faults.js'
 import { resolveImage } from './image.js'
+import { imageBuildKey, imageInputsKey, loadImage, saveImage } from './image-cache.js'
 import { engineFacts } from './inspect.js'
 import { runPhase } from './phase.js'
 import { startSidecar } from './sidecar.js'
@@ -77,6 +79,22 @@ export class DockerRuntime implements Runtime {
     options: { holder?: string; signal?: AbortSignal } = {}
   ): Promise<ImageInfo> {
     return resolveImage(this.docker, plan, log, options)
+  }
+
+  imageInputsKey(plan: ImagePlan): Promise<string | undefined> {
+    return imageInputsKey(plan)
+  }
+
+  imageBuildKey(id: string): Promise<string | undefined> {
+    return imageBuildKey(this.docker, id)
+  }
+
+  saveImage(id: string, plan: ImagePlan, file: string): Promise<{ buildKey: string }> {
+    return saveImage(this.docker, id, plan, file)
+  }
+
+  loadImage(file: string, expect: { id: string; buildKey: string }): Promise<LoadedImage> {
+    return loadImage(this.docker, file, expect)
   }
 
   runPhase(spec: ContainerSpec, options: RunOptions): Promise<PhaseResult> {

@@ -1,0 +1,195 @@
+// The two caches of a run, over a CacheStore: the dependency cache of the install phase and the
+// agent image across machines. Each is best effort: a cache that cannot be read or written costs
+// time, never the run.
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import { errorMessage } from '../errors.js'
+import type { ImagePlan } from '../plan.js'
+import type { CacheUse } from '../report/report.js'
+import type { ImageInfo, Runtime } from '../sandbox/types.js'
+import { dependencyCacheKeys, imageCacheKeys, restorable } from './keys.js'
+import type { CacheScope } from './keys.js'
+import type { CacheStore } from './store.js'
+
+export interface CacheLog {
+  info(line: string): void
+  warn(line: string): void
+}
+
+/** Where the install phase sees the dependency cache, and what tells the package managers. */
+export const CACHE_MOUNT = '/airlock/cache'
+export const CACHE_ENV: readonly string[] = [
+  `AIRLOCK_CACHE_DIR=${CACHE_MOUNT}`,
+  `npm_config_cache=${CACHE_MOUNT}/npm`,
+  // Content the lockfile pins is taken from the cache without asking the registry again.
+  'npm_config_prefer_offline=true',
+  `YARN_CACHE_FOLDER=${CACHE_MOUNT}/yarn`,
+  `PIP_CACHE_DIR=${CACHE_MOUNT}/pip`,
+  `GOMODCACHE=${CACHE_MOUNT}/go-mod`
+]
+
+/** A dependency cache opened for one install phase: the folder to mount, and how to close it. */
+export interface OpenDepsCache {
+  dir: string
+  use: CacheUse
+  /** After a successful install: writes the entry unless this exact key was restored. */
+  close(succeeded: boolean): Promise<CacheUse>
+}
+
+export async function openDepsCache(
+  store: CacheStore,
+  scope: CacheScope,
+  dir: string,
+  facts: { lockfiles: { path: string; sha256: string | null }[]; command: string; image: string },
+  log: CacheLog
+): Promise<OpenDepsCache> {
+  const keys = dependencyCacheKeys(scope, facts)
+  let restored = await store.restore(dir, keys.key, keys.restoreKeys).catch((e: unknown) => {
+    log.warn(`dependency cache: restore failed (${errorMessage(e)}); the install starts cold`)
+    return undefined
+  })
+  if (restored !== undefined && !restorable('deps', scope, restored)) {
+    // The backend answered with an entry of another scope: never used.
+    log.warn(`dependency cache: refused ${restored}, an entry of another scope`)
+    await fs.promises.rm(dir, { recursive: true, force: true })
+    await fs.promises.mkdir(dir, { recursive: true })
+    restored = undefined
+  }
+  log.info(
+    restored === undefined
+      ? `dependency cache (${store.kind}): no entry for ${keys.key}; the install starts cold`
+      : `dependency cache (${store.kind}): restored ${restored}`
+  )
+  const use: CacheUse = {
+    store: store.kind,
+    key: keys.key,
+    restored: restored ?? null,
+    saved: 'skipped'
+  }
+  return {
+    dir,
+    use,
+    async close(succeeded) {
+      if (!succeeded) return { ...use, detail: 'the install failed: nothing saved' }
+      if (restored === keys.key) return { ...use, saved: 'exists' }
+      try {
+        const saved = await store.save(dir, keys.key)
+        log.info(
+          `dependency cache: ${saved === 'saved' ? 'saved' : 'kept the existing'} ${keys.key}`
+        )
+        return { ...use, saved }
+      } catch (error) {
+        log.warn(`dependency cache: save failed (${errorMessage(error)})`)
+        return { ...use, saved: 'failed', detail: errorMessage(error) }
+      } finally {
+        await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
+      }
+    }
+  }
+}
+
+const IMAGE_FILE = 'image.tar'
+const META_FILE = 'image.json'
+
+interface ImageMeta {
+  inputsKey: string
+  id: string
+  buildKey: string
+}
+
+/**
+ * Before the image is resolved: on a machine without the image, loads the one saved under the
+ * same build inputs, checked (image id and build key as recorded, else removed and not used).
+ * The image build then finds it by its build key, as if it had built it here.
+ */
+export async function restoreImage(
+  runtime: Runtime,
+  store: CacheStore,
+  scope: CacheScope,
+  plan: ImagePlan,
+  dir: string,
+  log: CacheLog
+): Promise<{ use: CacheUse; meta: ImageMeta | undefined } | undefined> {
+  if (!runtime.imageInputsKey || !runtime.loadImage || !runtime.imageBuildKey) return undefined
+  const inputsKey = await runtime.imageInputsKey(plan)
+  if (inputsKey === undefined) return undefined
+  const keys = imageCacheKeys(scope, inputsKey)
+  const use: CacheUse = { store: store.kind, key: keys.key, restored: null, saved: 'skipped' }
+  const metaDir = path.join(dir, 'meta')
+  const found = await store.restore(metaDir, `${keys.key}-meta`, []).catch(() => undefined)
+  if (found === undefined || !restorable('image', scope, found))
+    return { use: { ...use, detail: 'no entry' }, meta: undefined }
+  let meta: ImageMeta
+  try {
+    meta = JSON.parse(
+      await fs.promises.readFile(path.join(metaDir, META_FILE), 'utf8')
+    ) as ImageMeta
+    if (
+      meta.inputsKey !== inputsKey ||
+      !/^sha256:[a-f0-9]{64}$/.test(meta.id) ||
+      !/^[a-f0-9]{64}$/.test(meta.buildKey)
+    )
+      throw new Error('the entry is not for these build inputs')
+  } catch (error) {
+    log.warn(`image cache: ignored an unreadable entry (${errorMessage(error)})`)
+    return { use: { ...use, detail: 'unreadable entry' }, meta: undefined }
+  }
+  if ((await runtime.imageBuildKey(meta.id).catch(() => undefined)) === meta.buildKey) {
+    log.info(`image cache: ${meta.id.slice(7, 19)} is already on this engine`)
+    return { use: { ...use, detail: 'already present' }, meta }
+  }
+  const tarDir = path.join(dir, 'image')
+  const got = await store.restore(tarDir, keys.key, []).catch(() => undefined)
+  if (got === undefined) return { use: { ...use, detail: 'no image file' }, meta: undefined }
+  const loaded = await runtime
+    .loadImage(path.join(tarDir, IMAGE_FILE), meta)
+    .catch((e: unknown) => ({ ok: false, problem: errorMessage(e), added: [] as string[] }))
+  await fs.promises.rm(tarDir, { recursive: true, force: true })
+  if (!loaded.ok) {
+    log.warn(`image cache: refused the restored image (${loaded.problem ?? 'unknown'}); building`)
+    return { use: { ...use, detail: `refused: ${loaded.problem ?? 'unknown'}` }, meta: undefined }
+  }
+  log.info(`image cache: loaded ${meta.id.slice(7, 19)} from ${got}`)
+  return { use: { ...use, restored: got }, meta }
+}
+
+/** After the image is resolved: a run that may write saves an image the cache did not have. */
+export async function saveImage(
+  runtime: Runtime,
+  store: CacheStore,
+  scope: CacheScope,
+  plan: ImagePlan,
+  image: ImageInfo,
+  restored: { use: CacheUse; meta: ImageMeta | undefined },
+  dir: string,
+  log: CacheLog
+): Promise<CacheUse> {
+  const use = restored.use
+  const inputsKey = await runtime.imageInputsKey?.(plan)
+  if (!runtime.saveImage || inputsKey === undefined) return use
+  const keys = imageCacheKeys(scope, inputsKey)
+  if (!keys.writable) return { ...use, detail: `${use.detail ?? ''} (this run does not write)` }
+  if (restored.meta?.id === image.id) return { ...use, saved: 'exists' }
+  const tarDir = path.join(dir, 'image')
+  const metaDir = path.join(dir, 'meta')
+  try {
+    await fs.promises.rm(tarDir, { recursive: true, force: true })
+    await fs.promises.mkdir(tarDir, { recursive: true })
+    const saved = await runtime.saveImage(image.id, plan, path.join(tarDir, IMAGE_FILE))
+    const meta: ImageMeta = { inputsKey, id: image.id, buildKey: saved.buildKey }
+    // The image first, its record last: a record always names an entry that exists.
+    const outcome = await store.save(tarDir, keys.key)
+    await fs.promises.rm(metaDir, { recursive: true, force: true })
+    await fs.promises.mkdir(metaDir, { recursive: true })
+    await fs.promises.writeFile(path.join(metaDir, META_FILE), JSON.stringify(meta))
+    await store.save(metaDir, `${keys.key}-meta`)
+    log.info(`image cache: ${outcome === 'saved' ? 'saved' : 'kept the existing'} ${keys.key}`)
+    return { ...use, saved: outcome }
+  } catch (error) {
+    log.warn(`image cache: save failed (${errorMessage(error)})`)
+    return { ...use, saved: 'failed', detail: errorMessage(error) }
+  } finally {
+    await fs.promises.rm(tarDir, { recursive: true, force: true }).catch(() => undefined)
+    await fs.promises.rm(metaDir, { recursive: true, force: true }).catch(() => undefined)
+  }
+}

@@ -1,0 +1,132 @@
+// The cache keys and the scope rule, pure. A cache entry is written in the scope of the run that
+// made it and read only from that scope or from the default branch's: a pull request's entry is
+// never restored on the default branch (nor on another pull request), whatever the backend.
+import * as fs from 'node:fs'
+import { createHash } from 'node:crypto'
+
+/**
+ * Where a run's cache entries live. `base`: the repository's default branch (trusted: what is
+ * merged). `pr-N`: one pull request. `branch-…`: another branch. `local`: the CLI on a machine.
+ */
+export type CacheScope = string
+
+export interface ScopeFacts {
+  eventName: string | undefined
+  /** GITHUB_REF, e.g. refs/heads/main or refs/pull/7/merge. */
+  ref: string | undefined
+  defaultBranch: string | undefined
+  pullNumber: number | undefined
+}
+
+const PR_EVENTS = new Set([
+  'pull_request',
+  'pull_request_target',
+  'pull_request_review',
+  'pull_request_review_comment'
+])
+
+/** The scope of a run; outside GitHub Actions (no event name): `local`. */
+export function cacheScope(f: ScopeFacts): CacheScope {
+  if (f.eventName === undefined || f.eventName === '') return 'local'
+  // Anything about a pull request (a comment command too) is that pull request's scope.
+  if (PR_EVENTS.has(f.eventName) || f.pullNumber !== undefined)
+    return `pr-${f.pullNumber ?? 'unknown'}`
+  const branch = f.ref?.startsWith('refs/heads/') ? f.ref.slice('refs/heads/'.length) : undefined
+  if (branch !== undefined && f.defaultBranch !== undefined && branch === f.defaultBranch)
+    return 'base'
+  // Another branch, a tag, a merge queue: its own scope, named by a hash (any characters).
+  return `ref-${createHash('sha256')
+    .update(f.ref ?? '')
+    .digest('hex')
+    .slice(0, 16)}`
+}
+
+/** The scope facts from the runner's variables and event payload (unreadable payload: no facts). */
+export function scopeFromEnv(env: NodeJS.ProcessEnv): CacheScope {
+  let payload: {
+    repository?: { default_branch?: unknown }
+    pull_request?: { number?: unknown }
+    issue?: { number?: unknown; pull_request?: unknown }
+  } = {}
+  const file = env.GITHUB_EVENT_PATH
+  if (file !== undefined && file !== '') {
+    try {
+      payload = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof payload
+    } catch {
+      payload = {}
+    }
+  }
+  const pr =
+    typeof payload.pull_request?.number === 'number'
+      ? payload.pull_request.number
+      : payload.issue?.pull_request !== undefined && typeof payload.issue.number === 'number'
+        ? payload.issue.number
+        : undefined
+  const def = payload.repository?.default_branch
+  return cacheScope({
+    eventName: env.GITHUB_EVENT_NAME,
+    ref: env.GITHUB_REF,
+    defaultBranch: typeof def === 'string' ? def : undefined,
+    pullNumber: pr
+  })
+}
+
+const KIND_PREFIX = { deps: 'airlock-deps-v1', image: 'airlock-image-v1' } as const
+export type CacheKind = keyof typeof KIND_PREFIX
+
+export interface CacheKeys {
+  /** The exact entry this run would write (in its own scope). */
+  key: string
+  /** Looked up in order after `key`: the same scope by prefix, then the default branch's. */
+  restoreKeys: string[]
+  /** Whether this run may write the entry. */
+  writable: boolean
+}
+
+/**
+ * The dependency cache of a run: keyed by what the install depends on (lockfiles, the setup
+ * command, the image), in the run's scope; restored from its own scope or the default branch's.
+ */
+export function dependencyCacheKeys(
+  scope: CacheScope,
+  facts: { lockfiles: { path: string; sha256: string | null }[]; command: string; image: string }
+): CacheKeys {
+  const h = createHash('sha256')
+  h.update('deps\0' + facts.command + '\0' + facts.image + '\0')
+  for (const l of [...facts.lockfiles].sort((a, b) => (a.path < b.path ? -1 : 1)))
+    h.update(`${l.path}\0${l.sha256 ?? 'unreadable'}\0`)
+  const digest = h.digest('hex').slice(0, 40)
+  const own = `${KIND_PREFIX.deps}-${scope}-`
+  const base = `${KIND_PREFIX.deps}-base-`
+  const restoreKeys = [own, ...(scope === 'base' ? [] : [`${base}${digest}`, base])]
+  return { key: `${own}${digest}`, restoreKeys, writable: true }
+}
+
+/**
+ * The agent image across runners: written only by default-branch runs (and on a machine by the
+ * CLI), read by every run, only under its exact build inputs.
+ */
+export function imageCacheKeys(scope: CacheScope, imageKey: string): CacheKeys {
+  const writer = scope === 'local' ? 'local' : 'base'
+  return {
+    key: `${KIND_PREFIX.image}-${writer}-${imageKey}`,
+    restoreKeys: [],
+    writable: scope === 'base' || scope === 'local'
+  }
+}
+
+/** Whether a key found by a lookup may be used by a run of `scope` (the rule, checked again). */
+export function restorable(kind: CacheKind, scope: CacheScope, found: string): boolean {
+  const p = KIND_PREFIX[kind]
+  if (!found.startsWith(`${p}-`)) return false
+  const from = found.slice(p.length + 1).split('-')[0]
+  const owner = /^(pr|ref)$/.test(from)
+    ? found
+        .slice(p.length + 1)
+        .split('-')
+        .slice(0, 2)
+        .join('-')
+    : from
+  if (kind === 'image') return owner === (scope === 'local' ? 'local' : 'base')
+  return owner === scope || owner === 'base'
+}

@@ -1,0 +1,120 @@
+// Where cache entries are kept: a folder on the machine (the CLI), or the Actions cache (GitHub's
+// own `@actions/cache` client). Entries are immutable: the first writer of a key wins.
+import { randomBytes } from 'node:crypto'
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import * as cache from '@actions/cache'
+import { errorMessage } from '../errors.js'
+
+export interface CacheStore {
+  /** `folder` or `actions`, for the log and the report. */
+  readonly kind: 'folder' | 'actions'
+  /**
+   * Restores an entry into `dir` (emptied first): `key` exactly, else the newest entry whose key
+   * starts with one of `restoreKeys`, in order. Returns the key found, or undefined.
+   */
+  restore(dir: string, key: string, restoreKeys: string[]): Promise<string | undefined>
+  /** Saves `dir` under `key`; an existing entry of that key is kept as it is. */
+  save(dir: string, key: string): Promise<'saved' | 'exists'>
+}
+
+const KEY = /^[A-Za-z0-9._-]{1,200}$/
+
+/** The machine's cache folder: $XDG_CACHE_HOME/airlock (default ~/.cache/airlock). */
+export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_CACHE_HOME
+  const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache')
+  return path.join(base, 'airlock')
+}
+
+/** Entries as folders `<root>/<key>/`, written whole under a temporary name, then renamed. */
+export class FolderStore implements CacheStore {
+  readonly kind = 'folder' as const
+  constructor(private readonly root: string) {}
+
+  async restore(dir: string, key: string, restoreKeys: string[]): Promise<string | undefined> {
+    await empty(dir)
+    const found = await this.find(key, restoreKeys)
+    if (found === undefined) return undefined
+    await fs.promises.cp(path.join(this.root, found), dir, {
+      recursive: true,
+      verbatimSymlinks: true,
+      preserveTimestamps: true
+    })
+    return found
+  }
+
+  async save(dir: string, key: string): Promise<'saved' | 'exists'> {
+    if (!KEY.test(key)) throw new Error(`not a cache key: ${key}`)
+    const target = path.join(this.root, key)
+    if (fs.existsSync(target)) return 'exists'
+    await fs.promises.mkdir(this.root, { recursive: true, mode: 0o700 })
+    const partial = path.join(this.root, `.partial-${randomBytes(6).toString('hex')}`)
+    try {
+      await fs.promises.cp(dir, partial, { recursive: true, verbatimSymlinks: true })
+      await fs.promises.rename(partial, target)
+      return 'saved'
+    } catch (error) {
+      await fs.promises.rm(partial, { recursive: true, force: true })
+      if (fs.existsSync(target)) return 'exists'
+      throw error
+    }
+  }
+
+  private async find(key: string, restoreKeys: string[]): Promise<string | undefined> {
+    let names: string[]
+    try {
+      names = (await fs.promises.readdir(this.root)).filter((n) => KEY.test(n))
+    } catch {
+      return undefined
+    }
+    if (names.includes(key)) return key
+    for (const prefix of restoreKeys) {
+      const matching = names.filter((n) => n.startsWith(prefix))
+      if (matching.length === 0) continue
+      const dated = await Promise.all(
+        matching.map(async (n) => ({
+          n,
+          t: (await fs.promises.stat(path.join(this.root, n))).mtimeMs
+        }))
+      )
+      return dated.sort((a, b) => b.t - a.t)[0].n
+    }
+    return undefined
+  }
+}
+
+/**
+ * The Actions cache through `@actions/cache` (the client of actions/cache). `dir` must be the
+ * same path in the run that saves and the runs that restore: the entry's version hashes it.
+ */
+export class ActionsStore implements CacheStore {
+  readonly kind = 'actions' as const
+  constructor(private readonly log: { info(l: string): void; warn(l: string): void }) {}
+
+  static available(): boolean {
+    return cache.isFeatureAvailable()
+  }
+
+  async restore(dir: string, key: string, restoreKeys: string[]): Promise<string | undefined> {
+    await empty(dir)
+    try {
+      return await cache.restoreCache([dir], key, restoreKeys)
+    } catch (error) {
+      this.log.warn(`cache restore (${key}): ${errorMessage(error)}`)
+      return undefined
+    }
+  }
+
+  async save(dir: string, key: string): Promise<'saved' | 'exists'> {
+    // -1: the service refused the reservation (the key exists, or another job is writing it).
+    const id = await cache.saveCache([dir], key)
+    return id === -1 ? 'exists' : 'saved'
+  }
+}
+
+async function empty(dir: string): Promise<void> {
+  await fs.promises.rm(dir, { recursive: true, force: true })
+  await fs.promises.mkdir(dir, { recursive: true })
+}

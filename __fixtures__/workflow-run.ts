@@ -10,7 +10,16 @@
  *                              `persist-credentials` writes the token header into .git/config
  *                              as the real action does; `repository:` another repository (Agent
  *                              Airlock itself) is this project folder, as pinned by the caller.
- *   actions/download-artifact  the real @actions/artifact client against the results stand-in.
+ *                              A `repository:` the test registers (the repository itself, a
+ *                              fork) is fetched from its own local remote instead.
+ *   actions/download-artifact  the real @actions/artifact client against the results stand-in;
+ *                              with `run-id` (another run's artifact, which the real action
+ *                              reads through the REST API and so needs `github-token`), the
+ *                              results stand-in of that run.
+ *   actions/create-github-app-token  checks `client-id` and `private-key` against an App the
+ *                              test registers and answers its outputs: `token` (an installation
+ *                              token the API stand-in knows as `<slug>[bot]`), `app-slug`,
+ *                              `installation-id`.
  */
 import { spawn, execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
@@ -46,6 +55,12 @@ export interface RunnerSetup {
   artifactEnv: Record<string, string>
   /** Settings this machine needs that a hosted runner has from the internet (see the tests). */
   machineInputs?: (step: EvaluatedStep) => Record<string, string>
+  /** Other repositories checkout can fetch (full name → local bare remote). */
+  repositories?: Record<string, string>
+  /** Artifact service environments of other runs, by run id (download-artifact `run-id`). */
+  artifactRuns?: Record<string, Record<string, string>>
+  /** GitHub Apps whose installation token create-github-app-token mints, by client id. */
+  apps?: Record<string, { privateKey: string; slug: string; token: string; installationId: string }>
 }
 
 export interface StepResult {
@@ -113,7 +128,11 @@ function spawnStep(
 function checkout(step: EvaluatedStep, setup: RunnerSetup, workspace: string): void {
   const w = step.with
   const dest = path.join(workspace, w.path ?? '')
-  if (w.repository !== undefined && w.repository !== '') {
+  const own =
+    w.repository === undefined || w.repository === ''
+      ? undefined
+      : setup.repositories?.[w.repository]
+  if (w.repository !== undefined && w.repository !== '' && own === undefined) {
     // Agent Airlock itself at the pinned commit: this project (its action.yml, dist/, images/).
     if (!/^[0-9a-f]{40}$/.test(w.ref ?? ''))
       throw new Error(`checkout of ${w.repository} is not pinned`)
@@ -127,7 +146,7 @@ function checkout(step: EvaluatedStep, setup: RunnerSetup, workspace: string): v
   const depth = Number(w['fetch-depth'] ?? '1')
   fs.mkdirSync(dest, { recursive: true })
   git(dest, ['init', '-q'])
-  git(dest, ['remote', 'add', 'origin', setup.remote])
+  git(dest, ['remote', 'add', 'origin', own ?? setup.remote])
   // As the action does: fetch the commit (with its history when fetch-depth is 0), check it out detached.
   git(dest, [
     'fetch',
@@ -165,12 +184,24 @@ async function downloadArtifact(
   setup: RunnerSetup,
   workspace: string
 ): Promise<void> {
+  const runId = step.with['run-id'] ?? ''
+  let env = setup.artifactEnv
+  if (runId !== '') {
+    // The real action reads another run's artifacts through the REST API: it needs a token.
+    if ((step.with['github-token'] ?? '') === '')
+      throw new Error('download-artifact: run-id without github-token')
+    const other = setup.artifactRuns?.[runId]
+    if (other === undefined) throw new Error(`download-artifact: no run ${runId}`)
+    env = other
+  }
   const saved = { ...process.env }
-  Object.assign(process.env, setup.artifactEnv)
+  Object.assign(process.env, env)
   try {
     const client = new DefaultArtifactClient()
     const { artifact } = await client.getArtifact(step.with.name)
-    await client.downloadArtifact(artifact.id, { path: path.join(workspace, step.with.path ?? '') })
+    await client.downloadArtifact(artifact.id, {
+      path: path.resolve(workspace, step.with.path ?? '')
+    })
   } finally {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k]
     Object.assign(process.env, saved)
@@ -194,7 +225,8 @@ export async function runJob(
   const steps: StepResult[] = []
   const stepsCtx: NonNullable<Contexts['steps']> = {}
   let failed = false
-  const evaluated = (): EvaluatedStep[] => jobSteps(w, jobId, { ...ctx, steps: stepsCtx })
+  const runner = { os: 'Linux', temp }
+  const evaluated = (): EvaluatedStep[] => jobSteps(w, jobId, { ...ctx, runner, steps: stepsCtx })
   const count = evaluated().length
   for (let i = 0; i < count; i++) {
     const step = evaluated()[i]
@@ -247,6 +279,21 @@ export async function runJob(
       checkout(step, setup, workspace)
     } else if (step.uses?.startsWith('actions/download-artifact@')) {
       await downloadArtifact(step, setup, workspace)
+    } else if (step.uses?.startsWith('actions/create-github-app-token@')) {
+      const app = setup.apps?.[step.with['client-id'] ?? '']
+      if (app === undefined || app.privateKey !== step.with['private-key']) {
+        result = {
+          code: 1,
+          stdout: '',
+          stderr: '::error::no GitHub App with this client id and key'
+        }
+      } else {
+        fs.appendFileSync(
+          outputFile,
+          `token=${app.token}\napp-slug=${app.slug}\ninstallation-id=${app.installationId}\n`
+        )
+        inputs = { ...step.with }
+      }
     } else if (step.uses?.startsWith('./')) {
       const dir = path.join(workspace, step.uses)
       inputs = { ...step.with, ...(setup.machineInputs?.(step) ?? {}) }
@@ -274,7 +321,7 @@ export async function runJob(
     ran: true,
     ...(environment !== undefined ? { environment } : {}),
     result: failed ? 'failure' : 'success',
-    outputs: jobOutputs(w, jobId, { ...ctx, steps: stepsCtx }),
+    outputs: jobOutputs(w, jobId, { ...ctx, runner, steps: stepsCtx }),
     steps,
     workspace
   }

@@ -101,6 +101,8 @@ export interface Contexts {
   steps?: Record<string, { outputs: Record<string, string> }>
   /** Whether the run was cancelled (the status functions). */
   cancelled?: boolean
+  /** The runner context (the job's temp folder: `runner.temp`). */
+  runner?: { os: string; temp: string }
 }
 
 const STATUS_FUNCTIONS = ['success', 'always', 'cancelled', 'failure']
@@ -146,7 +148,7 @@ export function evaluate(expression: string, ctx: Contexts): unknown {
       env: ctx.env ?? {},
       steps: ctx.steps ?? {},
       job: {},
-      runner: { os: 'Linux', temp: '/home/runner/work/_temp' },
+      runner: ctx.runner ?? { os: 'Linux', temp: '/home/runner/work/_temp' },
       matrix: {},
       strategy: {}
     }),
@@ -238,6 +240,14 @@ export function jobSteps(w: LoadedWorkflow, jobId: string, ctx: Contexts): Evalu
     const env = { ...jobEnv, ...mapping(get(s, 'env'), ctx) }
     const stringEnv = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, asString(v)]))
     const withValues = mapping(get(s, 'with'), { ...ctx, env: { ...ctx.env, ...stringEnv } })
+    // A step's `if:` sees the job's env (not its own step env).
+    const ifCtx: Contexts = {
+      ...ctx,
+      env: {
+        ...ctx.env,
+        ...Object.fromEntries(Object.entries(jobEnv).map(([k, v]) => [k, asString(v)]))
+      }
+    }
     return {
       index,
       id: get(s, 'id')?.value as string | undefined,
@@ -248,8 +258,8 @@ export function jobSteps(w: LoadedWorkflow, jobId: string, ctx: Contexts): Evalu
           ? true
           : Boolean(
               typeof ifToken.expression === 'string' || typeof ifToken.value !== 'string'
-                ? valueOf(ifToken, ctx)
-                : evaluate(ifToken.value as string, ctx)
+                ? valueOf(ifToken, ifCtx)
+                : evaluate(ifToken.value as string, ifCtx)
             ),
       with: Object.fromEntries(Object.entries(withValues).map(([k, v]) => [k, asString(v)])),
       env: stringEnv

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs'
+import * as path from 'node:path'
 import {
   PEOPLE,
   PR_NUMBER,
@@ -298,5 +300,58 @@ describe('approve under the policy file of the base commit', () => {
       commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 10)}`)
     )
     expectRefused(run, /policy file at the base commit cannot be used/)
+  })
+})
+
+describe('approve checks the evidence it is handed (output-dir) against its provenance statement', () => {
+  test('a changed byte in any bound file, or no provenance.json, is refused: exit 1, the gate stays pending', async () => {
+    const saved = path.join(world.root, 'saved-out')
+    fs.cpSync(world.out, saved, { recursive: true })
+    const statement = JSON.parse(
+      fs.readFileSync(path.join(world.out, 'provenance.json'), 'utf8')
+    ) as { predicate: { files: { path: string }[] } }
+    const bound = statement.predicate.files.map((f) => f.path)
+    expect(bound).toEqual(expect.arrayContaining(['report.json', 'diff.patch', 'comment.md']))
+    const tampers: [string, () => void][] = [
+      ...bound.map((f): [string, () => void] => [
+        f,
+        () => fs.appendFileSync(path.join(world.out, f), ' ')
+      ]),
+      ['a file added', () => fs.writeFileSync(path.join(world.out, 'extra.txt'), 'x')],
+      ['no provenance.json', () => fs.rmSync(path.join(world.out, 'provenance.json'))]
+    ]
+    for (const [what, tamper] of tampers) {
+      fs.rmSync(world.out, { recursive: true, force: true })
+      fs.cpSync(saved, world.out, { recursive: true })
+      tamper()
+      const run = await approve(
+        'issue_comment',
+        commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`),
+        { 'output-dir': world.out }
+      )
+      expect([what, run.code]).toEqual([what, 1])
+      expect(run.stdout).toContain('the evidence does not match its provenance.json')
+    }
+    expect(gate(world.base).map((s) => s.state)).toEqual(['pending'])
+  })
+
+  test('evidence of another run than the latest report is refused with the reason', async () => {
+    writeRunFolder(world.out, { runId: '100-9', headSha: world.base, patch: PATCH })
+    const run = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`),
+      { 'output-dir': world.out }
+    )
+    expectRefused(run, /is not the latest report's evidence/)
+  })
+
+  test('matching evidence in output-dir: approved', async () => {
+    const run = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`),
+      { 'output-dir': world.out }
+    )
+    expect(run.outputs.approved).toBe('true')
+    expect(gate(world.base).map((s) => s.state)).toEqual(['pending', 'success'])
   })
 })

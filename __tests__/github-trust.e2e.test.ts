@@ -76,7 +76,14 @@ function action(
   token = TOKEN
 ): Promise<ActionRun> {
   return runAction({
-    inputs: { mode, 'github-token': token, 'output-dir': world.out, ...inputs },
+    // approve is handed no evidence folder here (it would check it against the report it
+    // approves: see github-approve.e2e.test.ts); the other modes read world.out.
+    inputs: {
+      mode,
+      'github-token': token,
+      ...(mode === 'approve' ? {} : { 'output-dir': world.out }),
+      ...inputs
+    },
     eventName,
     payload,
     apiUrl: world.api.url,

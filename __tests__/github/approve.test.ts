@@ -1,5 +1,5 @@
 import { runCommand } from '../../src/github/command.js'
-import { approvalRequest } from '../../src/github/approve.js'
+import { approvalRequest } from '../../src/github/approval-request.js'
 import type { EventContext } from '../../src/github/context.js'
 import { HEAD } from './report-fixture.js'
 

@@ -1,10 +1,6 @@
-import * as fs from 'node:fs'
-import * as os from 'node:os'
-import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { stripControls } from '../report/escape.js'
-import { GitError, git } from '../workspace/git.js'
 import type { GitHubClient } from './client.js'
 import { hasStatus } from './client.js'
 import type { EventContext } from './context.js'
@@ -13,114 +9,7 @@ import type { RunEvidence } from './evidence.js'
 import { currentGate, shortSha } from './gate.js'
 import { isSuperseded, parseMarker } from './marker.js'
 import type { Identity, Writes } from './writes.js'
-
-/** One path the patch changes, as the Git Data API wants it. */
-export interface TreeChange {
-  path: string
-  /** 100644, 100755 or 120000 (symlink; the blob is the link target). */
-  mode: '100644' | '100755' | '120000'
-  /** Blob id (git's, which GitHub computes identically); null deletes the path. */
-  sha: string | null
-  /** Content to upload when the blob is new; null when GitHub already has it or it is a deletion. */
-  content: Buffer | null
-}
-
-export class ApplyRefused extends Error {
-  constructor(message: string) {
-    super(`apply refused: ${message}`)
-    this.name = 'ApplyRefused'
-  }
-}
-
-const MODES = new Set(['100644', '100755', '120000'])
-
-/**
- * Applies diff.patch to the head commit's tree in a private index and lists what changed. The
- * objects come from the local checkout (borrowed, not copied); nothing is checked out, so no
- * file, attribute, hook or filter of the repository takes part, and `git apply` refuses paths
- * that climb out of the tree.
- */
-export async function computeTreeChanges(
-  repoPath: string,
-  headSha: string,
-  patch: Buffer,
-  tempRoot: string = os.tmpdir()
-): Promise<TreeChange[]> {
-  const tmp = await fs.promises.mkdtemp(path.join(tempRoot, 'airlock-apply-'))
-  try {
-    const common = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {
-      cwd: repoPath
-    }).catch(() => {
-      throw new ConfigurationError(
-        'path',
-        `${repoPath} is not a git checkout; check out the repository first`
-      )
-    })
-    const gitDir = path.join(tmp, 'git')
-    await git(['init', '--bare', '--quiet', gitDir])
-    await fs.promises.writeFile(
-      path.join(gitDir, 'objects', 'info', 'alternates'),
-      path.join(common.stdout.toString('utf8').trim(), 'objects') + '\n'
-    )
-    try {
-      await git(['cat-file', '-e', `${headSha}^{commit}`], { gitDir })
-    } catch {
-      throw new ConfigurationError(
-        'path',
-        `the checkout at ${repoPath} does not contain the approved head ${headSha}; check it out (actions/checkout with ref: the pull request head SHA)`
-      )
-    }
-    const indexFile = path.join(tmp, 'index')
-    await git(['read-tree', headSha], { gitDir, indexFile })
-    try {
-      await git(['apply', '--cached', '--whitespace=nowarn', '-'], {
-        gitDir,
-        indexFile,
-        input: patch
-      })
-    } catch (error) {
-      if (error instanceof GitError)
-        throw new ApplyRefused(
-          `the patch does not apply to ${headSha.slice(0, 12)}: ${error.stderr}`
-        )
-      throw error
-    }
-    const raw = (
-      await git(['diff-index', '--cached', '--raw', '-z', '--no-renames', headSha], {
-        gitDir,
-        indexFile
-      })
-    ).stdout.toString('utf8')
-    const fields = raw.split('\0')
-    const changes: TreeChange[] = []
-    for (let i = 0; i + 1 < fields.length; i += 2) {
-      const m = /^:(\d{6}) (\d{6}) ([0-9a-f]{40}) ([0-9a-f]{40}) ([AMDT])$/.exec(fields[i])
-      const file = fields[i + 1]
-      if (!m) throw new Error(`unexpected git output: ${fields[i]}`)
-      const [, oldMode, newMode, oldOid, newOid, status] = m
-      if (status === 'D') {
-        changes.push({
-          path: file,
-          mode: MODES.has(oldMode) ? (oldMode as TreeChange['mode']) : '100644',
-          sha: null,
-          content: null
-        })
-        continue
-      }
-      if (!MODES.has(newMode)) {
-        throw new ApplyRefused(
-          `${file}: mode ${newMode} (submodules and the like) cannot be applied`
-        )
-      }
-      const content =
-        newOid === oldOid ? null : (await git(['cat-file', 'blob', newOid], { gitDir })).stdout
-      changes.push({ path: file, mode: newMode as TreeChange['mode'], sha: newOid, content })
-    }
-    return changes
-  } finally {
-    await fs.promises.rm(tmp, { recursive: true, force: true })
-  }
-}
+import { ApplyRefused, computeTreeChanges } from './patch-tree.js'
 
 /** A trailer value: one line, printable, bounded. */
 function trailer(value: string): string {

@@ -1,140 +1,28 @@
 import type { Logger } from '../log.js'
 import { bool, list } from '../input-read.js'
 import { escapeMarkdown } from '../report/escape.js'
+import type { ApprovalRequest } from './approval-request.js'
+import { approverCheck, errorText, writerCheck } from './approvers.js'
 import type { GitHubClient } from './client.js'
-import { hasStatus } from './client.js'
 import type { EventContext } from './context.js'
-import { asObject, eventPullNumber } from './context.js'
+import type { RunEvidence } from './evidence.js'
 import type { StatusPayload } from './gate.js'
 import { currentGate, gateApproved, gateRevoked, shortSha } from './gate.js'
-import { isSuperseded, parseMarker } from './marker.js'
+import { isSuperseded, parseMarker, sameEvidence } from './marker.js'
 import type { Marker } from './marker.js'
-import { finishedRun, openPullsAt } from './pulls.js'
+import { openPullsAt } from './pulls.js'
 import type { Identity, Writes } from './writes.js'
-
-/** An approval (or its revocation) read from the event, before any check. */
-export interface ApprovalRequest {
-  /** approve: an approving review or command; revoke: a writer requested changes. */
-  kind: 'approve' | 'revoke'
-  pullNumber: number
-  actor: { login: string; type: string }
-  /** The commit a review was submitted on (reviews only). */
-  commitId?: string
-  /** The review's id (reviews only): it must be newer than the report it approves. */
-  reviewId?: number
-  /** The diff SHA-256 prefix the approver named (`/airlock approve <prefix>`), if any. */
-  diffPrefix?: string
-  source: 'review' | 'comment'
-}
-
-/**
- * The approval command: the first line of the comment (or review body), starting at its first
- * character. Further down, quoted, indented or inside a code block it is text, not a command —
- * so a comment explaining how to approve does not approve.
- */
-const COMMAND = /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?[ \t]*(?:\r?\n|$)/
-
-function command(body: unknown): RegExpExecArray | null {
-  return typeof body === 'string' ? COMMAND.exec(body) : null
-}
-
-/**
- * Reads an approval from the event: a submitted review in state `approved` (or
- * `changes_requested`, which revokes), or a new comment on a pull request whose first line is
- * `/airlock approve <diff-sha-prefix>`. Anything else is not an approval (null). `workflow_run`
- * events are read with {@link approvalFromFinishedRun}.
- */
-export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
-  const p = ctx.payload
-  const pullNumber = eventPullNumber(ctx)
-  if (pullNumber === undefined) return null
-  if (ctx.eventName === 'pull_request_review') {
-    const review = asObject(p.review)
-    if (p.action !== 'submitted' || !review) return null
-    return fromReview(pullNumber, review)
-  }
-  if (ctx.eventName === 'issue_comment') {
-    const comment = asObject(p.comment)
-    if (p.action !== 'created' || !comment) return null
-    const m = command(comment.body)
-    if (!m) return null
-    const user = asObject(comment.user)
-    if (!user || typeof user.login !== 'string') return null
-    return {
-      kind: 'approve',
-      pullNumber,
-      actor: { login: user.login, type: String(user.type ?? '') },
-      diffPrefix: m[1] ?? '',
-      source: 'comment'
-    }
-  }
-  return null
-}
-
-function fromReview(pullNumber: number, review: Record<string, unknown>): ApprovalRequest | null {
-  const state = String(review.state).toLowerCase()
-  if (state !== 'approved' && state !== 'changes_requested') return null
-  const user = asObject(review.user)
-  if (!user || typeof user.login !== 'string') return null
-  const m = command(review.body)
-  return {
-    kind: state === 'approved' ? 'approve' : 'revoke',
-    pullNumber,
-    actor: { login: user.login, type: String(user.type ?? '') },
-    commitId: typeof review.commit_id === 'string' ? review.commit_id : undefined,
-    reviewId: typeof review.id === 'number' ? review.id : undefined,
-    diffPrefix: m?.[1],
-    source: 'review'
-  }
-}
-
-/**
- * A `workflow_run` event after a review workflow finished (the review workflow does nothing; it
- * only starts this one, whose file — like every workflow_run workflow's — comes from the default
- * branch). The event does not carry the review, so the latest approving or changes-requesting
- * review on each open pull request at the run's head is read from the API. Anyone able to start
- * such a run can only make the action decide again on the current state.
- */
-export async function approvalFromFinishedRun(
-  octokit: GitHubClient,
-  me: Identity,
-  ctx: EventContext
-): Promise<ApprovalRequest[]> {
-  const run = finishedRun(ctx)
-  if (run === null || run.event !== 'pull_request_review') return []
-  const pulls = await openPullsAt(octokit, ctx.owner, ctx.repo, run.headSha, run.headRepository)
-  const out: ApprovalRequest[] = []
-  for (const pullNumber of pulls) {
-    const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-      owner: ctx.owner,
-      repo: ctx.repo,
-      pull_number: pullNumber,
-      per_page: 100
-    })
-    // The latest decisive review (approved or changes requested): a comment-only review after
-    // it must not hide it when two reviews arrive close together.
-    const latest = reviews
-      .filter(
-        (r) =>
-          (r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED') && r.user?.login !== me.login
-      )
-      .sort((a, b) => b.id - a.id)[0]
-    if (latest === undefined) continue
-    const req = fromReview(pullNumber, latest)
-    if (req !== null) out.push(req)
-  }
-  return out
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
 
 export interface ApproveOptions {
   gateContext: string
   /** The `allow-self-approval` input; when not given, the policy file's setting (default false). */
   allowSelfApproval: boolean | undefined
   targetUrl?: string
+  /**
+   * The run's evidence, when approve was handed it (already checked against its provenance
+   * statement): it must be the evidence of the latest report (same run, head and diff).
+   */
+  evidence?: RunEvidence
   /**
    * The policy file's settings at the pull request's base commit (never its head): `approvers`
    * and `allow-self-approval` apply. Throws when the file is invalid: the approval is refused.
@@ -146,37 +34,7 @@ export type ApproveResult =
   | { approved: true; status: StatusPayload; marker: Marker }
   | { approved: false; reason: string; status?: StatusPayload; marker?: Marker }
 
-const WRITE_ROLES = new Set(['admin', 'maintain', 'write'])
-
 type Repo = { owner: string; repo: string }
-
-/** The actor's role when it is a human with write access, or the reason it is not. */
-async function writerCheck(
-  octokit: GitHubClient,
-  repo: Repo,
-  actor: { login: string; type: string },
-  what: 'approve' | 'revoke'
-): Promise<string | null> {
-  const doing = what === 'approve' ? 'approving' : 'requesting changes on the gate'
-  const login = actor.login
-  if (actor.type === 'Bot' || /\[bot\]$/i.test(login)) {
-    return `@${login} is a bot; only people can ${what === 'approve' ? 'approve' : 'request changes'}`
-  }
-  let role: string
-  try {
-    const perm = (
-      await octokit.rest.repos.getCollaboratorPermissionLevel({ ...repo, username: login })
-    ).data
-    role = perm.role_name && WRITE_ROLES.has(perm.role_name) ? perm.role_name : perm.permission
-  } catch (error) {
-    if (hasStatus(error, 404)) return `@${login} is not a collaborator of this repository`
-    throw error
-  }
-  if (!WRITE_ROLES.has(role)) {
-    return `@${login} has ${role} permission; ${doing} needs write, maintain or admin`
-  }
-  return null
-}
 
 /** The action's own latest report on a pull request (not superseded), with its review id. */
 async function latestReport(
@@ -197,45 +55,6 @@ async function latestReport(
     .sort((a, b) => b.id - a.id)
   const top = own[0]
   return top?.marker ? { id: top.id, marker: top.marker } : null
-}
-
-/**
- * Whether `login` is one of the approvers: a user entry (`login` or `@login`) matches by name; a
- * team entry (`@org/team`) is checked through the team membership API — an active membership
- * counts, anything else (including an error of the API) does not.
- */
-async function approverCheck(
-  octokit: GitHubClient,
-  approvers: string[],
-  login: string
-): Promise<string | null> {
-  if (approvers.length === 0) return null
-  const users = approvers.filter((a) => !a.includes('/')).map((a) => a.replace(/^@/, ''))
-  if (users.some((u) => u.toLowerCase() === login.toLowerCase())) return null
-  const failures: string[] = []
-  for (const entry of approvers.filter((a) => a.includes('/'))) {
-    const m = /^@?([A-Za-z0-9][A-Za-z0-9-]{0,38})\/([A-Za-z0-9._-]{1,100})$/.exec(entry)
-    if (!m) {
-      failures.push(`${entry} is not @org/team`)
-      continue
-    }
-    try {
-      const res = await octokit.rest.teams.getMembershipForUserInOrg({
-        org: m[1],
-        team_slug: m[2],
-        username: login
-      })
-      if (res.data.state === 'active') return null
-    } catch (error) {
-      if (!hasStatus(error, 404)) failures.push(`${entry}: ${errorText(error)}`)
-    }
-  }
-  return (
-    `@${login} is not one of the approvers named in .github/airlock.yml` +
-    (failures.length > 0
-      ? ` (team membership could not be checked, which counts as no: ${failures.join('; ')})`
-      : '')
-  )
 }
 
 /**
@@ -291,6 +110,12 @@ export async function decideApproval(
   if (latest.headSha !== head) {
     return refuse(
       `the latest report is for ${latest.headSha.slice(0, 12)}, but the head is now ${head.slice(0, 12)}; wait for the new run`
+    )
+  }
+  const given = options.evidence?.report
+  if (given !== undefined && !sameEvidence(latest, given)) {
+    return refuse(
+      `the evidence in output-dir (run ${given.runId}, diff ${shortSha(given.diffSha256)}) is not the latest report's evidence (run ${latest.runId}, diff ${shortSha(latest.diffSha256)})`
     )
   }
   if (req.source === 'review' && req.reviewId !== undefined && req.reviewId < report.id) {

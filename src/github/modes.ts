@@ -8,13 +8,9 @@ import { codeBlock } from '../report/escape.js'
 import { applyRun } from './apply.js'
 import { readArtifactRecord } from './artifact.js'
 import { artifactLine } from './artifact-line.js'
-import {
-  approvalFromFinishedRun,
-  approvalRequest,
-  decideApproval,
-  recordApproval
-} from './approve.js'
-import type { ApprovalRequest } from './approve.js'
+import { approvalFromFinishedRun, approvalRequest } from './approval-request.js'
+import type { ApprovalRequest } from './approval-request.js'
+import { decideApproval, recordApproval } from './approve.js'
 import { acknowledgeCommand, decideCommand, runCommand } from './command.js'
 import { InvalidEvidenceError } from './evidence.js'
 import { finishedRun, openPullsAt } from './pulls.js'
@@ -22,8 +18,15 @@ import { createClient } from './client.js'
 import { contentsReader } from './contents.js'
 import type { FileReader } from './contents.js'
 import type { EventContext, GitHubInputs } from './context.js'
-import { GITHUB_OUTPUT, eventPullNumber, getGitHubInputs, readEventContext } from './context.js'
+import {
+  GITHUB_INPUT,
+  GITHUB_OUTPUT,
+  eventPullNumber,
+  getGitHubInputs,
+  readEventContext
+} from './context.js'
 import { readEvidence } from './evidence.js'
+import type { RunEvidence } from './evidence.js'
 import { requireMatchingStatement } from '../report/provenance.js'
 import { publishRun } from './publish.js'
 import { Writes, resolveIdentity } from './writes.js'
@@ -160,6 +163,18 @@ export type PolicyReader = (at: {
   api: FileReader
 }) => Promise<Record<string, string>>
 
+/**
+ * The evidence approve is handed: when `output-dir` is set (the approval job downloaded the
+ * run's artifact), every file must match provenance.json (EvidenceMismatchError otherwise), then
+ * report.json and diff.patch are checked as publish checks them. Without `output-dir`, approve
+ * decides on the action's own review and status alone.
+ */
+function approvalEvidence(read: InputReader, outputDir: string): RunEvidence | undefined {
+  if (read(GITHUB_INPUT.outputDir) === undefined) return undefined
+  requireMatchingStatement(outputDir)
+  return readEvidence(outputDir)
+}
+
 /** `approve` mode. */
 export async function approveMode(
   read: InputReader,
@@ -174,6 +189,9 @@ export async function approveMode(
     core.setOutput(GITHUB_OUTPUT.approved, 'false')
     return
   }
+  // Evidence handed to approve (the run's artifact, output-dir) must match its provenance
+  // statement before anything is read or written; it must then be the latest report's.
+  const evidence = approvalEvidence(read, inputs.outputDir)
   const { octokit, writes } = setup(inputs, log)
   const me = await resolveIdentity(octokit, inputs.appSlug)
   const requests: ApprovalRequest[] =
@@ -186,7 +204,8 @@ export async function approveMode(
   let approved = false
   for (const req of requests) {
     approved =
-      (await decideAndRecord(octokit, writes, me, ctx, req, inputs, log, readPolicy)) || approved
+      (await decideAndRecord(octokit, writes, me, ctx, req, inputs, log, readPolicy, evidence)) ||
+      approved
   }
   core.setOutput(GITHUB_OUTPUT.approved, String(approved))
   if (inputs.dryRun) await reportDryRun(inputs.outputDir, 'approve', writes.calls)
@@ -200,9 +219,11 @@ async function decideAndRecord(
   req: ApprovalRequest,
   inputs: GitHubInputs,
   log: Logger,
-  readPolicy: PolicyReader
+  readPolicy: PolicyReader,
+  evidence: RunEvidence | undefined
 ): Promise<boolean> {
   const result = await decideApproval(octokit, me, ctx, req, {
+    evidence,
     gateContext: inputs.gateContext,
     allowSelfApproval: inputs.allowSelfApproval,
     targetUrl: runUrl(ctx),

@@ -1,0 +1,503 @@
+/**
+ * The fork flow and the comment trigger, run as GitHub would run the workflow files (loaded with
+ * GitHub's parser, expressions evaluated with GitHub's evaluator, real webhook payloads):
+ *
+ * - examples/fork-publish.yml → .github/workflows/agent-publish.yml on `workflow_run` after a
+ *   fork pull request's run: the event lists no pull request, the evidence is another run's
+ *   artifact downloaded into $RUNNER_TEMP/untrusted, the pull request is found by head
+ *   repository and head commit, and nothing of the pull request is checked out;
+ * - examples/comment-run.yml on `issue_comment`: `/airlock run <task>` by a writer runs the agent
+ *   (a real container) on the pull request's head with the task as data, then the normal review;
+ *   examples/approve.yml approves it; refusals start nothing;
+ * - .github/workflows/agent-approve.yml with a GitHub App: the installation token minted by
+ *   actions/create-github-app-token (emulated for its inputs and outputs) is the one the action
+ *   uses, so the gate comes from the App's identity; without the App's secrets, the workflow token.
+ */
+import { execFileSync } from 'node:child_process'
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import { DefaultArtifactClient } from '@actions/artifact'
+import {
+  PEOPLE,
+  PR_NUMBER,
+  TOKEN,
+  gitIn,
+  makeWorld,
+  publish,
+  webhook,
+  writeRunFolder
+} from '../../__fixtures__/action-harness.js'
+import type { World } from '../../__fixtures__/action-harness.js'
+import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
+import type { User } from '../../__fixtures__/github-stand-in.js'
+import { runJob, type JobResult, type RunnerSetup } from '../../__fixtures__/workflow-run.js'
+import {
+  githubContext,
+  jobRuns,
+  loadWorkflow,
+  resolveCall,
+  type Contexts
+} from '../../__fixtures__/workflows.js'
+import { startResultsService } from '../support/results-service.js'
+import type { ResultsService } from '../support/results-service.js'
+
+const PATCH =
+  'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+hello, world\n'
+const FORK_HEAD = 'f0'.repeat(20)
+const FORK_PR = 21
+const FORK_RUN = '777'
+/** A GitHub App the maintainer set up for the gate (its client id and key are secrets). */
+const APP: User = { login: 'airlock-gate[bot]', id: 9001, type: 'Bot' }
+const APP_TOKEN = 'ghs_apptoken00000000000000000000000000000'
+const KEY = '-----BEGIN RSA PRIVATE KEY-----\nnot-a-real-key\n-----END RSA PRIVATE KEY-----'
+const APP_SECRETS = { AIRLOCK_APP_CLIENT_ID: 'Iv1.airlockgate', AIRLOCK_APP_PRIVATE_KEY: KEY }
+
+let world: World
+let results: ResultsService
+
+beforeEach(async () => {
+  results = await startResultsService()
+  world = await makeWorld({
+    'README.md': 'hello\n',
+    // The repository's own agent image for comment runs: the agent copies its task into the
+    // workspace (so the diff shows exactly what it was given); the tests pass.
+    '.github/airlock/Dockerfile': `ARG BASE=busybox@sha256:${'0'.repeat(64)}\nFROM \${BASE}\nCOPY agent npm /bin/\n`,
+    '.github/airlock/agent': { content: '#!/bin/sh\ncp "$2" TASK.md\n', exec: true },
+    '.github/airlock/npm': { content: '#!/bin/sh\nexit 0\n', exec: true }
+  })
+  world.api.pulls.set(FORK_PR, {
+    number: FORK_PR,
+    user: PEOPLE.mallory,
+    headRef: 'patch-1',
+    baseRef: 'main',
+    headRepo: 'mallory/hello',
+    state: 'open',
+    draft: false,
+    title: 'From a fork',
+    body: '',
+    foreignHeadSha: FORK_HEAD
+  })
+})
+afterEach(async () => {
+  results?.close()
+  const violations = [...world.api.violations, ...results.violations]
+  await world.close()
+  expect(violations).toEqual([])
+})
+
+const remote = (): string => path.join(world.root, 'remote.git')
+
+function setup(
+  eventName: string,
+  payload: Record<string, unknown>,
+  extra: Partial<RunnerSetup> = {}
+): RunnerSetup {
+  return {
+    remote: remote(),
+    root: world.root,
+    eventName,
+    payload,
+    // workflow_run and issue_comment run on the default branch.
+    sha: world.base,
+    ref: 'refs/heads/main',
+    apiUrl: world.api.url,
+    token: TOKEN,
+    artifactEnv: results.env,
+    repositories: { 'octo-org/hello': remote() },
+    apps: {
+      'Iv1.airlockgate': {
+        privateKey: KEY,
+        slug: 'airlock-gate',
+        token: APP_TOKEN,
+        installationId: '55'
+      }
+    },
+    ...extra
+  }
+}
+
+function log(job: JobResult): string {
+  return job.steps
+    .map((s) => `${s.stdout}\n${s.stderr}`)
+    .join('\n')
+    .slice(-6000)
+}
+
+/** The job succeeded; when not, its log is the failure message. */
+function expectSuccess(job: JobResult): void {
+  expect(job.result === 'success' ? 'success' : log(job)).toBe('success')
+}
+
+function gate(sha: string): string[] {
+  return world.api.statuses
+    .filter((s) => s.sha === sha && s.context === 'airlock/approval')
+    .map((s) => s.state)
+}
+
+/** Uploads a run folder as that run's artifact, as the fork's run job did. */
+async function uploadAsRun(dir: string, name: string): Promise<void> {
+  const saved = { ...process.env }
+  Object.assign(process.env, results.env)
+  try {
+    const files = fs.readdirSync(dir).map((f) => path.join(dir, f))
+    await new DefaultArtifactClient().uploadArtifact(name, files, dir)
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k]
+    Object.assign(process.env, saved)
+  }
+}
+
+describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on workflow_run', () => {
+  function finishedRun(headRepo: string, runId = FORK_RUN): Record<string, unknown> {
+    return webhook('workflow_run', 'completed', (p) => {
+      p.workflow_run.id = Number(runId)
+      p.workflow_run.run_attempt = 1
+      p.workflow_run.name = 'Agent Airlock on pull requests'
+      p.workflow_run.event = 'pull_request'
+      p.workflow_run.conclusion = 'success'
+      p.workflow_run.head_sha = FORK_HEAD
+      p.workflow_run.head_repository.full_name = headRepo
+      // What GitHub sends for a fork's run: no pull requests.
+      p.workflow_run.pull_requests = []
+    })
+  }
+
+  async function publisher(
+    event: Record<string, unknown>,
+    runId = FORK_RUN,
+    secrets: Record<string, string> = {}
+  ): Promise<{ job: JobResult; runs: boolean }> {
+    const ctx: Contexts = {
+      github: githubContext('workflow_run', event, {
+        sha: world.base,
+        ref: 'refs/heads/main',
+        token: TOKEN
+      }),
+      secrets
+    }
+    const caller = await loadWorkflow('examples/fork-publish.yml')
+    const runs = jobRuns(caller, 'publish', ctx)
+    const call = await resolveCall(caller, 'publish', ctx)
+    const job = await runJob(
+      call.callee,
+      'publish',
+      { ...ctx, inputs: call.inputs, secrets: call.secrets },
+      setup('workflow_run', event, { artifactRuns: { [runId]: results.env } })
+    )
+    return { job, runs }
+  }
+
+  async function forkEvidence(tamper?: (dir: string) => void, runId = FORK_RUN): Promise<string> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-fork-run-'))
+    try {
+      const report = writeRunFolder(dir, {
+        runId: `${runId}-1`,
+        headSha: FORK_HEAD,
+        patch: PATCH
+      })
+      tamper?.(dir)
+      await uploadAsRun(dir, `airlock-${runId}-1`)
+      return report.diff.sha256 as string
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  test("the fork's pull request is found by head repository and SHA; review and pending gate; the PR is never checked out", async () => {
+    const diff = await forkEvidence()
+    const { job, runs } = await publisher(finishedRun('mallory/hello'))
+    expect(runs).toBe(true)
+    expectSuccess(job)
+    // The artifact of the finished run, by its id, into $RUNNER_TEMP/untrusted.
+    const download = job.steps.find((s) => s.step.uses?.startsWith('actions/download-artifact@'))!
+    expect(download.step.with).toMatchObject({
+      name: `airlock-${FORK_RUN}-1`,
+      'run-id': FORK_RUN,
+      path: `${download.environment.RUNNER_TEMP}/untrusted`
+    })
+    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    expect(action.inputs).toMatchObject({
+      mode: 'publish',
+      'output-dir': `${action.environment.RUNNER_TEMP}/untrusted`
+    })
+    // Nothing of the pull request: the only checkout is Agent Airlock itself, no run step
+    // touches the evidence.
+    const checkouts = job.steps.filter((s) => s.step.uses?.startsWith('actions/checkout@'))
+    expect(checkouts.map((s) => s.step.with.path)).toEqual(['.airlock/action'])
+    expect(fs.readdirSync(job.workspace)).toEqual(['.airlock'])
+    const reviews = world.api.reviews.filter((r) => r.user.login === ACTIONS_BOT.login)
+    expect(reviews).toEqual([
+      expect.objectContaining({ pull: FORK_PR, commit_id: FORK_HEAD, state: 'COMMENTED' })
+    ])
+    expect(reviews[0].body).toContain('hello, world')
+    expect(world.api.statuses).toEqual([
+      expect.objectContaining({
+        sha: FORK_HEAD,
+        state: 'pending',
+        description: `awaiting approval of diff ${diff.slice(0, 12)}`
+      })
+    ])
+  })
+
+  test('with the GitHub App’s secrets the review and the pending gate are the App’s', async () => {
+    world.api.tokens.set(APP_TOKEN, APP)
+    await forkEvidence()
+    const { job } = await publisher(finishedRun('mallory/hello'), FORK_RUN, APP_SECRETS)
+    expectSuccess(job)
+    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    expect(action.inputs).toMatchObject({ 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })
+    expect(world.api.reviews.map((r) => [r.pull, r.user.login])).toEqual([[FORK_PR, APP.login]])
+    expect(world.api.statuses.map((s) => [s.state, s.creator.login])).toEqual([
+      ['pending', APP.login]
+    ])
+  })
+
+  test('a tampered artifact (diff.patch changed, report.json naming another head) is refused: the job fails, nothing is written', async () => {
+    const tampers: [string, (d: string) => void][] = [
+      ['778', (d) => fs.appendFileSync(path.join(d, 'diff.patch'), '+more\n')],
+      [
+        '779',
+        (d) => {
+          const f = path.join(d, 'report.json')
+          fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replaceAll(FORK_HEAD, 'e1'.repeat(20)))
+        }
+      ]
+    ]
+    for (const [runId, tamper] of tampers) {
+      await forkEvidence(tamper, runId)
+      const { job } = await publisher(finishedRun('mallory/hello', runId), runId)
+      expect([runId, job.result]).toEqual([runId, 'failure'])
+      expect(log(job)).toMatch(/invalid run evidence/)
+    }
+    expect(world.api.writes()).toEqual([])
+  })
+
+  test('a run of a same-repository pull request is not this publisher’s', async () => {
+    const ctx: Contexts = {
+      github: githubContext('workflow_run', finishedRun('octo-org/hello'), {
+        sha: world.base,
+        ref: 'refs/heads/main',
+        token: TOKEN
+      })
+    }
+    expect(jobRuns(await loadWorkflow('examples/fork-publish.yml'), 'publish', ctx)).toBe(false)
+  })
+})
+
+describe('comment trigger: examples/comment-run.yml', () => {
+  function comment(user: User, body: string, action = 'created'): Record<string, unknown> {
+    return webhook('issue_comment', 'created', (p) => {
+      p.action = action
+      p.issue.number = PR_NUMBER
+      p.issue.pull_request = {
+        url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
+      }
+      p.comment.id = 4242
+      p.comment.body = body
+      p.comment.user.login = user.login
+      p.comment.user.type = user.type
+    })
+  }
+
+  /** The three jobs, in order, as GitHub runs them (each only when its `if:` holds). */
+  async function commentRun(event: Record<string, unknown>) {
+    const runId = String(100000 + Math.floor(Math.random() * 899999))
+    const ctx: Contexts = {
+      github: githubContext('issue_comment', event, {
+        sha: world.base,
+        ref: 'refs/heads/main',
+        token: TOKEN,
+        runId
+      }),
+      secrets: { AGENT_API_KEY: 'sk-canary-comment-run' }
+    }
+    const w = await loadWorkflow('examples/comment-run.yml')
+    const busybox = execFileSync('docker', [
+      'image',
+      'inspect',
+      '-f',
+      '{{.Id}}',
+      'airlock-local/busybox:1'
+    ])
+      .toString()
+      .trim()
+    const s = setup('issue_comment', event, {
+      // A hosted runner pulls the pinned base; here it is the local image.
+      machineInputs: (step): Record<string, string> =>
+        step.with.mode === 'run' && (step.with['build-args'] ?? '') === ''
+          ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
+          : {}
+    })
+    const command = await runJob(w, 'command', ctx, s)
+    const needs: Record<string, unknown> = {
+      command: { result: command.result, outputs: command.outputs }
+    }
+    const run = await runJob(w, 'run', { ...ctx, needs }, s)
+    needs.run = { result: run.result, outputs: run.outputs }
+    const pub = await runJob(w, 'publish', { ...ctx, needs }, s)
+    return { command, run, publish: pub, runId }
+  }
+
+  test('a writer’s /airlock run <task> runs the agent on the head with the task as data; reaction, review, then approve.yml approves', async () => {
+    const head = world.api.push('feature', 'the pull request’s work')
+    const marker = path.join(os.tmpdir(), `airlock-pwned-${process.pid}`)
+    const task = `fix it; $(touch ${marker}) \`touch ${marker}\` "q" 'q' \${{ github.token }} \${HOME}\nsecond line`
+    const {
+      command,
+      run,
+      publish: pub
+    } = await commentRun(comment(PEOPLE.writer, `/airlock run ${task}`))
+    expectSuccess(command)
+    expect(command.outputs).toMatchObject({
+      'run-requested': 'true',
+      task,
+      'head-sha': head,
+      fork: 'false',
+      'pull-request': String(PR_NUMBER)
+    })
+    expect(world.api.reactions).toEqual([
+      { commentId: 4242, content: 'rocket', user: ACTIONS_BOT.login }
+    ])
+    expectSuccess(run)
+    const action = run.steps.find((s) => s.step.id === 'airlock')!
+    expect(action.inputs.task).toBe(task)
+    // The head was checked out, and the task reached the agent byte for byte, never a shell.
+    expect(gitIn(run.workspace, ['rev-parse', 'HEAD']).trim()).toBe(head)
+    expect(fs.existsSync(marker)).toBe(false)
+    expectSuccess(pub)
+    const reviews = world.api.reviews.filter((r) => r.user.login === ACTIONS_BOT.login)
+    expect(reviews.map((r) => [r.pull, r.commit_id])).toEqual([[PR_NUMBER, head]])
+    const body = reviews[0].body
+    expect(body).toContain('TASK.md')
+    expect(body).toContain('${{ github.token }}')
+    expect(body).not.toContain(TOKEN)
+    expect(gate(head)).toEqual(['pending'])
+
+    // The normal approval, from examples/approve.yml on the default branch.
+    const diff = /"diffSha256":"([0-9a-f]{64})"/.exec(body)![1]
+    const approval = webhook('issue_comment', 'created', (p) => {
+      p.issue.number = PR_NUMBER
+      p.issue.pull_request = {
+        url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
+      }
+      p.comment.body = `/airlock approve ${diff.slice(0, 12)}`
+      p.comment.user.login = PEOPLE.maintainer.login
+      p.comment.user.type = 'User'
+    })
+    const ctx: Contexts = {
+      github: githubContext('issue_comment', approval, {
+        sha: world.base,
+        ref: 'refs/heads/main',
+        token: TOKEN
+      })
+    }
+    const call = await resolveCall(await loadWorkflow('examples/approve.yml'), 'approve', ctx)
+    const job = await runJob(
+      call.callee,
+      'approve',
+      { ...ctx, inputs: call.inputs, secrets: call.secrets },
+      setup('issue_comment', approval)
+    )
+    expectSuccess(job)
+    expect(gate(head)).toEqual(['pending', 'success'])
+  }, 300_000)
+
+  test('refused with the reason, nothing runs: a reader, a bot, an edited comment, a closed pull request', async () => {
+    const cases: [User, string, RegExp][] = [
+      [PEOPLE.reader, 'created', /has read permission/],
+      [PEOPLE.bot, 'created', /is a bot/],
+      [PEOPLE.writer, 'edited', /edited comment is not a command/],
+      [PEOPLE.writer, 'closed', /is not open/]
+    ]
+    for (const [user, action, reason] of cases) {
+      if (action === 'closed')
+        (world.api.pulls.get(PR_NUMBER) as { state: string }).state = 'closed'
+      const event = comment(user, '/airlock run do it', action === 'closed' ? 'created' : action)
+      const before = { reactions: world.api.reactions.length, comments: world.api.comments.length }
+      const { command, run, publish: pub } = await commentRun(event)
+      expect([command.ran, command.result]).toEqual([true, 'success'])
+      expect(command.outputs['run-requested']).toBe('false')
+      expect([run.ran, pub.ran]).toEqual([false, false])
+      expect(world.api.reactions.slice(before.reactions).map((r) => r.content)).toEqual([
+        'confused'
+      ])
+      const replies = world.api.comments.slice(before.comments)
+      expect(replies).toHaveLength(1)
+      expect(replies[0].body).toMatch(reason)
+    }
+    expect(world.api.reviews).toEqual([])
+    expect(world.api.statuses).toEqual([])
+  }, 300_000)
+})
+
+describe('agent-approve.yml with a GitHub App identity', () => {
+  async function approveJob(secrets: Record<string, string>, diff: string): Promise<JobResult> {
+    const event = webhook('issue_comment', 'created', (p) => {
+      p.issue.number = PR_NUMBER
+      p.issue.pull_request = {
+        url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
+      }
+      p.comment.body = `/airlock approve ${diff.slice(0, 12)}`
+      p.comment.user.login = PEOPLE.writer.login
+      p.comment.user.type = 'User'
+    })
+    const ctx: Contexts = {
+      github: githubContext('issue_comment', event, {
+        sha: world.base,
+        ref: 'refs/heads/main',
+        token: TOKEN
+      }),
+      secrets
+    }
+    const call = await resolveCall(await loadWorkflow('examples/approve.yml'), 'approve', ctx)
+    return runJob(
+      call.callee,
+      'approve',
+      { ...ctx, inputs: call.inputs, secrets: call.secrets },
+      setup('issue_comment', event)
+    )
+  }
+
+  test('with the App’s client id and key: the installation token and app-slug reach the action; the gate is the App’s', async () => {
+    world.api.tokens.set(APP_TOKEN, APP)
+    const report = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    expect(
+      (await publish(world, { 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })).code
+    ).toBe(0)
+    const job = await approveJob(APP_SECRETS, report.diff.sha256 as string)
+    expectSuccess(job)
+    const mint = job.steps.find((s) => s.step.uses?.startsWith('actions/create-github-app-token@'))!
+    expect(mint.skipped).toBe(false)
+    expect(mint.step.with).toMatchObject({
+      'client-id': 'Iv1.airlockgate',
+      'permission-statuses': 'write',
+      'permission-pull-requests': 'write'
+    })
+    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    expect(action.inputs).toMatchObject({ 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })
+    // The key went only to the step that mints the token.
+    for (const s of job.steps.filter((x) => x !== mint)) {
+      const seen = Object.entries({ ...s.environment, ...s.inputs }).filter(([, v]) =>
+        v.includes('not-a-real-key')
+      )
+      expect([s.step.index, seen]).toEqual([s.step.index, []])
+    }
+    expect(world.api.statuses.map((s) => [s.state, s.creator.login])).toEqual([
+      ['pending', APP.login],
+      ['success', APP.login]
+    ])
+  })
+
+  test('without the App’s secrets: no token is minted, the workflow token is used', async () => {
+    const report = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    expect((await publish(world)).code).toBe(0)
+    const job = await approveJob({}, report.diff.sha256 as string)
+    expectSuccess(job)
+    const mint = job.steps.find((s) => s.step.uses?.startsWith('actions/create-github-app-token@'))!
+    expect(mint.skipped).toBe(true)
+    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    expect(action.inputs).toMatchObject({ 'github-token': TOKEN, 'app-slug': '' })
+    expect(gate(world.base)).toEqual(['pending', 'success'])
+  })
+})

@@ -15,7 +15,8 @@ import { runPipeline } from '../src/pipeline/run.js'
 import { planRun } from '../src/plan.js'
 import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import { startEgress, type EgressCapture } from '../src/egress/session.js'
-import { parseCredential, parseHostRule } from '../src/egress/policy.js'
+import { parseCredential } from '../src/egress/credential-routes.js'
+import { parseHostRule } from '../src/egress/policy.js'
 import type { ProxyConfig } from '../src/egress/proxy.js'
 import {
   FIXTURES,

@@ -8,13 +8,13 @@ import * as tls from 'node:tls'
 import * as zlib from 'node:zlib'
 import { ConfigurationError, escapeControls } from '../src/errors.js'
 import { Budget } from '../src/egress/budget.js'
+import { isNonPublicAddress } from '../src/egress/policy.js'
 import {
-  isNonPublicAddress,
   parseCredential,
   pathProblem,
   scopeAllows,
   secretProblem
-} from '../src/egress/policy.js'
+} from '../src/egress/credential-routes.js'
 import { filterResponse } from '../src/egress/reflection.js'
 import { parseClientHello } from '../src/egress/sni.js'
 import { summarizeEgress } from '../src/egress/evidence.js'

@@ -10,15 +10,15 @@ import {
   checkHost,
   isIpLiteral,
   isNonPublicAddress,
-  parseCredential,
   parseHostMapping,
   parseHostRule,
   splitHostPort
 } from '../src/egress/policy.js'
+import { parseCredential } from '../src/egress/credential-routes.js'
 import { masker, summarizeEgress } from '../src/egress/evidence.js'
 import { parseExchange, parseSse, summarizeTranscript } from '../src/egress/transcript.js'
 import type { EgressEvent, TranscriptRecord } from '../src/egress/proxy.js'
-import { redactHeaders } from '../src/egress/proxy.js'
+import { redactHeaders } from '../src/egress/proxy/headers.js'
 import { renderEgress } from '../src/report/egress.js'
 import type { Report } from '../src/report/report.js'
 

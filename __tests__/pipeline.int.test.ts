@@ -18,7 +18,7 @@ import {
   uniqueRunId
 } from './support/run.js'
 
-import { verifyProvenance } from '../src/report/provenance.js'
+import { verifyProvenance } from '../src/report/provenance-verify.js'
 
 beforeAll(() => buildDist())
 

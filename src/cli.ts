@@ -1,7 +1,8 @@
 // The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub).
 // Its flags are in cli/args.ts, its log in cli/terminal.ts, `verify` in cli/verify.ts.
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
-import { INPUT, defaultContext, getInputs } from './inputs.js'
+import { INPUT, getInputs } from './inputs.js'
+import { defaultContext } from './inputs/context.js'
 import { defaultTempRoot, removeRunTemps } from './workspace/temp.js'
 import { runPipeline } from './pipeline/run.js'
 import { planRun } from './plan.js'

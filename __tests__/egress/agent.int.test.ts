@@ -12,17 +12,8 @@ import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
 import { planRun } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
-import {
-  ROOT,
-  buildProxy,
-  imageId,
-  leftovers,
-  makeCerts,
-  readTree,
-  startStubs,
-  uniqueId,
-  type StubNet
-} from './helpers.js'
+import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from './helpers.js'
+import { GIT_TEST_ENV } from '../support/git.js'
 
 /** The releases the tests install (each native Linux binary ships in this npm package). */
 const CLAUDE_PACKAGE = '@anthropic-ai/claude-code-linux-x64@2.1.332'
@@ -32,10 +23,6 @@ const CACHE = path.join(os.tmpdir(), 'airlock-npm-cache')
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
-let tmp: string
-let certs: string
-let proxyScript: string
-let stubs: StubNet
 let claudeBinary: string
 let codexBinary: string
 
@@ -55,21 +42,12 @@ function binaryFromNpm(spec: string, member: string, dir: string): string {
   return bin
 }
 
-beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-egress-agent-'))
-  fs.chmodSync(tmp, 0o755)
-  certs = path.join(tmp, 'certs')
-  makeCerts(certs)
-  proxyScript = await buildProxy(tmp)
-  claudeBinary = binaryFromNpm(CLAUDE_PACKAGE, 'package/claude', tmp)
-  codexBinary = binaryFromNpm(CODEX_PACKAGE, CODEX_BINARY, tmp)
-  stubs = await startStubs(docker, certs)
-}, 300_000)
+const world = egressWorld('airlock-egress-agent-', { timeoutMs: 300_000 })
 
-afterAll(async () => {
-  await stubs?.remove()
-  fs.rmSync(tmp, { recursive: true, force: true })
-}, 60_000)
+beforeAll(async () => {
+  claudeBinary = binaryFromNpm(CLAUDE_PACKAGE, 'package/claude', world.tmp)
+  codexBinary = binaryFromNpm(CODEX_PACKAGE, CODEX_BINARY, world.tmp)
+}, 300_000)
 
 interface AgentSetup {
   /** Files of the agent image's build context (name → host path), copied to /usr/local/bin or /opt. */
@@ -82,22 +60,14 @@ interface AgentSetup {
 
 /** A one-commit repository, an image with the agent CLI, and an allowlist run against the stub. */
 async function runAgent(setup: AgentSetup, runId: string) {
-  const ws = fs.mkdtempSync(path.join(tmp, 'ws-'))
+  const ws = fs.mkdtempSync(path.join(world.tmp, 'ws-'))
   const repo = path.join(ws, 'repo')
   fs.mkdirSync(repo)
   fs.writeFileSync(path.join(repo, 'README.md'), '# demo\n')
   const git = (args: string[]) =>
     execFileSync('git', args, {
       cwd: repo,
-      env: {
-        ...process.env,
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_AUTHOR_NAME: 'T',
-        GIT_AUTHOR_EMAIL: 't@example.invalid',
-        GIT_COMMITTER_NAME: 'T',
-        GIT_COMMITTER_EMAIL: 't@example.invalid'
-      }
+      env: GIT_TEST_ENV
     })
   git(['init', '-q', '-b', 'main'])
   git(['add', '-A'])
@@ -109,7 +79,7 @@ async function runAgent(setup: AgentSetup, runId: string) {
     fs.chmodSync(path.join(image, name), 0o755)
   }
   fs.writeFileSync(path.join(image, 'Dockerfile'), setup.dockerfile)
-  fs.copyFileSync(path.join(certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
+  fs.copyFileSync(path.join(world.certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
   const raw: Record<string, string> = {
     path: 'repo',
     dockerfile: 'image/Dockerfile',
@@ -119,10 +89,10 @@ async function runAgent(setup: AgentSetup, runId: string) {
     ...(Object.keys(setup.env).length > 0 ? { env: Object.keys(setup.env).join('\n') } : {}),
     network: 'allowlist',
     credentials: setup.credentials,
-    'host-map': `api.test=${stubs.upstream.ip}`,
+    'host-map': `api.test=${world.stubs.upstream.ip}`,
     'upstream-ca': 'upstream-ca.pem',
     'proxy-image': imageId('airlock-local/node:18'),
-    'proxy-network': stubs.network,
+    'proxy-network': world.stubs.network,
     'output-dir': 'out',
     'timeout-minutes': '3',
     'grace-seconds': '2',
@@ -141,7 +111,7 @@ async function runAgent(setup: AgentSetup, runId: string) {
   const { report } = await runPipeline(
     planRun(inputs),
     { task: inputs.task.text, env: inputs.env, egress: inputs.egress! },
-    { runtime: new DockerRuntime(docker), log, proxyScript, tempRoot: tmp }
+    { runtime: new DockerRuntime(docker), log, proxyScript: world.proxyScript, tempRoot: world.tmp }
   )
   const out = path.join(ws, 'out')
   const agentLog = fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')
@@ -174,7 +144,7 @@ async function runAgent(setup: AgentSetup, runId: string) {
 }
 
 test('Claude Code edits the repository through the proxy; transcript and tokens in the report', async () => {
-  const before = (await stubs.seen('upstream')).auth.length
+  const before = (await world.stubs.seen('upstream')).auth.length
   const { report, records } = await runAgent(
     {
       files: { claude: claudeBinary },
@@ -191,7 +161,7 @@ test('Claude Code edits the repository through the proxy; transcript and tokens 
     uniqueId('egress-claude')
   )
   // The stub saw the real key; the agent only ever had the placeholder.
-  const auth = (await stubs.seen('upstream')).auth.slice(before)
+  const auth = (await world.stubs.seen('upstream')).auth.slice(before)
   expect(auth.length).toBeGreaterThanOrEqual(2)
   expect(new Set(auth)).toEqual(new Set([`x-api-key: ${SECRET}`]))
   expect(records.length).toBeGreaterThanOrEqual(2)
@@ -208,7 +178,7 @@ test('Claude Code edits the repository through the proxy; transcript and tokens 
 }, 300_000)
 
 test('Codex, with the settings of examples/agents/codex, edits the repository through the proxy', async () => {
-  const before = (await stubs.seen('upstream')).auth.length
+  const before = (await world.stubs.seen('upstream')).auth.length
   const workflow = fs.readFileSync(
     path.join(ROOT, 'examples', 'agents', 'codex', 'workflow.yml'),
     'utf8'
@@ -234,7 +204,7 @@ test('Codex, with the settings of examples/agents/codex, edits the repository th
     },
     uniqueId('egress-codex')
   )
-  const auth = (await stubs.seen('upstream')).auth.slice(before)
+  const auth = (await world.stubs.seen('upstream')).auth.slice(before)
   expect(auth.length).toBeGreaterThanOrEqual(2)
   expect(new Set(auth)).toEqual(new Set([`authorization: Bearer ${SECRET}`]))
   expect(records.every((r) => r.path === '/v1/responses')).toBe(true)

@@ -16,68 +16,43 @@ import { parseHostRule } from '../../src/egress/policy.js'
 import type { Report } from '../../src/report/report.js'
 import {
   FIXTURES,
-  buildProxy,
   hostAddresses,
   hostListener,
   imageId,
   leftovers,
-  makeCerts,
   readTree,
-  startStubs,
   uniqueId,
-  type StubNet
+  egressWorld
 } from './helpers.js'
+import { GIT_TEST_ENV } from '../support/git.js'
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
-let tmp: string
-let certs: string
-let proxyScript: string
-let stubs: StubNet
 let nodeImage: string
 
+const world = egressWorld('airlock-egress-test-')
+
 beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-egress-test-'))
-  fs.chmodSync(tmp, 0o755)
-  certs = path.join(tmp, 'certs')
-  makeCerts(certs)
-  proxyScript = await buildProxy(tmp)
   nodeImage = imageId('airlock-local/node:18')
-  stubs = await startStubs(docker, certs)
 }, 120_000)
-
-afterAll(async () => {
-  await stubs?.remove()
-  fs.rmSync(tmp, { recursive: true, force: true })
-}, 60_000)
-
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@example.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@example.invalid'
-}
 
 /** A workspace with a git repository holding the probe, and the Dockerfile next to it. */
 function workspace(extra: Record<string, string>): string {
-  const ws = fs.mkdtempSync(path.join(tmp, 'ws-'))
+  const ws = fs.mkdtempSync(path.join(world.tmp, 'ws-'))
   const repo = path.join(ws, 'repo')
   fs.mkdirSync(repo)
   for (const f of ['probe.mjs', 'icmp-echo.pl'])
     fs.copyFileSync(path.join(FIXTURES, f), path.join(repo, f))
-  fs.copyFileSync(path.join(certs, 'ca.crt'), path.join(repo, 'ca.crt'))
+  fs.copyFileSync(path.join(world.certs, 'ca.crt'), path.join(repo, 'ca.crt'))
   for (const [f, text] of Object.entries(extra)) fs.writeFileSync(path.join(repo, f), text)
   fs.copyFileSync(path.join(FIXTURES, 'Dockerfile'), path.join(ws, 'Dockerfile'))
-  fs.copyFileSync(path.join(certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
+  fs.copyFileSync(path.join(world.certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
   for (const args of [
     ['init', '-q', '-b', 'main'],
     ['add', '-A'],
     ['commit', '-q', '-m', 'probe']
   ])
-    execFileSync('git', args, { cwd: repo, env: gitEnv })
+    execFileSync('git', args, { cwd: repo, env: GIT_TEST_ENV })
   return ws
 }
 
@@ -89,11 +64,11 @@ function inputsFor(ws: string, runId: string, overrides: Record<string, string> 
     'agent-command': 'node probe.mjs',
     network: 'allowlist',
     'allow-hosts': 'api.test:8443\napi.test:8080\ninternal.test:8443',
-    'host-map': `api.test=${stubs.upstream.ip}`,
+    'host-map': `api.test=${world.stubs.upstream.ip}`,
     credentials: 'STUBAPI=https://api.test:8443|EGTEST_CANARY_SECRET|x-api-key',
     'upstream-ca': 'upstream-ca.pem',
     'proxy-image': nodeImage,
-    'proxy-network': stubs.network,
+    'proxy-network': world.stubs.network,
     'output-dir': 'out',
     'timeout-minutes': '3',
     'grace-seconds': '2',
@@ -129,8 +104,8 @@ async function run(
     {
       runtime: new DockerRuntime(docker),
       log,
-      proxyScript,
-      tempRoot: tmp,
+      proxyScript: world.proxyScript,
+      tempRoot: world.tmp,
       ...(signal ? { signal } : {})
     }
   )
@@ -177,13 +152,13 @@ describe('network: allowlist', () => {
 
   beforeAll(async () => {
     listener = await hostListener()
-    hostIps = [...new Set([...hostAddresses(), stubs.gateway].filter((a) => a !== ''))]
+    hostIps = [...new Set([...hostAddresses(), world.stubs.gateway].filter((a) => a !== ''))]
     runId = uniqueId('egress-ok')
     const ws = workspace({
       'probe-targets.json': JSON.stringify({
-        upstreamIp: stubs.upstream.ip,
-        canaryIp: stubs.canary.ip,
-        canaryContainer: stubs.canary.name,
+        upstreamIp: world.stubs.upstream.ip,
+        canaryIp: world.stubs.canary.ip,
+        canaryContainer: world.stubs.canary.name,
         hostIps,
         hostPort: listener.port,
         caFile: 'ca.crt',
@@ -228,7 +203,10 @@ describe('network: allowlist', () => {
     const find = (host: string, allowed: boolean) =>
       events.filter((e) => e.host === host && e.allowed === allowed)
     expect(find('canary.test', false)[0]).toMatchObject({ reason: 'not-allowlisted', port: 8443 })
-    expect(find(stubs.canary.ip, false).map((e) => e.reason)).toEqual(['ip-literal', 'ip-literal'])
+    expect(find(world.stubs.canary.ip, false).map((e) => e.reason)).toEqual([
+      'ip-literal',
+      'ip-literal'
+    ])
     expect(find('internal.test', false)[0]).toMatchObject({ reason: 'private-address' })
     const ok = find('api.test', true)
     expect(ok.map((e) => e.kind).sort()).toEqual(['connect', 'credential', 'http'])
@@ -242,8 +220,8 @@ describe('network: allowlist', () => {
     expect(report.egress.denied).toBe(4)
     expect(report.egress.deniedHosts).toEqual(
       [
-        `${stubs.canary.ip}:8080`,
-        `${stubs.canary.ip}:8443`,
+        `${world.stubs.canary.ip}:8080`,
+        `${world.stubs.canary.ip}:8443`,
         'canary.test:8443',
         'internal.test:8443'
       ].sort()
@@ -266,8 +244,8 @@ describe('network: allowlist', () => {
     // every target was tried
     expect(Object.keys(probe.direct)).toEqual(
       expect.arrayContaining([
-        `tcp upstream ${stubs.upstream.ip}:8443`,
-        `tcp canary ${stubs.canary.ip}:8080`,
+        `tcp upstream ${world.stubs.upstream.ip}:8443`,
+        `tcp canary ${world.stubs.canary.ip}:8080`,
         ...hostIps.map((ip) => `tcp host ${ip}:${listener.port}`),
         ...hostIps.map((ip) => `tcp docker-api ${ip}:2375`),
         'dns query to the test resolver',
@@ -276,18 +254,18 @@ describe('network: allowlist', () => {
     )
     expect(listener.hits()).toBe(0)
     expect(probe.dockerSocket).toEqual([])
-    const canary = await stubs.seen('canary')
+    const canary = await world.stubs.seen('canary')
     expect(canary.udp).toBe(0)
     // Nothing but the test's own /seen calls ever reached the canary.
     expect(canary.paths.filter((p) => p !== 'GET /seen')).toEqual([])
-    const upstream = await stubs.seen('upstream')
+    const upstream = await world.stubs.seen('upstream')
     expect(upstream.dns).toBe(0)
   })
 
   test('the credential reaches the upstream, never the sandbox nor any output', async () => {
     expect(probe.credential).toEqual({ status: 200, sse: true })
     expect(probe.placeholderKey).toBe('airlock-placeholder-key')
-    const upstream = await stubs.seen('upstream')
+    const upstream = await world.stubs.seen('upstream')
     expect(upstream.auth).toEqual([`x-api-key: ${SECRET}`])
     expect(probe.secrets.files).toBeGreaterThan(100)
     expect(probe.secrets.hits).toEqual([])
@@ -341,9 +319,9 @@ describe('egress proxy container and networks', () => {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,
-      proxyScript,
+      proxyScript: world.proxyScript,
       allow: [parseHostRule('api.test:8443')],
-      hostMap: [{ host: 'api.test', address: stubs.upstream.ip }],
+      hostMap: [{ host: 'api.test', address: world.stubs.upstream.ip }],
       credentials: [
         {
           name: 'STUBAPI',

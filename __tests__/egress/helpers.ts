@@ -6,7 +6,7 @@ import * as fs from 'node:fs'
 import * as net from 'node:net'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import type Docker from 'dockerode'
+import Docker from 'dockerode'
 import * as esbuild from 'esbuild'
 
 import { ROOT } from '../support/cli.js'
@@ -328,5 +328,61 @@ export async function runClient(
     return stdout
   } finally {
     await c.remove({ force: true }).catch(() => undefined)
+  }
+}
+
+/** What the egress integration suites share: a temporary folder, the test CA, the proxy bundle
+ * and the stub servers on a network of the test's own. */
+export interface EgressWorld {
+  readonly tmp: string
+  readonly certs: string
+  readonly proxyScript: string
+  readonly stubs: StubNet
+}
+
+/**
+ * Registers the suite's beforeAll (folder, certificates, proxy bundle, stubs) and afterAll (stubs
+ * and folder removed); the fields can be read from the first test on.
+ */
+export function egressWorld(
+  prefix: string,
+  options: { internal?: boolean; timeoutMs?: number } = {}
+): EgressWorld {
+  let state: EgressWorld | undefined
+  let tmp: string | undefined
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+    fs.chmodSync(tmp, 0o755)
+    const certs = path.join(tmp, 'certs')
+    makeCerts(certs)
+    const proxyScript = await buildProxy(tmp)
+    const stubs = await startStubs(
+      new Docker(),
+      certs,
+      options.internal === true ? { internal: true } : {}
+    )
+    state = { tmp, certs, proxyScript, stubs }
+  }, options.timeoutMs ?? 120_000)
+  afterAll(async () => {
+    await state?.stubs.remove()
+    if (tmp !== undefined) fs.rmSync(tmp, { recursive: true, force: true })
+  }, 60_000)
+  const get = (): EgressWorld => {
+    if (state === undefined) throw new Error('the egress world is set up in beforeAll')
+    return state
+  }
+  return {
+    get tmp() {
+      return get().tmp
+    },
+    get certs() {
+      return get().certs
+    },
+    get proxyScript() {
+      return get().proxyScript
+    },
+    get stubs() {
+      return get().stubs
+    }
   }
 }

@@ -21,42 +21,27 @@ import type { ProxyConfig } from '../../src/egress/proxy.js'
 import {
   FIXTURES,
   TEST_LABEL,
-  buildProxy,
   imageId,
   leftovers,
-  makeCerts,
   readTree,
   runClient,
-  startStubs,
   uniqueId,
-  type StubNet
+  egressWorld
 } from './helpers.js'
+import { GIT_TEST_ENV } from '../support/git.js'
 
 const docker = new Docker()
 // A printable-ASCII key with characters that need care in headers and URLs.
 const SECRET = `canary!key-${randomBytes(16).toString('hex')}`
-let tmp: string
-let certs: string
-let proxyScript: string
-let stubs: StubNet
 let nodeImage: string
 const testId = uniqueId('egret')
 const labels = { [TEST_LABEL]: testId }
 
-beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-egress-return-'))
-  fs.chmodSync(tmp, 0o755)
-  certs = path.join(tmp, 'certs')
-  makeCerts(certs)
-  proxyScript = await buildProxy(tmp)
-  nodeImage = imageId('airlock-local/node:18')
-  stubs = await startStubs(docker, certs, { internal: true })
-}, 120_000)
+const world = egressWorld('airlock-egress-return-', { internal: true })
 
-afterAll(async () => {
-  await stubs?.remove()
-  fs.rmSync(tmp, { recursive: true, force: true })
-}, 60_000)
+beforeAll(async () => {
+  nodeImage = imageId('airlock-local/node:18')
+}, 120_000)
 
 /** Every form of the key a careless reader could recover it from. */
 function forms(secret: string): string[] {
@@ -107,24 +92,24 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,
-      proxyScript,
+      proxyScript: world.proxyScript,
       allow: [parseHostRule('api.test:8443'), parseHostRule('api.test:8080')],
-      hostMap: [{ host: 'api.test', address: stubs.upstream.ip }],
+      hostMap: [{ host: 'api.test', address: world.stubs.upstream.ip }],
       credentials: [
         route('STUBAPI=https://api.test:8443|K|x-api-key'),
         route('SCOPED=https://api.test:8443/base|K|x-api-key|allow=POST /v1/messages'),
         // A value the input checks refuse (given straight to the proxy here): the last guard.
         route('BROKEN=https://api.test:8443|K|x-api-key', 'broken\r\nX-Injected: 1')
       ],
-      extraCa: fs.readFileSync(path.join(certs, 'ca.crt'), 'utf8'),
-      upstreamNetwork: stubs.network
+      extraCa: fs.readFileSync(path.join(world.certs, 'ca.crt'), 'utf8'),
+      upstreamNetwork: world.stubs.network
     })
     try {
       const out = await runClient(docker, {
         network: session.network,
         script: 'attack.mjs',
         env: [...session.env, 'ATTACK=main'],
-        files: [{ source: path.join(certs, 'ca.crt'), target: '/client/ca.crt' }],
+        files: [{ source: path.join(world.certs, 'ca.crt'), target: '/client/ca.crt' }],
         labels
       })
       r = result(out)
@@ -193,7 +178,7 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
   )
 
   test('the upstream saw only the allowed paths', async () => {
-    const seen = await stubs.seen('upstream')
+    const seen = await world.stubs.seen('upstream')
     expect(seen.paths).toContain('POST /base/v1/messages')
     expect(seen.paths.filter((p) => p.includes('..') || /%2e|%2f/i.test(p))).toEqual([])
     expect(seen.paths.filter((p) => p.endsWith(' /hello') && !p.startsWith('GET'))).toEqual([])
@@ -227,12 +212,12 @@ describe('the model budget at the proxy', () => {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,
-      proxyScript,
+      proxyScript: world.proxyScript,
       allow: [],
-      hostMap: [{ host: 'api.test', address: stubs.upstream.ip }],
+      hostMap: [{ host: 'api.test', address: world.stubs.upstream.ip }],
       credentials: [route('STUBAPI=https://api.test:8443|K|x-api-key')],
-      extraCa: fs.readFileSync(path.join(certs, 'ca.crt'), 'utf8'),
-      upstreamNetwork: stubs.network,
+      extraCa: fs.readFileSync(path.join(world.certs, 'ca.crt'), 'utf8'),
+      upstreamNetwork: world.stubs.network,
       // Each stub answer reports 120 input + 30 output tokens.
       budget: { maxTokens: 200 }
     })
@@ -268,7 +253,7 @@ describe('addresses judged by what they embed', () => {
     'teredo.test': '2001:0:a00:1::1'
   }
   test('NAT64, 6to4, Teredo and IPv4-mapped forms of non-public addresses are refused', async () => {
-    const dir = fs.mkdtempSync(path.join(tmp, 'addr-'))
+    const dir = fs.mkdtempSync(path.join(world.tmp, 'addr-'))
     fs.chmodSync(dir, 0o755)
     const config: ProxyConfig = {
       listen: { host: '127.0.0.1', port: 3128 },
@@ -284,7 +269,7 @@ describe('addresses judged by what they embed', () => {
       script: 'attack.mjs',
       env: ['ATTACK=addresses', 'HTTPS_PROXY=http://127.0.0.1:3128', `NAMES=${Object.keys(names)}`],
       files: [
-        { source: proxyScript, target: '/client/proxy.cjs' },
+        { source: world.proxyScript, target: '/client/proxy.cjs' },
         { source: path.join(dir, 'proxy-config.json'), target: '/client/proxy-config.json' }
       ],
       extraHosts: Object.entries(names).map(([n, a]) => `${n}:${a}`),
@@ -317,7 +302,7 @@ describe('credential values are checked at start', () => {
     ['over 1 KiB', 'k'.repeat(1025)],
     ['too short to mask', 'abc']
   ])('%s: a ConfigurationError naming the credential, never echoing the value', (_what, value) => {
-    const ws = fs.mkdtempSync(path.join(tmp, 'ws-'))
+    const ws = fs.mkdtempSync(path.join(world.tmp, 'ws-'))
     let error: unknown
     try {
       getInputs((n) => (base as Record<string, string>)[n], {
@@ -344,16 +329,6 @@ const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 const pick = (alphabet: string, n: number): string =>
   Array.from({ length: n }, () => alphabet[randomInt(alphabet.length)]).join('')
 
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@example.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@example.invalid'
-}
-
 describe('a run whose agent leaks what it holds', () => {
   const tokens = {
     ghp: `ghp_${pick(ALNUM, 36)}`,
@@ -366,7 +341,7 @@ describe('a run whose agent leaks what it holds', () => {
 
   beforeAll(async () => {
     const runId = uniqueId('egret-run')
-    const ws = fs.mkdtempSync(path.join(tmp, 'ws-'))
+    const ws = fs.mkdtempSync(path.join(world.tmp, 'ws-'))
     const repo = path.join(ws, 'repo')
     fs.mkdirSync(repo)
     fs.copyFileSync(path.join(FIXTURES, 'leaky-agent.mjs'), path.join(repo, 'agent.mjs'))
@@ -377,9 +352,9 @@ describe('a run whose agent leaks what it holds', () => {
       ['add', '-A'],
       ['commit', '-q', '-m', 'leaky']
     ])
-      execFileSync('git', args, { cwd: repo, env: gitEnv })
+      execFileSync('git', args, { cwd: repo, env: GIT_TEST_ENV })
     fs.copyFileSync(path.join(FIXTURES, 'Dockerfile'), path.join(ws, 'Dockerfile'))
-    fs.copyFileSync(path.join(certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
+    fs.copyFileSync(path.join(world.certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
     const raw: Record<string, string> = {
       path: 'repo',
       dockerfile: 'Dockerfile',
@@ -388,11 +363,11 @@ describe('a run whose agent leaks what it holds', () => {
       'test-command': 'true',
       'test-reports': 'report.xml',
       network: 'allowlist',
-      'host-map': `api.test=${stubs.upstream.ip}`,
+      'host-map': `api.test=${world.stubs.upstream.ip}`,
       credentials: 'STUBAPI=https://api.test:8443|EGRET_SECRET|x-api-key',
       'upstream-ca': 'upstream-ca.pem',
       'proxy-image': nodeImage,
-      'proxy-network': stubs.network,
+      'proxy-network': world.stubs.network,
       // The agent's first request (the reflecting endpoint) and one model call; the second is refused.
       'max-model-requests': '2',
       'output-dir': 'out',
@@ -413,7 +388,12 @@ describe('a run whose agent leaks what it holds', () => {
     const run = await runPipeline(
       planRun(inputs),
       { task: 'leak', env: inputs.env, ...(inputs.egress ? { egress: inputs.egress } : {}) },
-      { runtime: new DockerRuntime(docker), log, proxyScript, tempRoot: tmp }
+      {
+        runtime: new DockerRuntime(docker),
+        log,
+        proxyScript: world.proxyScript,
+        tempRoot: world.tmp
+      }
     )
     report = run.report
     logLines = log.lines

@@ -16,60 +16,26 @@ import { planRun } from '../../src/plan.js'
 import { AGENT_KEY_ENV, PRESETS } from '../../src/presets/presets.js'
 import { runInputs } from '../../src/presets/run-inputs.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
-import {
-  ROOT,
-  buildProxy,
-  imageId,
-  leftovers,
-  makeCerts,
-  readTree,
-  startStubs,
-  uniqueId,
-  type StubNet
-} from '../egress/helpers.js'
+import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from '../egress/helpers.js'
+import { GIT_TEST_ENV } from '../support/git.js'
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
-let tmp: string
-let certs: string
-let proxyScript: string
-let stubs: StubNet
 
-beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-presets-'))
-  fs.chmodSync(tmp, 0o755)
-  certs = path.join(tmp, 'certs')
-  makeCerts(certs)
-  proxyScript = await buildProxy(tmp)
-  stubs = await startStubs(docker, certs)
-}, 300_000)
-
-afterAll(async () => {
-  await stubs?.remove()
-  fs.rmSync(tmp, { recursive: true, force: true })
-}, 60_000)
+const world = egressWorld('airlock-presets-', { timeoutMs: 300_000 })
 
 /** The demo repository as a fresh one-commit git repository inside a new workspace. */
 function demoWorkspace(): string {
-  const ws = fs.mkdtempSync(path.join(tmp, 'ws-'))
+  const ws = fs.mkdtempSync(path.join(world.tmp, 'ws-'))
   const repo = path.join(ws, 'repo')
   fs.cpSync(path.join(ROOT, 'fixtures', 'demo', 'repo'), repo, { recursive: true })
-  const env = {
-    ...process.env,
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_AUTHOR_NAME: 'T',
-    GIT_AUTHOR_EMAIL: 't@example.invalid',
-    GIT_COMMITTER_NAME: 'T',
-    GIT_COMMITTER_EMAIL: 't@example.invalid'
-  }
   for (const args of [
     ['init', '-q', '-b', 'main'],
     ['add', '-A'],
     ['commit', '-q', '-m', 'demo']
   ])
-    execFileSync('git', args, { cwd: repo, env })
-  fs.copyFileSync(path.join(certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
+    execFileSync('git', args, { cwd: repo, env: GIT_TEST_ENV })
+  fs.copyFileSync(path.join(world.certs, 'ca.crt'), path.join(ws, 'upstream-ca.pem'))
   return ws
 }
 
@@ -91,10 +57,10 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
     'build-args': `BASE=${imageId('airlock-local/node:24-npm')}`,
     task: 'Write a file GREETING.md that greets the reader.',
     credentials: route,
-    'host-map': `api.test=${stubs.upstream.ip}`,
+    'host-map': `api.test=${world.stubs.upstream.ip}`,
     'upstream-ca': 'upstream-ca.pem',
     'proxy-image': imageId('airlock-local/node:18'),
-    'proxy-network': stubs.network,
+    'proxy-network': world.stubs.network,
     'output-dir': 'out',
     'timeout-minutes': '5',
     'grace-seconds': '2',
@@ -120,7 +86,7 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
   const { report } = await runPipeline(
     planRun(inputs),
     { task: inputs.task.text, env: inputs.env, egress: inputs.egress! },
-    { runtime: new DockerRuntime(docker), log, proxyScript, tempRoot: tmp }
+    { runtime: new DockerRuntime(docker), log, proxyScript: world.proxyScript, tempRoot: world.tmp }
   )
   const out = path.join(ws, 'out')
   const agentLog = fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')
@@ -140,9 +106,9 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
 }
 
 test('claude-code: Claude Code from npm edits the demo repository through the proxy', async () => {
-  const before = (await stubs.seen('upstream')).auth.length
+  const before = (await world.stubs.seen('upstream')).auth.length
   const report = await runPreset('claude-code', '', 'claude-stub-model')
-  const auth = (await stubs.seen('upstream')).auth.slice(before)
+  const auth = (await world.stubs.seen('upstream')).auth.slice(before)
   expect(new Set(auth)).toEqual(new Set([`x-api-key: ${SECRET}`]))
   const t = report.egress.transcript!
   expect(t.requests).toBeGreaterThanOrEqual(2)
@@ -153,9 +119,9 @@ test('claude-code: Claude Code from npm edits the demo repository through the pr
 }, 600_000)
 
 test('codex: Codex from npm edits the demo repository through the proxy', async () => {
-  const before = (await stubs.seen('upstream')).auth.length
+  const before = (await world.stubs.seen('upstream')).auth.length
   const report = await runPreset('codex', '/v1', 'gpt-stub-model')
-  const auth = (await stubs.seen('upstream')).auth.slice(before)
+  const auth = (await world.stubs.seen('upstream')).auth.slice(before)
   expect(new Set(auth)).toEqual(new Set([`authorization: Bearer ${SECRET}`]))
   const t = report.egress.transcript!
   expect(t.models).toEqual(['gpt-stub-model'])
@@ -164,9 +130,9 @@ test('codex: Codex from npm edits the demo repository through the proxy', async 
 }, 600_000)
 
 test('gemini-cli: Gemini CLI from npm edits the demo repository through the proxy', async () => {
-  const before = (await stubs.seen('upstream')).auth.length
+  const before = (await world.stubs.seen('upstream')).auth.length
   const report = await runPreset('gemini-cli', '', 'gemini-stub-model')
-  const auth = (await stubs.seen('upstream')).auth.slice(before)
+  const auth = (await world.stubs.seen('upstream')).auth.slice(before)
   expect(auth.length).toBeGreaterThanOrEqual(2)
   expect(new Set(auth)).toEqual(new Set([`x-goog-api-key: ${SECRET}`]))
   const t = report.egress.transcript!

@@ -16,6 +16,7 @@ import type { Report } from '../../src/report/report.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { ROOT, TEST_LABEL, buildProxy, imageId, uniqueId } from '../egress/helpers.js'
 import { leftovers } from '../support/run.js'
+import { GIT_TEST_ENV } from '../support/git.js'
 
 const docker = new Docker()
 const REGISTRY_TOOLS = path.join(ROOT, 'test-tools', 'registry')
@@ -26,16 +27,6 @@ let network: string
 let registryIp: string
 let agentImage: string
 let registry: Docker.Container | undefined
-
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@example.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@example.invalid'
-}
 
 /** An image with node and npm (the machine's npm, copied in), built once under a stable tag. */
 function nodeNpmImage(): string {
@@ -235,7 +226,7 @@ function demoWorkspace(): string {
     ['add', '-A'],
     ['commit', '-q', '-m', 'demo']
   ])
-    execFileSync('git', args, { cwd: repo, env: gitEnv })
+    execFileSync('git', args, { cwd: repo, env: GIT_TEST_ENV })
   fs.writeFileSync(path.join(ws, 'Dockerfile'), `FROM ${agentImage}\n`)
   return ws
 }

@@ -8,6 +8,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import Docker from 'dockerode'
 import * as esbuild from 'esbuild'
+import { makeTestCerts } from '../../scripts/test-ca.mjs'
 
 import { ROOT } from '../support/cli.js'
 
@@ -28,57 +29,7 @@ export function imageId(ref: string): string {
  * in `dir` (ca.crt, server.key, server.crt).
  */
 export function makeCerts(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true })
-  const o = (args: string[]): void => {
-    execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' })
-  }
-  o([
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=airlock egress test CA',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt'
-  ])
-  o([
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-subj',
-    '/CN=api.test',
-    '-keyout',
-    'server.key',
-    '-out',
-    'server.csr'
-  ])
-  fs.writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:api.test,DNS:other.test\n')
-  o([
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'ext.cnf',
-    '-out',
-    'server.crt'
-  ])
-  for (const f of ['ca.crt', 'server.crt', 'server.key']) fs.chmodSync(path.join(dir, f), 0o644)
-  fs.chmodSync(dir, 0o755)
+  makeTestCerts(dir, { names: ['api.test', 'other.test'], caName: 'airlock egress test CA' })
 }
 
 /** Bundles the proxy the way scripts/build.mjs does, into `dir`/proxy.cjs. */

@@ -4,12 +4,13 @@ import {
   PEOPLE,
   PR_NUMBER,
   TOKEN,
+  sha256,
+  webhook,
+  closeWorld,
   gitIn,
   makeWorld,
   pullRequestEvent,
   runAction,
-  sha256,
-  webhook,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
@@ -52,9 +53,7 @@ beforeEach(async () => {
   reportSha = sha256(fs.readFileSync(path.join(world.out, 'report.json')))
 })
 afterEach(async () => {
-  const violations = world.api.violations
-  await world.close()
-  expect(violations).toEqual([])
+  await closeWorld(world)
 })
 
 /** The approved state: the action's own report review for the diff and its own green status. */

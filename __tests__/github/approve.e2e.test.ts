@@ -1,46 +1,36 @@
 import {
   PEOPLE,
   PR_NUMBER,
+  README_PATCH,
   TOKEN,
-  makeWorld,
   publish,
-  runAction,
   webhook,
+  closeWorld,
+  commentEvent,
+  makeWorld,
+  runAction,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
 import type { User } from '../../__fixtures__/github-stand-in.js'
-
-const PATCH =
-  'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+hello, world\n'
 
 let world: World
 let diff: string
 
 beforeEach(async () => {
   world = await makeWorld()
-  const report = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+  const report = writeRunFolder(world.out, {
+    runId: '100-1',
+    headSha: world.base,
+    patch: README_PATCH
+  })
   diff = report.diff.sha256 as string
   const run = await publish(world)
   expect(run.code).toBe(0)
 })
 afterEach(async () => {
-  const violations = world.api.violations
-  await world.close()
-  expect(violations).toEqual([])
+  await closeWorld(world)
 })
-
-function commentEvent(user: User, body: string): Record<string, unknown> {
-  return webhook('issue_comment', 'created', (p) => {
-    p.issue.number = PR_NUMBER
-    p.issue.pull_request = {
-      url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
-    }
-    p.comment.body = body
-    p.comment.user.login = user.login
-    p.comment.user.type = user.type
-  })
-}
 
 function reviewEvent(user: User, commitId: string, state = 'approved'): Record<string, unknown> {
   return webhook('pull_request_review', 'submitted', (p) => {
@@ -106,7 +96,7 @@ describe('approve', () => {
     )
     expect((await publish(world)).code).toBe(0)
     expect(gate(world.base).map((s) => s.state)).toEqual(['pending', 'success'])
-    writeRunFolder(world.out, { runId: '100-2', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-2', headSha: world.base, patch: README_PATCH })
     expect((await publish(world)).code).toBe(0)
     expect(gate(world.base).map((s) => s.state)).toEqual(['pending', 'success', 'pending'])
   })
@@ -256,7 +246,11 @@ describe('approve under the policy file of the base commit', () => {
   async function worldWithPolicy(policy: string): Promise<void> {
     await world.close()
     world = await makeWorld({ 'README.md': 'hello\n', '.github/airlock.yml': policy })
-    const report = writeRunFolder(world.out, { runId: '200-1', headSha: world.base, patch: PATCH })
+    const report = writeRunFolder(world.out, {
+      runId: '200-1',
+      headSha: world.base,
+      patch: README_PATCH
+    })
     diff = report.diff.sha256 as string
     expect((await publish(world)).code).toBe(0)
   }

@@ -8,18 +8,18 @@ import * as path from 'node:path'
 import {
   PEOPLE,
   PR_NUMBER,
+  README_PATCH,
   TOKEN,
+  webhook,
+  closeWorld,
   makeWorld,
   runAction,
-  webhook,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
 import type { User } from '../../__fixtures__/github-stand-in.js'
 
-const PATCH =
-  'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+hello, world\n'
 const FORK_HEAD = 'f0'.repeat(20)
 const FORK_PR = 21
 
@@ -40,9 +40,7 @@ beforeEach(async () => {
   })
 })
 afterEach(async () => {
-  const violations = world.api.violations
-  await world.close()
-  expect(violations).toEqual([])
+  await closeWorld(world)
 })
 
 function finishedRun(headSha: string, headRepo: string): Record<string, unknown> {
@@ -75,7 +73,11 @@ function run(
 describe('the workflow_run publisher (fork pull requests)', () => {
   test("finds the fork's pull request by head repository and SHA and posts review and pending gate", async () => {
     const untrusted = path.join(world.root, 'runner-temp', 'untrusted')
-    const report = writeRunFolder(untrusted, { runId: '777-1', headSha: FORK_HEAD, patch: PATCH })
+    const report = writeRunFolder(untrusted, {
+      runId: '777-1',
+      headSha: FORK_HEAD,
+      patch: README_PATCH
+    })
     fs.writeFileSync(path.join(untrusted, 'comment.md'), '<img src=x> forged\n')
     const res = await run(
       'publish',
@@ -99,7 +101,7 @@ describe('the workflow_run publisher (fork pull requests)', () => {
   })
 
   test('evidence for another commit than the finished run is refused', async () => {
-    writeRunFolder(world.out, { runId: '777-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '777-1', headSha: world.base, patch: README_PATCH })
     const res = await run('publish', 'workflow_run', finishedRun(FORK_HEAD, 'mallory/hello'))
     expect(res.code).not.toBe(0)
     expect(res.stdout).toContain('but the finished run 777 ran on')
@@ -107,7 +109,7 @@ describe('the workflow_run publisher (fork pull requests)', () => {
   })
 
   test('the same SHA from another repository is not that pull request', async () => {
-    writeRunFolder(world.out, { runId: '777-1', headSha: FORK_HEAD, patch: PATCH })
+    writeRunFolder(world.out, { runId: '777-1', headSha: FORK_HEAD, patch: README_PATCH })
     const res = await run('publish', 'workflow_run', finishedRun(FORK_HEAD, 'eve/hello'))
     expect(res.code).toBe(0)
     expect(world.api.writes()).toEqual([])

@@ -4,26 +4,23 @@ import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
 import {
   PEOPLE,
   PR_NUMBER,
+  README_PATCH,
   TOKEN,
-  makeWorld,
   publish,
-  runAction,
   webhook,
+  closeWorld,
+  makeWorld,
+  runAction,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
-
-const PATCH =
-  'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+hello, world\n'
 
 let world: World
 beforeEach(async () => {
   world = await makeWorld()
 })
 afterEach(async () => {
-  const violations = world.api.violations
-  await world.close()
-  expect(violations).toEqual([])
+  await closeWorld(world)
 })
 
 function ownReviews(): typeof world.api.reviews {
@@ -36,7 +33,11 @@ function gate(sha: string): { state: string; description: string | null }[] {
 
 describe('publish: the sticky review and the gate', () => {
   test('posts one COMMENT review on the head commit and a pending gate; re-publishing updates it in place', async () => {
-    const report = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    const report = writeRunFolder(world.out, {
+      runId: '100-1',
+      headSha: world.base,
+      patch: README_PATCH
+    })
     const first = await publish(world)
     expect(first.code).toBe(0)
     expect(ownReviews()).toHaveLength(1)
@@ -77,11 +78,15 @@ describe('publish: the sticky review and the gate', () => {
   })
 
   test('a newer run gets its own review and marks the earlier one superseded', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     expect((await publish(world)).code).toBe(0)
     const head2 = world.api.push('feature')
     const out2 = path.join(world.workspace, 'out2')
-    const report2 = writeRunFolder(out2, { runId: '101-1', headSha: head2, patch: PATCH + ' ' })
+    const report2 = writeRunFolder(out2, {
+      runId: '101-1',
+      headSha: head2,
+      patch: README_PATCH + ' '
+    })
     expect((await publish(world, {}, out2)).code).toBe(0)
     const [old, current] = ownReviews()
     expect(ownReviews()).toHaveLength(2)
@@ -96,7 +101,11 @@ describe('publish: the sticky review and the gate', () => {
   })
 
   test('a marker planted by someone else is ignored and left alone', async () => {
-    const report = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    const report = writeRunFolder(world.out, {
+      runId: '100-1',
+      headSha: world.base,
+      patch: README_PATCH
+    })
     const planted = `looks official\n<!-- airlock:report {"runId":"100-1","headSha":"${world.base}","diffSha256":"${report.diff.sha256}"} -->`
     world.api.reviews.push({
       id: 5,
@@ -114,7 +123,7 @@ describe('publish: the sticky review and the gate', () => {
   })
 
   test('two publishers racing on the same run leave exactly one review', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     // Both read the (empty) list of reviews before either posts.
     world.api.barrier = {
       method: 'GET',
@@ -137,7 +146,7 @@ describe('publish: the sticky review and the gate', () => {
   })
 
   test('a POST that succeeded but whose answer was lost is retried without a duplicate', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     world.api.faults.push({
       method: 'POST',
       route: '/repos/{owner}/{repo}/pulls/{pull_number}/reviews',
@@ -159,7 +168,7 @@ describe('publish: the sticky review and the gate', () => {
     writeRunFolder(world.out, {
       runId: '100-1',
       headSha: world.base,
-      patch: PATCH,
+      patch: README_PATCH,
       outcome: 'policy-violation',
       violations: [{ rule: 'protected-path', path: '.github/workflows/ci.yml', detail: 'changed' }]
     })
@@ -169,7 +178,7 @@ describe('publish: the sticky review and the gate', () => {
   })
 
   test('an invalid report is refused before any write', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     const file = path.join(world.out, 'report.json')
     fs.writeFileSync(
       file,
@@ -182,7 +191,7 @@ describe('publish: the sticky review and the gate', () => {
   })
 
   test('a tampered diff.patch (hash mismatch) is refused', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     fs.appendFileSync(path.join(world.out, 'diff.patch'), '+sneaky\n')
     const run = await publish(world)
     expect(run.code).toBe(1)
@@ -191,7 +200,7 @@ describe('publish: the sticky review and the gate', () => {
   })
 
   test('a report for an old head is stale: nothing is published', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     world.api.push('feature')
     const run = await publish(world)
     expect(run.code).toBe(0)
@@ -202,7 +211,11 @@ describe('publish: the sticky review and the gate', () => {
 
 describe('dry-run', () => {
   test('computes the exact payloads and makes zero write calls', async () => {
-    const report = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    const report = writeRunFolder(world.out, {
+      runId: '100-1',
+      headSha: world.base,
+      patch: README_PATCH
+    })
     const run = await publish(world, { 'dry-run': 'true' })
     expect(run.code).toBe(0)
     expect(world.api.requests.length).toBeGreaterThan(0)
@@ -231,7 +244,7 @@ describe('dry-run', () => {
 
 describe('the client: retries, errors, rate limits', () => {
   test('502 then success is retried', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     world.api.faults.push({
       method: 'POST',
       route: '/repos/{owner}/{repo}/statuses/{sha}',
@@ -248,7 +261,7 @@ describe('the client: retries, errors, rate limits', () => {
   })
 
   test('422 is not retried and is reported clearly', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     world.api.faults.push({
       method: 'POST',
       route: '/repos/{owner}/{repo}/statuses/{sha}',
@@ -268,7 +281,7 @@ describe('the client: retries, errors, rate limits', () => {
   })
 
   test('a secondary rate limit is waited out as retry-after says', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     world.api.faults.push({
       method: 'POST',
       route: '/repos/{owner}/{repo}/statuses/{sha}',
@@ -291,7 +304,7 @@ describe('the client: retries, errors, rate limits', () => {
 
 describe('events without a pull request', () => {
   test('publish on workflow_dispatch publishes nothing', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     const run = await runAction({
       inputs: { mode: 'publish', 'github-token': TOKEN, 'output-dir': world.out },
       eventName: 'workflow_dispatch',

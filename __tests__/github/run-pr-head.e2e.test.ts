@@ -4,10 +4,11 @@ import { randomBytes } from 'node:crypto'
 import {
   PR_NUMBER,
   TOKEN,
+  webhook,
+  closeWorld,
   gitIn,
   makeWorld,
-  runAction,
-  webhook
+  runAction
 } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
 import { startResultsService } from '../support/results-service.js'
@@ -52,9 +53,7 @@ beforeEach(async () => {
 })
 afterEach(async () => {
   results?.close()
-  const violations = world.api.violations
-  await world.close()
-  expect(violations).toEqual([])
+  await closeWorld(world)
 })
 
 function event(headSha: string): Record<string, unknown> {

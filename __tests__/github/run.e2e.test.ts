@@ -3,10 +3,11 @@ import * as path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import {
   TOKEN,
+  sha256,
+  closeWorld,
   makeWorld,
   pullRequestEvent,
-  runAction,
-  sha256
+  runAction
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
@@ -32,9 +33,7 @@ beforeEach(async () => {
   })
 })
 afterEach(async () => {
-  const violations = world.api.violations
-  await world.close()
-  expect(violations).toEqual([])
+  await closeWorld(world)
 })
 
 function runMode(extra: Record<string, string>): Promise<ActionRun> {

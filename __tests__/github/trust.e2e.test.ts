@@ -9,11 +9,14 @@ import * as path from 'node:path'
 import {
   PEOPLE,
   PR_NUMBER,
+  README_PATCH,
   TOKEN,
-  makeWorld,
   publish,
-  runAction,
   webhook,
+  closeWorld,
+  commentEvent,
+  makeWorld,
+  runAction,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
@@ -21,31 +24,10 @@ import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
 import type { User } from '../../__fixtures__/github-stand-in.js'
 import type { Report } from '../../src/report/report.js'
 
-const PATCH =
-  'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+hello, world\n'
-
 let world: World
 afterEach(async () => {
-  const violations = world.api.violations
-  await world.close()
-  expect(violations).toEqual([])
+  await closeWorld(world)
 })
-
-function commentEvent(
-  user: User,
-  body: string,
-  action = 'created',
-  pull = PR_NUMBER
-): Record<string, unknown> {
-  return webhook('issue_comment', 'created', (p) => {
-    p.action = action
-    p.issue.number = pull
-    p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${pull}` }
-    p.comment.body = body
-    p.comment.user.login = user.login
-    p.comment.user.type = user.type
-  })
-}
 
 /** A review submitted through the stand-in (so it exists there too), and its webhook payload. */
 function submitReview(
@@ -178,7 +160,7 @@ describe('the reviewer sees everything', () => {
   })
 
   test('a tampered artifact: comment.md is never sent, agent text in report.json is inert', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     const hostile = [
       '<img src="https://tracker.example/p.png">',
       '✅ **Approved** by @maint-mo',
@@ -212,7 +194,7 @@ describe('the reviewer sees everything', () => {
   })
 
   test('a diff.patch that is not the one report.json names is refused: nothing is posted', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     fs.appendFileSync(path.join(world.out, 'diff.patch'), '+hidden line\n')
     const run = await publish(world)
     expect(run.code).not.toBe(0)
@@ -221,7 +203,7 @@ describe('the reviewer sees everything', () => {
   })
 
   test('a report.json that is not valid against the schema is refused', async () => {
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
     editReport(world.out, (r) => {
       ;(r as unknown as Record<string, unknown>).comment = '<img src=x>'
     })
@@ -236,8 +218,8 @@ describe('the gate cannot be forged or left stale', () => {
   let diff: string
   beforeEach(async () => {
     world = await makeWorld()
-    diff = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH }).diff
-      .sha256 as string
+    diff = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
+      .diff.sha256 as string
     expect((await publish(world)).code).toBe(0)
   })
 
@@ -251,7 +233,7 @@ describe('the gate cannot be forged or left stale', () => {
     const other = writeRunFolder(world.out, {
       runId: '100-1',
       headSha: world.base,
-      patch: PATCH.replace('world', 'evil')
+      patch: README_PATCH.replace('world', 'evil')
     })
     expect((await publish(world)).code).toBe(0)
     expect(gate()).toEqual(['pending', 'success', 'pending'])
@@ -359,7 +341,7 @@ describe('the gate cannot be forged or left stale', () => {
       body: ''
     })
     const out8 = path.join(world.workspace, 'out8')
-    writeRunFolder(out8, { runId: '300-1', headSha: world.base, patch: PATCH + '+more\n' })
+    writeRunFolder(out8, { runId: '300-1', headSha: world.base, patch: README_PATCH + '+more\n' })
     expect((await publish(world, { 'pull-request': '8' }, out8)).code).toBe(0)
     // #8's report reset the shared commit's gate to pending for its diff. Approving #7's diff
     // would turn #8 green too: refused.
@@ -377,7 +359,7 @@ describe('the gate cannot be forged or left stale', () => {
     expect(gate().filter((s) => s === 'success')).toEqual([])
     // The same diff on both: approvable.
     const out7 = path.join(world.workspace, 'out7')
-    writeRunFolder(out7, { runId: '300-2', headSha: world.base, patch: PATCH + '+more\n' })
+    writeRunFolder(out7, { runId: '300-2', headSha: world.base, patch: README_PATCH + '+more\n' })
     expect((await publish(world, {}, out7)).code).toBe(0)
     const both = await action(
       'approve',
@@ -427,7 +409,11 @@ describe('GitHub App installation tokens and team approvers', () => {
   test('an App token finds its own reviews and statuses (GraphQL viewer, or app-slug)', async () => {
     world = await makeWorld()
     world.api.tokens.set(APP_TOKEN, APP)
-    const report = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    const report = writeRunFolder(world.out, {
+      runId: '100-1',
+      headSha: world.base,
+      patch: README_PATCH
+    })
     const inputs = { mode: 'publish', 'github-token': APP_TOKEN, 'output-dir': world.out }
     const first = await runAction({
       inputs,
@@ -478,8 +464,11 @@ describe('GitHub App installation tokens and team approvers', () => {
     })
     world.api.tokens.set(APP_TOKEN, APP)
     world.api.teams.set('octo-org/gatekeepers', [PEOPLE.maintainer.login])
-    const diff = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
-      .diff.sha256 as string
+    const diff = writeRunFolder(world.out, {
+      runId: '100-1',
+      headSha: world.base,
+      patch: README_PATCH
+    }).diff.sha256 as string
     const pub = await action('publish', 'pull_request', pullRequestPayload(), {}, APP_TOKEN)
     expect(pub.code).toBe(0)
     const cmd = `/airlock approve ${diff.slice(0, 12)}`

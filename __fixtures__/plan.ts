@@ -23,6 +23,7 @@ export function fixturePlan(overrides: Partial<Inputs> = {}): RunPlan {
     memoryBytes: 2 * 1024 ** 3,
     cpus: 2,
     pidsLimit: 512,
+    workspace: { sizeBytes: 4 * 1024 ** 3, required: false },
     user: '1000:1000',
     env: [],
     testReports: [],

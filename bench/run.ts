@@ -7,6 +7,7 @@
 //   P3  a no-op image rebuild through resolveImage (cache hit)  vs  a warm classic `docker build`
 //   P7  process start to the agent's first output line, `airlock run`, warm image
 //       vs  process start to the first output line of `docker run --rm` of the same image
+//   P8  8 concurrent `airlock run`s (no-op agent, warm image)  vs  one `airlock run`
 import { execFile, spawn } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
@@ -224,6 +225,32 @@ async function main(): Promise<void> {
 
     let n = 0
     const next = (): number => ++n
+    /** One whole `airlock run` of the no-op agent through the bundled CLI, in its own folder. */
+    const airlockRun = (label: string): Promise<void> => {
+      const runId = `${benchId}-${label}-${next()}`
+      return run(
+        process.execPath,
+        [
+          flags.cli as string,
+          'run',
+          '--path',
+          'repo',
+          '--dockerfile',
+          'image/Dockerfile',
+          '--task',
+          'do nothing',
+          '--agent-command',
+          'true',
+          '--output-dir',
+          `out-${runId}`,
+          '--run-id',
+          runId,
+          '--fail-on-outcome',
+          '--quiet'
+        ],
+        { cwd: root }
+      )
+    }
     const ourLifecycle = async (command: string): Promise<number> => {
       const plan = inputsFor(`${benchId}-p1-${next()}`)
       const phase = plan.phases.find((p) => p.name === 'agent') as PhasePlan
@@ -372,6 +399,15 @@ async function main(): Promise<void> {
             ],
             FIRST_LINE
           )
+      },
+      {
+        id: 'P8',
+        title: '8 concurrent `airlock run`s, no-op agent, warm image (vs one `airlock run`)',
+        target: 4,
+        ours: async () => {
+          await Promise.all(Array.from({ length: 8 }, () => airlockRun('p8')))
+        },
+        baseline: () => airlockRun('p8b')
       }
     ]
 

@@ -31,6 +31,7 @@ export const INPUT = {
   memory: 'memory',
   cpus: 'cpus',
   pidsLimit: 'pids-limit',
+  workspaceSize: 'workspace-size',
   user: 'user',
   env: 'env',
   testReports: 'test-reports',

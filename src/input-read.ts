@@ -88,3 +88,18 @@ export function memory(raw: string, name: string = INPUT.memory): number {
   }
   return bytes
 }
+
+/**
+ * A size within [min, max] bytes: "64m", "4g", "1073741824" (k/m/g are powers of 1024;
+ * "4gb" and "4GiB" read the same). Anything else names the input and the expected form.
+ */
+export function size(name: string, raw: string, min: number, max: number): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([bkmg]?)(?:i?b)?\s*$/i.exec(raw)
+  const form = `use a size such as 512m or 4g (between ${min / 1024 ** 2}m and ${max / 1024 ** 3}g)`
+  if (!m) throw new ConfigurationError(name, `"${raw}" is not a size; ${form}`)
+  const bytes = Math.floor(Number(m[1]) * (UNITS[(m[2] ?? '').toLowerCase()] ?? NaN))
+  if (!Number.isSafeInteger(bytes) || bytes > max)
+    throw new ConfigurationError(name, `"${raw}" is too large; ${form}`)
+  if (bytes < min) throw new ConfigurationError(name, `"${raw}" is too small; ${form}`)
+  return bytes
+}

@@ -36,6 +36,8 @@ import type { ServiceSpec } from './services/inputs.js'
 import { FALLBACK_INPUT } from './isolation/isolation.js'
 import { isolationFor } from './isolation/inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
+import { readWorkspaceSize } from './workspace/inputs.js'
+import type { WorkspaceBound } from './workspace/bounded.js'
 
 export { INPUT } from './input-names.js'
 export { bool, list, memory } from './input-read.js'
@@ -79,6 +81,8 @@ export interface Inputs {
   memoryBytes: number
   cpus: number
   pidsLimit: number
+  /** `workspace-size`: the bound of everything the sandbox writes. */
+  workspace: WorkspaceBound
   /** uid:gid the containers run as; never 0. */
   user: string
   /** Names of host variables passed into the sandbox, with their values resolved at the edge. */
@@ -264,6 +268,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       INPUT.pidsLimit,
       read(INPUT.pidsLimit) ?? String(DEFAULTS.pidsLimit)
     ),
+    workspace: readWorkspaceSize(read),
     user: containerUser(read(INPUT.user), ctx.hostUid),
     env,
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),

@@ -43,6 +43,8 @@ export interface SandboxSettings {
   pidsLimit: number
   /** tmpfs mounts: path → size in bytes, always noexec,nosuid,nodev. */
   tmpfs: Record<string, number>
+  /** `workspace-size`: the filesystem holding every folder the sandbox writes. */
+  workspace: { sizeBytes: number; required: boolean }
 }
 
 /** The sandbox settings as the engine actually applied them, read back after the phase ran. */
@@ -196,7 +198,8 @@ export function planRun(inputs: Inputs): RunPlan {
       memoryBytes: inputs.memoryBytes,
       cpus: inputs.cpus,
       pidsLimit: inputs.pidsLimit,
-      tmpfs: { ...TMPFS_BYTES }
+      tmpfs: { ...TMPFS_BYTES },
+      workspace: { ...inputs.workspace }
     },
     ...(inputs.egress !== undefined ? { egress: planEgress(inputs.egress) } : {}),
     ...(inputs.setup !== undefined

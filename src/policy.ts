@@ -24,6 +24,7 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   memory: 'size',
   cpus: 'positive-number',
   'pids-limit': 'positive-integer',
+  'workspace-size': 'size',
   'timeout-minutes': 'positive-number',
   'grace-seconds': 'non-negative-number',
   'max-log-bytes': 'positive-integer',

@@ -7,6 +7,7 @@ import { ConfigurationError } from '../../src/errors.js'
 import { getGitHubInputs } from '../../src/github/context.js'
 import { MAX_TIMER_MS, boundedReader, checkShape } from '../../src/input-bounds.js'
 import { bool, getInputs } from '../../src/inputs.js'
+import { NO_POLICY, parsePolicy } from '../../src/policy.js'
 import { policyForRun } from '../../src/policy/load.js'
 import type { InputContext } from '../../src/inputs.js'
 import { planRun } from '../../src/plan.js'
@@ -130,6 +131,17 @@ const SPECIFIC: Record<string, string[]> = {
   memory: ['99999999999999999999g', '-2g', '2t'],
   cpus: ['1e400', '-1', '3'],
   'pids-limit': ['1e300', '9007199254740993', '0'],
+  'workspace-size': [
+    '0',
+    '-1g',
+    '8m',
+    '1e9',
+    '4x',
+    '4 g g',
+    'NaN',
+    '16385g',
+    '99999999999999999999g'
+  ],
   'max-log-bytes': ['1e300', '0', '1.5'],
   'max-changed-files': ['1e300', '0'],
   'max-diff-bytes': ['1e300', '-5'],
@@ -233,6 +245,43 @@ describe('timer bounds', () => {
     const plan = planRun(getInputs((n) => ({ ...base, 'grace-seconds': '2147483' })[n], ctx))
     expect(plan.phases[0].graceMs).toBe(2_147_483_000)
     expect(getInputs((n) => ({ ...base, 'grace-seconds': '0' })[n], ctx).graceSeconds).toBe(0)
+  })
+})
+
+describe('workspace-size', () => {
+  const read = (v?: string): ReturnType<typeof getInputs>['workspace'] =>
+    getInputs((n) => ({ ...base, ...(v !== undefined ? { 'workspace-size': v } : {}) })[n], ctx)
+      .workspace
+
+  it.each([
+    [undefined, 4 * 1024 ** 3, false],
+    ['64m', 64 * 1024 ** 2, true],
+    ['8g', 8 * 1024 ** 3, true],
+    ['8GiB', 8 * 1024 ** 3, true],
+    ['16384g', 16 * 1024 ** 4, true]
+  ])('%s is %d bytes, required: %s', (raw, bytes, required) => {
+    expect(read(raw)).toEqual({ sizeBytes: bytes, required })
+  })
+
+  it.each([
+    ['8m', /too small/],
+    ['16385g', /too large/],
+    ['99999999999999999999g', /too large/],
+    ['4x', /not a size/],
+    ['-1g', /not a size/]
+  ])('%s names workspace-size and the accepted range', async (raw, message) => {
+    const e = await errorOf(() => read(raw))
+    expect(e.input).toBe('workspace-size')
+    expect(e.message).toMatch(message)
+    expect(e.message).toMatch(/between 16m and 16384g/)
+  })
+
+  it('the policy file may set it, and an explicit value there is required', () => {
+    const inputs = getInputs((n) => base[n as keyof typeof base], {
+      ...ctx,
+      policy: { ...NO_POLICY, policy: parsePolicy('workspace-size: 1g\n', 'policy') }
+    })
+    expect(inputs.workspace).toEqual({ sizeBytes: 1024 ** 3, required: true })
   })
 })
 

@@ -9,7 +9,7 @@ const tests = { ...ok, failed: 0, rerunPassed: false, flaky: null }
 const violation = { rule: 'allowed-paths', path: 'x', detail: 'outside' }
 
 describe('classifyOutcome', () => {
-  test.each<[string, PhaseOutcomes, boolean, unknown, string, RegExp]>([
+  test.each<[string, PhaseOutcomes, boolean | 'workspace-size', unknown, string, RegExp]>([
     [
       'agent and tests pass',
       { agent, tests, testsConfigured: true },
@@ -135,6 +135,22 @@ describe('classifyOutcome', () => {
       /was: tests-failed/
     ],
     [
+      'a full workspace turns the agent failure into policy-violation',
+      { agent: { ...agent, exitCode: 1 }, testsConfigured: true },
+      'workspace-size',
+      undefined,
+      'policy-violation',
+      /workspace-size \(was: agent-failed\)/
+    ],
+    [
+      'another violation does not hide the agent failure',
+      { agent: { ...agent, exitCode: 1 }, testsConfigured: true },
+      true,
+      undefined,
+      'agent-failed',
+      /exited with code 1/
+    ],
+    [
       'violation does not hide a timeout',
       { agent: { ...agent, timedOut: true }, testsConfigured: true },
       true,
@@ -199,7 +215,13 @@ describe('classifyOutcome', () => {
       /disk full/
     ]
   ])('%s', (_name, phases, withViolation, error, outcome, reason) => {
-    const got = classifyOutcome(phases, withViolation ? [violation] : [], error)
+    const found =
+      withViolation === 'workspace-size'
+        ? [{ rule: 'workspace-size', path: null, detail: 'full' }]
+        : withViolation
+          ? [violation]
+          : []
+    const got = classifyOutcome(phases, found, error)
     expect(got.outcome).toBe(outcome)
     expect(got.reason).toMatch(reason)
     expect(got.violations).toEqual([])

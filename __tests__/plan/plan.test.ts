@@ -23,6 +23,7 @@ function inputs(overrides: Partial<Inputs> = {}): Inputs {
     memoryBytes: 512 * 1024 * 1024,
     cpus: 1.5,
     pidsLimit: 128,
+    workspace: { sizeBytes: 4 * 1024 ** 3, required: false },
     user: '1000:1000',
     env: [{ name: 'API_KEY', value: 'secret-value' }],
     testReports: [],

@@ -99,6 +99,7 @@ describe('a test phase with services joins their network only', () => {
     memoryBytes: 1 << 28,
     cpus: 1,
     pidsLimit: 64,
+    workspace: { sizeBytes: 4 * 1024 ** 3, required: false },
     user: '1000:1000',
     env: [],
     testReports: [],

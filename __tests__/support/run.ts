@@ -56,7 +56,13 @@ export interface TestRun extends RunResult {
 export async function runAirlock(
   ws: string,
   values: Record<string, string>,
-  options: { environment?: NodeJS.ProcessEnv; signal?: AbortSignal; docker?: Docker } = {}
+  options: {
+    environment?: NodeJS.ProcessEnv
+    signal?: AbortSignal
+    docker?: Docker
+    /** Parent of the run's temporary folder (default: the OS temp folder). */
+    tempRoot?: string
+  } = {}
 ): Promise<TestRun> {
   const engine = options.docker ?? docker
   const runId = values['run-id'] ?? uniqueRunId('it')
@@ -85,7 +91,8 @@ export async function runAirlock(
     {
       runtime: new DockerRuntime(engine),
       log,
-      ...(options.signal ? { signal: options.signal } : {})
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.tempRoot !== undefined ? { tempRoot: options.tempRoot } : {})
     }
   )
   // Every report an integration test produces must validate against schema/report.schema.json.

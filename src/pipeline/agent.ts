@@ -9,25 +9,27 @@ import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
 import type { Runtime } from '../sandbox/types.js'
+import type { Scratch } from '../workspace/bounded.js'
 import type { Workspace } from '../workspace/workspace.js'
 import { closeEgress, openEgress } from './egress.js'
 import type { PhaseOutcomes } from './outcome.js'
 import { runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
+import { checkFull } from './scratch.js'
 
 export async function runAgent(
   ctx: PhaseContext,
   agentPhase: PhasePlan,
   ws: Workspace,
   egressSettings: EgressInputs | undefined,
-  tmp: string,
+  scratch: Scratch,
   report: Report,
   phases: PhaseOutcomes,
   deps: { runtime: Runtime; log: Logger; proxyScript?: string }
 ): Promise<PhaseRun> {
   const { plan } = ctx
   // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
-  const agentOut = await sandboxFolder(plan, path.join(tmp, 'out'))
+  const agentOut = await sandboxFolder(plan, path.join(scratch.dir, 'out'))
   const egress = await openEgress(plan, egressSettings, deps)
   let agent: PhaseRun
   try {
@@ -44,6 +46,7 @@ export async function runAgent(
     timeoutMs: agentPhase.timeoutMs,
     memoryBytes: plan.sandbox.memoryBytes
   }
+  await checkFull(scratch, report)
   await recordUsage(report, agentOut)
   if (agent.result.applied) {
     report.sandbox.applied = agent.result.applied

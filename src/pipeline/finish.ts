@@ -1,5 +1,6 @@
 // The end of every run, whatever happened: the outcome classified, the totals, the secret scan of
-// the outputs, report.json and comment.md, provenance.json over all of it, and the cleanup.
+// the outputs, report.json and comment.md, provenance.json over all of it, and the cleanup
+// (containers, then the scratch filesystem, then the temporary folder).
 import * as fs from 'node:fs'
 import { errorMessage } from '../errors.js'
 import { phaseTotals } from '../evidence/cost.js'
@@ -11,6 +12,7 @@ import { OUTPUT_FILES, writeOutputs } from '../report/output.js'
 import { writeProvenance } from '../report/provenance.js'
 import type { PhaseReport, Report } from '../report/report.js'
 import type { Runtime } from '../sandbox/types.js'
+import type { Scratch } from '../workspace/bounded.js'
 import { classifyOutcome } from './outcome.js'
 import type { PhaseOutcomes } from './outcome.js'
 
@@ -20,7 +22,7 @@ export async function finishRun(
   phases: PhaseOutcomes,
   caught: unknown,
   tmp: string,
-  deps: { runtime: Runtime; log: Logger; redactor: Redactor }
+  deps: { runtime: Runtime; log: Logger; redactor: Redactor; scratch?: Scratch }
 ): Promise<void> {
   const { runtime, log, redactor } = deps
   const out = plan.outputDir
@@ -42,6 +44,9 @@ export async function finishRun(
     log.error(`could not write ${OUTPUT_FILES.provenance}: ${errorMessage(e)}`)
   )
   await runtime.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
+  // After the containers are gone: nothing holds the scratch filesystem any more.
+  const unmounted = await deps.scratch?.release()
+  if (unmounted !== undefined) log.warn(unmounted)
   await fs.promises.rm(tmp, { recursive: true, force: true }).catch(() => undefined)
 }
 

@@ -62,9 +62,14 @@ export function classifyOutcome(
     return is('infrastructure-error', errorMessage(error))
   }
   const result = phaseOutcome(phases)
+  // A phase that filled workspace-size failed because of the limit (ENOSPC): the violation is
+  // the outcome, whatever exit code followed.
+  const full = violations.some((v) => v.rule === 'workspace-size')
   if (
     violations.length > 0 &&
-    (result.outcome === 'success' || result.outcome === 'tests-failed')
+    (result.outcome === 'success' ||
+      result.outcome === 'tests-failed' ||
+      (full && result.outcome === 'agent-failed'))
   ) {
     const rules = [...new Set(violations.map((v) => v.rule))].join(', ')
     return is(

@@ -17,8 +17,10 @@ import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { ImageInfo, Runtime } from '../sandbox/types.js'
 import { finishSetupReport } from '../setup/setup.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
+import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { runAgent } from './agent.js'
+import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
 import { finishRun } from './finish.js'
 import { decideIsolation } from './isolation.js'
@@ -82,6 +84,7 @@ export async function runPipeline(
   const phases: PhaseOutcomes = { testsConfigured: findPhase(plan, 'tests') !== undefined }
   const cancel = watchCancellation(signal, report, out, redactor, log)
   let caught: unknown
+  let scratch: Scratch | undefined
   try {
     plan = await chooseRuntime(plan, runtime, report, log)
     cancel.check()
@@ -96,8 +99,15 @@ export async function runPipeline(
     for (const w of image.warnings) log.warn(w)
     cancel.check()
 
+    const bounded = await openScratch(tmp, plan, report, log)
+    scratch = bounded
     const ws = await log.group('workspace', async () => {
-      const prepared = await prepareWorkspace(plan.repo.path, plan.repo.ref, tmp)
+      const prepared = await prepareWorkspace(
+        plan.repo.path,
+        plan.repo.ref,
+        tmp,
+        path.join(bounded.dir, 'workspace')
+      )
       await ownForSandbox(plan, prepared.dir)
       log.info(`workspace: ${plan.repo.ref} at ${prepared.commit}`)
       return prepared
@@ -123,11 +133,11 @@ export async function runPipeline(
 
     const baselinePhase = findPhase(plan, 'baseline')
     if (baselinePhase)
-      await runBaseline(ctx, baselinePhase, ws, report, tmp, setupPhase !== undefined)
+      await runBaseline(ctx, baselinePhase, ws, report, bounded.dir, setupPhase !== undefined)
     cancel.check()
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
-    const agent = await runAgent(ctx, agentPhase, ws, secrets.egress, tmp, report, phases, {
+    const agent = await runAgent(ctx, agentPhase, ws, secrets.egress, bounded, report, phases, {
       ...deps,
       log
     })
@@ -145,13 +155,14 @@ export async function runPipeline(
     const a = agent.result
     if (testsPhase && a.error === undefined && !a.timedOut && !a.oomKilled && a.exitCode === 0) {
       cancel.check()
-      phases.tests = await runTests(ctx, testsPhase, ws, report, tmp, capture.ignoredRaw)
+      phases.tests = await runTests(ctx, testsPhase, ws, report, bounded.dir, capture.ignoredRaw)
+      await checkFull(bounded, report)
     }
   } catch (error) {
     caught = error
   } finally {
     await cancel.settle()
-    await finishRun(plan, report, phases, caught, tmp, { runtime, log, redactor })
+    await finishRun(plan, report, phases, caught, tmp, { runtime, log, redactor, scratch })
   }
   return {
     report,

@@ -54,6 +54,7 @@ export function emptyReport(plan: RunPlan, started: number = Date.now()): Report
       memory: s.memoryBytes,
       cpus: s.cpus,
       pidsLimit: s.pidsLimit,
+      workspace: { sizeBytes: s.workspace.sizeBytes, enforced: false, full: false },
       source: 'plan',
       applied: null
     },

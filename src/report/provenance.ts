@@ -160,19 +160,23 @@ export function buildStatement(outDir: string): Statement {
         commit: report.policy.source.commit,
         blobSha: report.policy.source.blobSha
       },
-      sandbox: (report.sandbox.applied ?? {
-        source: 'plan',
-        runtime: report.sandbox.runtime,
-        network: report.sandbox.network,
-        user: report.sandbox.user,
-        readOnlyRootfs: report.sandbox.readOnlyRootfs,
-        capDrop: report.sandbox.capDrop,
-        noNewPrivileges: report.sandbox.noNewPrivileges,
-        init: report.sandbox.init,
-        memoryBytes: report.sandbox.memory,
-        cpus: report.sandbox.cpus,
-        pidsLimit: report.sandbox.pidsLimit
-      }) as unknown as Record<string, unknown>,
+      sandbox: {
+        ...((report.sandbox.applied ?? {
+          source: 'plan',
+          runtime: report.sandbox.runtime,
+          network: report.sandbox.network,
+          user: report.sandbox.user,
+          readOnlyRootfs: report.sandbox.readOnlyRootfs,
+          capDrop: report.sandbox.capDrop,
+          noNewPrivileges: report.sandbox.noNewPrivileges,
+          init: report.sandbox.init,
+          memoryBytes: report.sandbox.memory,
+          cpus: report.sandbox.cpus,
+          pidsLimit: report.sandbox.pidsLimit
+        }) as unknown as Record<string, unknown>),
+        // The workspace-size filesystem as it was made (size, whether the kernel enforced it).
+        ...(report.sandbox.workspace !== undefined ? { workspace: report.sandbox.workspace } : {})
+      },
       egress: { ledgerSha256: boundOf(files, 'egress.jsonl') },
       files
     }

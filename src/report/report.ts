@@ -79,6 +79,11 @@ export interface Report {
     memory: number
     cpus: number
     pidsLimit: number
+    /**
+     * `workspace-size`: the filesystem holding what the sandbox writes; `enforced` false when this
+     * runner could not mount it (then nothing bounded it); `full` when a phase wrote up to it.
+     */
+    workspace?: { sizeBytes: number; enforced: boolean; full: boolean }
     /** Whether these values were read back from the container (`inspect`) or are the plan's. */
     source: 'inspect' | 'plan'
     applied: AppliedSettings | null

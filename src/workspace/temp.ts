@@ -1,6 +1,7 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import { unmountUnder } from './bounded.js'
 
 /**
  * A run's temporary folder (workspace copy, task file, agent output): `airlock-<run id>-XXXXXX`
@@ -47,6 +48,8 @@ export async function runTemps(root: string, runId: string): Promise<string[]> {
 export async function removeRunTemps(root: string, runId: string): Promise<number> {
   let removed = 0
   for (const dir of await runTemps(root, runId)) {
+    // A run that died with its workspace-size filesystem mounted: unmount it first.
+    await unmountUnder(dir)
     // Folders the agent made unwritable would stop the removal: give them write access back.
     await makeWritable(dir)
     await fs.promises.rm(dir, { recursive: true, force: true })

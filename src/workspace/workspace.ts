@@ -56,11 +56,12 @@ async function objectsDir(repoPath: string): Promise<string> {
 export async function prepareWorkspace(
   repoPath: string,
   ref: string,
-  root: string
+  root: string,
+  /** Where the tree is written (default `root/workspace`); the private git dir stays in `root`. */
+  dir: string = path.join(root, 'workspace')
 ): Promise<Workspace> {
   const commit = await resolveCommit(repoPath, ref)
   const gitDir = path.join(root, 'git')
-  const dir = path.join(root, 'workspace')
   await git(['init', '--bare', '--quiet', gitDir])
   await fs.promises.writeFile(
     path.join(gitDir, 'objects', 'info', 'alternates'),

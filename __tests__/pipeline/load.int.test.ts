@@ -1,9 +1,9 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { mountsUnder } from '../src/workspace/bounded.js'
-import { docker, leftovers, makeWorkspace, runAirlock, uniqueRunId } from './support/run.js'
-import type { TestRun } from './support/run.js'
+import { mountsUnder } from '../../src/workspace/bounded.js'
+import { docker, leftovers, makeWorkspace, runAirlock, uniqueRunId } from '../support/run.js'
+import type { TestRun } from '../support/run.js'
 
 type Kind = 'success' | 'timeout' | 'oom' | 'cancel'
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { leftovers, makeWorkspace, read, runAirlock, uniqueRunId } from './support/run.js'
+import { leftovers, makeWorkspace, read, runAirlock, uniqueRunId } from '../support/run.js'
 
 const MiB = 1024 * 1024
 

@@ -338,3 +338,31 @@ export function publish(
     workspace: world.workspace
   })
 }
+
+/** A one-line change of README.md: the diff the gate tests publish and approve. */
+export const README_PATCH =
+  'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+hello, world\n'
+
+/** Closes the world, then fails the test on any request the stand-in found invalid. */
+export async function closeWorld(world: World): Promise<void> {
+  const violations = world.api.violations
+  await world.close()
+  expect(violations).toEqual([])
+}
+
+/** An issue_comment webhook: `user` comments `body` on pull request `pull`. */
+export function commentEvent(
+  user: User,
+  body: string,
+  action = 'created',
+  pull = PR_NUMBER
+): Record<string, unknown> {
+  return webhook('issue_comment', 'created', (p) => {
+    p.action = action
+    p.issue.number = pull
+    p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${pull}` }
+    p.comment.body = body
+    p.comment.user.login = user.login
+    p.comment.user.type = user.type
+  })
+}

@@ -10,6 +10,7 @@ import * as path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import Docker from 'dockerode'
 import * as esbuild from 'esbuild'
+import { makeTestCerts } from '../scripts/test-ca.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const N = Number(process.argv[2] ?? 200)
@@ -19,10 +20,6 @@ const docker = new Docker()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-bench-'))
 fs.chmodSync(tmp, 0o755)
 const say = (m) => process.stderr.write(`[bench] ${m}\n`)
-
-function openssl(args) {
-  execFileSync('openssl', args, { cwd: tmp, stdio: 'pipe' })
-}
 
 const nodeImage = execFileSync('docker', [
   'image',
@@ -34,56 +31,8 @@ const nodeImage = execFileSync('docker', [
   .toString()
   .trim()
 say('test CA and certificate, proxy bundle...')
-openssl([
-  'req',
-  '-x509',
-  '-newkey',
-  'rsa:2048',
-  '-nodes',
-  '-days',
-  '1',
-  '-subj',
-  '/CN=bench CA',
-  '-keyout',
-  'ca.key',
-  '-out',
-  'ca.crt'
-])
-openssl([
-  'req',
-  '-newkey',
-  'rsa:2048',
-  '-nodes',
-  '-subj',
-  '/CN=api.test',
-  '-keyout',
-  'server.key',
-  '-out',
-  'server.csr'
-])
-fs.writeFileSync(path.join(tmp, 'ext.cnf'), 'subjectAltName=DNS:api.test\n')
-openssl([
-  'x509',
-  '-req',
-  '-in',
-  'server.csr',
-  '-CA',
-  'ca.crt',
-  '-CAkey',
-  'ca.key',
-  '-CAcreateserial',
-  '-days',
-  '1',
-  '-extfile',
-  'ext.cnf',
-  '-out',
-  'server.crt'
-])
-for (const f of ['ca.crt', 'server.crt', 'server.key']) fs.chmodSync(path.join(tmp, f), 0o644)
 const certs = path.join(tmp, 'certs')
-fs.mkdirSync(certs, { mode: 0o755 })
-for (const f of ['ca.crt', 'server.crt', 'server.key'])
-  fs.copyFileSync(path.join(tmp, f), path.join(certs, f))
+makeTestCerts(certs, { names: ['api.test'], caName: 'bench CA', days: 1 })
 const build = { bundle: true, platform: 'node', logLevel: 'warning' }
 await esbuild.build({
   ...build,
@@ -146,7 +95,7 @@ try {
         secret: 'bench-key'
       }
     ],
-    extraCa: fs.readFileSync(path.join(tmp, 'ca.crt'), 'utf8'),
+    extraCa: fs.readFileSync(path.join(certs, 'ca.crt'), 'utf8'),
     upstreamNetwork: network
   })
   await new Promise((r) => setTimeout(r, 500))
@@ -166,7 +115,7 @@ try {
       '-v',
       `${path.join(root, 'bench/egress-client.mjs')}:/bench/egress-client.mjs:ro`,
       '-v',
-      `${path.join(tmp, 'ca.crt')}:/bench/ca.crt:ro`
+      `${path.join(certs, 'ca.crt')}:/bench/ca.crt:ro`
     )
     args.push(nodeImage, 'node', '/bench/egress-client.mjs', mode, String(N), stubIp)
     return JSON.parse(execFileSync('docker', args).toString().trim().split('\n').pop())

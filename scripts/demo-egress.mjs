@@ -4,17 +4,10 @@
 // tests run before and after in network-less containers. Extra arguments go to `airlock run`.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  statSync,
-  writeFileSync
-} from 'node:fs'
+import { chmodSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { freshDemoRepo, prepareEngineAndNodeImage, root, say } from './demo-common.mjs'
+import { makeTestCerts } from './test-ca.mjs'
 
 const docker = (args) => execFileSync('docker', args).toString().trim()
 
@@ -28,55 +21,7 @@ const demo = freshDemoRepo()
 
 say('a test CA and a certificate for the stub model API (model.airlock.test)...')
 const certs = join(demo, 'certs')
-mkdirSync(certs, { recursive: true })
-const openssl = (args) => execFileSync('openssl', args, { cwd: certs, stdio: 'pipe' })
-openssl([
-  'req',
-  '-x509',
-  '-newkey',
-  'rsa:2048',
-  '-nodes',
-  '-days',
-  '2',
-  '-subj',
-  '/CN=airlock demo CA',
-  '-keyout',
-  'ca.key',
-  '-out',
-  'ca.crt'
-])
-openssl([
-  'req',
-  '-newkey',
-  'rsa:2048',
-  '-nodes',
-  '-subj',
-  '/CN=model.airlock.test',
-  '-keyout',
-  'server.key',
-  '-out',
-  'server.csr'
-])
-writeFileSync(join(certs, 'ext.cnf'), 'subjectAltName=DNS:model.airlock.test\n')
-openssl([
-  'x509',
-  '-req',
-  '-in',
-  'server.csr',
-  '-CA',
-  'ca.crt',
-  '-CAkey',
-  'ca.key',
-  '-CAcreateserial',
-  '-days',
-  '2',
-  '-extfile',
-  'ext.cnf',
-  '-out',
-  'server.crt'
-])
-for (const f of ['ca.crt', 'server.crt', 'server.key']) chmodSync(join(certs, f), 0o644)
-chmodSync(certs, 0o755)
+makeTestCerts(certs, { names: ['model.airlock.test'], caName: 'airlock demo CA' })
 chmodSync(demo, 0o755)
 
 const id = `demo-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`

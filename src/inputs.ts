@@ -1,4 +1,3 @@
-import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
 import { NO_POLICY, recordFor, withPolicy } from './policy.js'
@@ -308,19 +307,5 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       read(INPUT.artifactName) ?? defaultArtifactName(ctx.environment, ctx.defaultRunId)
     ),
     policy: recordFor(policy, given)
-  }
-}
-
-export function defaultContext(env: NodeJS.ProcessEnv = process.env): InputContext {
-  const runId =
-    env.GITHUB_RUN_ID !== undefined
-      ? `${env.GITHUB_RUN_ID}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`
-      : `local-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${Math.random().toString(16).slice(2, 8)}`
-  return {
-    workspace: env.GITHUB_WORKSPACE ?? process.cwd(),
-    environment: env,
-    hostUid: typeof process.getuid === 'function' ? process.getuid() : 1000,
-    hostCpus: os.cpus().length,
-    defaultRunId: runId
   }
 }

@@ -55,7 +55,7 @@ export function stageOf(file: string): string {
   if (r.startsWith('cache/')) return 'cache'
   if (r.startsWith('inputs') || r.startsWith('policy') || r.startsWith('presets/')) return 'inputs'
   if (r.startsWith('plan')) return 'plan'
-  if (/^(index|post|cli|main|bin)\.ts$/.test(r)) return 'entries'
+  if (/^(index|post|cli|main|bin)\.ts$/.test(r) || r.startsWith('cli/')) return 'entries'
   return 'base'
 }
 
@@ -181,6 +181,7 @@ describe('import graph of src/', () => {
       )
     ).toEqual([['a.ts', 'b.ts', 'a.ts']])
     expect(stageOf(path.join(SRC, 'evidence/x.ts'))).toBe('evidence')
+    expect(stageOf(path.join(SRC, 'cli/args.ts'))).toBe('entries')
     expect(FORBIDDEN.evidence).toContain(stageOf(path.join(SRC, 'report/report.ts')))
   })
 })

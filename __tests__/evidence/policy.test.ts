@@ -8,11 +8,10 @@ import {
   DEFAULT_PROTECTED_PATHS,
   checkAllowedPaths,
   checkPolicy,
-  gitBlobReader,
-  dependenciesChange,
-  resolveProtectedPaths,
-  scriptsChange
+  resolveProtectedPaths
 } from '../../src/evidence/policy.js'
+import { gitBlobReader } from '../../src/evidence/blobs.js'
+import { dependenciesChange, scriptsChange } from '../../src/evidence/manifest-changes.js'
 import { snapshotWorkspace } from '../../src/evidence/snapshot.js'
 import { prepareWorkspace } from '../../src/workspace/workspace.js'
 import { makeRepo } from './helpers.js'

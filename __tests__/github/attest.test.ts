@@ -2,12 +2,8 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import type { AttestOptions } from '@actions/attest'
-import {
-  PROVENANCE_BUNDLE_FILE,
-  readStatement,
-  verifyProvenance,
-  writeProvenance
-} from '../../src/report/provenance.js'
+import { PROVENANCE_BUNDLE_FILE, writeProvenance } from '../../src/report/provenance.js'
+import { readStatement, verifyProvenance } from '../../src/report/provenance-verify.js'
 import { signProvenance } from '../../src/github/attest.js'
 import type { Logger } from '../../src/log.js'
 import { writeOutputs } from '../../src/report/output.js'

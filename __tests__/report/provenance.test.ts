@@ -8,10 +8,9 @@ import {
   PREDICATE_TYPE,
   PROVENANCE_FILE,
   STATEMENT_TYPE,
-  readStatement,
-  verifyProvenance,
   writeProvenance
 } from '../../src/report/provenance.js'
+import { readStatement, verifyProvenance } from '../../src/report/provenance-verify.js'
 import { writeOutputs } from '../../src/report/output.js'
 import { sampleReport } from './sample.js'
 

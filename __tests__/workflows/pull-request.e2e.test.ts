@@ -39,7 +39,7 @@ import {
 } from '../../__fixtures__/workflows.js'
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
-import { imageId, makeCerts, readTree, startStubs, type StubNet } from '../egress-helpers.js'
+import { imageId, makeCerts, readTree, startStubs, type StubNet } from '../egress/helpers.js'
 
 const docker = new Docker()
 const SECRET = `sk-ant-canary-${randomBytes(12).toString('hex')}`

@@ -1,4 +1,4 @@
-import type { CredentialRoute } from './policy.js'
+import type { CredentialRoute } from './credential-routes.js'
 
 /** The proxy's name on the agent's network, and its port. */
 export const PROXY_HOST = 'airlock-proxy'

@@ -6,15 +6,8 @@ import * as path from 'node:path'
 import { ConfigurationError, errorMessage } from '../errors.js'
 import { MIN_SECRET_LENGTH } from '../evidence/redact.js'
 import type { BudgetLimits } from './budget.js'
-import {
-  parseCredential,
-  parseHostMapping,
-  parseHostRule,
-  secretProblem,
-  type CredentialRoute,
-  type HostMapping,
-  type HostRule
-} from './policy.js'
+import { parseCredential, secretProblem, type CredentialRoute } from './credential-routes.js'
+import { parseHostMapping, parseHostRule, type HostMapping, type HostRule } from './policy.js'
 
 export const EGRESS_INPUT = {
   allowHosts: 'allow-hosts',

@@ -1,8 +1,8 @@
-// Secret scanning of what the agent produced and of every text that leaves the run. The rules are
-// secretlint's recommended preset (maintained, pure JavaScript, exact match ranges: GitHub, AWS,
-// Anthropic, OpenAI, Slack, private keys, npm, GCP, ...) plus a JWT rule of our own. The
-// comment-based switches (`secretlint-disable`) are not loaded: the text scanned is the agent's,
-// and it must not be able to silence the scanner.
+// Secret scanning of what the agent produced and of every text that leaves the run. The rules
+// (secret-rules.ts) are secretlint's recommended preset (maintained, pure JavaScript, exact match
+// ranges: GitHub, AWS, Anthropic, OpenAI, Slack, private keys, npm, GCP, ...) plus a JWT rule of
+// our own. The comment-based switches (`secretlint-disable`) are not loaded: the text scanned is
+// the agent's, and it must not be able to silence the scanner.
 //
 // Each finding's value joins the run's Redactor, which then masks it everywhere in every form it
 // knows (raw, base64, URL-encoded, JSON-escaped, hex, split across lines). Text is also scanned
@@ -10,14 +10,13 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { lintSource } from '@secretlint/core'
-import { rules as recommended } from '@secretlint/secretlint-rule-preset-recommend'
 import type {
-  SecretLintCoreConfig,
   SecretLintRuleContext,
   SecretLintRuleCreator,
   SecretLintSourceCode
 } from '@secretlint/types'
 import { Redactor } from './redact.js'
+import { CONFIG } from './secret-rules.js'
 
 export interface SecretFinding {
   /** secretlint's rule id without its scope, e.g. `secretlint-rule-github`. */
@@ -32,59 +31,6 @@ export interface PolicyViolation {
   rule: string
   path: string | null
   detail: string
-}
-
-const FILTER_COMMENTS = '@secretlint/secretlint-rule-filter-comments'
-const AWS = '@secretlint/secretlint-rule-aws'
-
-const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}/g
-const jwtMessages = { JWT: { en: () => 'found a JSON Web Token' } }
-/** A JWT: a base64url JSON header with `alg`, a payload, and a signature. */
-export const jwtRule: SecretLintRuleCreator = {
-  messages: jwtMessages,
-  meta: {
-    id: 'airlock/jwt',
-    recommended: true,
-    type: 'scanner',
-    supportedContentTypes: ['text'],
-    docs: { url: 'https://datatracker.ietf.org/doc/html/rfc7519' }
-  },
-  create(context) {
-    const t = context.createTranslator(jwtMessages)
-    return {
-      file(source) {
-        for (const m of source.content.matchAll(JWT)) {
-          let header: unknown
-          try {
-            header = JSON.parse(Buffer.from(m[0].split('.')[0], 'base64url').toString('utf8'))
-          } catch {
-            continue
-          }
-          if (typeof header !== 'object' || header === null || !('alg' in header)) continue
-          context.report({ message: t('JWT'), range: [m.index, m.index + m[0].length] })
-        }
-      }
-    }
-  }
-}
-
-const CONFIG: SecretLintCoreConfig = {
-  rules: [
-    ...recommended
-      .filter((r) => r.meta.id !== FILTER_COMMENTS)
-      .map((r) => ({
-        id: r.meta.id,
-        rule: r as SecretLintRuleCreator,
-        // Access key IDs (AKIA…, ASIA…) alone, not only next to a secret key.
-        ...(r.meta.id === AWS ? { options: { enableIDScanRule: true } } : {})
-      })),
-    { id: jwtRule.meta.id, rule: jwtRule }
-  ]
-}
-
-/** The rules that run (for the docs and the tests). */
-export function ruleIds(): string[] {
-  return CONFIG.rules.map((r) => r.id)
 }
 
 const B64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g

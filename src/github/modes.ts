@@ -27,7 +27,7 @@ import {
 } from './context.js'
 import { readEvidence } from './evidence.js'
 import type { RunEvidence } from './evidence.js'
-import { requireMatchingStatement } from '../report/provenance.js'
+import { requireMatchingStatement } from '../report/provenance-verify.js'
 import { publishRun } from './publish.js'
 import { Writes, resolveIdentity } from './writes.js'
 import type { WriteCall } from './writes.js'

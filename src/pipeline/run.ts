@@ -1,36 +1,36 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { CancelledError, errorMessage } from '../errors.js'
+import { CancelledError } from '../errors.js'
 import type { EgressInputs } from '../egress/inputs.js'
 import { captureDiff } from '../evidence/capture.js'
-import { phaseTotals, tokenUsage } from '../evidence/cost.js'
-import { readUsage, runnerFacts } from '../evidence/metadata.js'
-import { writeProvenance } from '../report/provenance.js'
+import type { DiffCapture } from '../evidence/capture.js'
+import { runnerFacts } from '../evidence/metadata.js'
 import { Redactor } from '../evidence/redact.js'
-import { maskLine, runSecretValues, scanOutputs } from '../evidence/secrets.js'
+import { maskLine, runSecretValues } from '../evidence/secrets.js'
 import { maskingLogger } from '../log.js'
 import type { Logger } from '../log.js'
 import type { PhaseName, PhasePlan, RunPlan } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
-import { OUTPUT_FILES, writeOutputs } from '../report/output.js'
-import type { PhaseReport, Report } from '../report/report.js'
+import { OUTPUT_FILES } from '../report/output.js'
+import type { Report } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
-import type { ImageInfo, Runtime } from '../sandbox/types.js'
+import type { Runtime } from '../sandbox/types.js'
+import type { CacheStore } from '../cache/store.js'
+import { finishSetupReport } from '../setup/setup.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
-import { formatSize, makeScratch } from '../workspace/bounded.js'
 import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
-import { closeEgress, openEgress } from './egress.js'
-import { classifyOutcome } from './outcome.js'
-import type { PhaseOutcomes } from './outcome.js'
-import { ownership, runPhase, sandboxFolder } from './phase.js'
-import type { PhaseContext, PhaseRun } from './phase.js'
-import { runBaseline, runTests } from './tests.js'
+import { runAgent } from './agent.js'
+import { checkFull, openScratch } from './scratch.js'
+import { watchCancellation } from './cancel.js'
+import { finishRun } from './finish.js'
 import { decideIsolation, servingRuntime } from './isolation.js'
+import { recordImage, resolveRunImage } from './image.js'
+import type { PhaseOutcomes } from './outcome.js'
+import { ownership } from './phase.js'
+import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
-import { finishSetupReport } from '../setup/setup.js'
-import { restoreImage, saveImage } from '../cache/caches.js'
-import type { CacheStore } from '../cache/store.js'
+import { runBaseline, runTests } from './tests.js'
 
 export interface RunSecrets {
   /** The task text (the plan only holds its hash). */
@@ -90,88 +90,22 @@ export async function runPipeline(
   const report = emptyReport(plan)
   const tmp = await prepareFolders(plan, secrets.task, redactor, deps.tempRoot)
   const phases: PhaseOutcomes = { testsConfigured: findPhase(plan, 'tests') !== undefined }
-  const checkCancelled = (): void => {
-    if (signal?.aborted) throw new CancelledError(String(signal.reason ?? 'signal'))
-  }
-  // Cancelled: the report (`cancelled`) and the evidence so far are written at once, before the
-  // containers are stopped (the runner kills the step 10 s after its first signal).
-  let early: Promise<void> | undefined
-  const onAbort = (): void => {
-    const snapshot = structuredClone(report)
-    snapshot.outcome = 'cancelled'
-    snapshot.outcomeReason = `run cancelled by ${String(signal?.reason ?? 'signal')}`
-    snapshot.finishedAt = new Date().toISOString()
-    snapshot.cost.wallMs = Date.now() - Date.parse(report.startedAt)
-    early = writeOutputs(out, snapshot, redactor)
-      .then(() => writeProvenance(out))
-      .then(() => log.info('cancelled: report.json written; stopping the sandbox'))
-      .catch((e: unknown) => log.error(`could not write the report: ${errorMessage(e)}`))
-  }
-  if (signal?.aborted) onAbort()
-  else signal?.addEventListener('abort', onAbort, { once: true })
+  const cancel = watchCancellation(signal, report, out, redactor, log)
   let caught: unknown
   let scratch: Scratch | undefined
   try {
-    if (plan.isolation !== null && plan.isolation !== undefined) {
-      // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
-      const decision = await decideIsolation(plan, runtime)
-      plan = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.runtime } }
-      report.isolation = decision
-      report.sandbox.runtime = decision.runtime
-      log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
-    } else {
-      // A runtime named directly: gVisor without network support cannot serve a networked run.
-      const served = await servingRuntime(plan, runtime)
-      if (served.note !== null) log.info(`runtime: ${served.runtime} (${served.note})`)
-      plan = { ...plan, sandbox: { ...plan.sandbox, runtime: served.runtime } }
-      report.sandbox.runtime = served.runtime
-    }
-    const facts = runtime.engineFacts() // asked alongside the runtime check
-    facts.catch(() => undefined)
-    await runtime.preflight(plan.sandbox.runtime)
-    report.runner = runnerFacts(await facts, plan.sandbox.runtime)
-    checkCancelled()
-    const cacheDir = deps.cache ? (deps.cache.dir ?? path.join(tmp, 'cache')) : undefined
-    const image = await log.group('image', async () => {
-      const c = deps.cache && cacheDir !== undefined && plan.cache.image ? deps.cache : undefined
-      const cacheLog = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) }
-      const imageDir = path.join(cacheDir ?? tmp, 'image-cache')
-      const restored = c
-        ? await restoreImage(runtime, c.store, plan.cache.scope, plan.image, imageDir, cacheLog)
-        : undefined
-      const resolved = await runtime.resolveImage(
-        plan.image,
-        { info: (l) => log.info(l) },
-        { holder: plan.runId, ...(signal ? { signal } : {}) }
-      )
-      const use =
-        c && restored
-          ? await saveImage(
-              runtime,
-              c.store,
-              plan.cache.scope,
-              plan.image,
-              resolved,
-              restored,
-              imageDir,
-              cacheLog
-            )
-          : undefined
-      return { ...resolved, ...(use ? { cacheUse: use } : {}) }
-    })
+    plan = await chooseRuntime(plan, runtime, report, log)
+    cancel.check()
+    const cache = deps.cache
+      ? { store: deps.cache.store, dir: deps.cache.dir ?? path.join(tmp, 'cache') }
+      : undefined
+    const image = await resolveRunImage(plan, runtime, log, cache, signal)
     recordImage(report, image)
-    if (image.cacheUse) report.image.cache = image.cacheUse
     for (const w of image.warnings) log.warn(w)
-    checkCancelled()
+    cancel.check()
 
-    // Every folder the sandbox writes lives on one filesystem of workspace-size.
-    const bounded = await makeScratch(tmp, plan.sandbox.workspace, (l) => log.warn(l))
+    const bounded = await openScratch(tmp, plan, report, log)
     scratch = bounded
-    report.sandbox.workspace = {
-      sizeBytes: bounded.sizeBytes,
-      enforced: bounded.enforced,
-      full: false
-    }
     const ws = await log.group('workspace', async () => {
       const prepared = await prepareWorkspace(
         plan.repo.path,
@@ -184,7 +118,7 @@ export async function runPipeline(
       return prepared
     })
     report.repo.headSha = ws.commit
-    checkCancelled()
+    cancel.check()
     const ctx: PhaseContext = {
       plan,
       runtime,
@@ -202,44 +136,22 @@ export async function runPipeline(
         runtime,
         log,
         ...(deps.proxyScript !== undefined ? { proxyScript: deps.proxyScript } : {}),
-        ...(deps.cache && cacheDir !== undefined
-          ? { cache: { store: deps.cache.store, dir: cacheDir } }
-          : {}),
+        ...(cache ? { cache } : {}),
         imageKey: (await runtime.imageBuildKey?.(image.id).catch(() => undefined)) ?? image.id
       })
-      checkCancelled()
+      cancel.check()
     }
 
     const baselinePhase = findPhase(plan, 'baseline')
     if (baselinePhase)
       await runBaseline(ctx, baselinePhase, ws, report, bounded.dir, setupPhase !== undefined)
-    checkCancelled()
+    cancel.check()
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
-    // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
-    const agentOut = await sandboxFolder(plan, path.join(bounded.dir, 'out'))
-    const egress = await openEgress(plan, secrets.egress, { ...deps, log })
-    let agent: PhaseRun
-    try {
-      agent = await runPhase(ctx, agentPhase, ws.dir, OUTPUT_FILES.agentLog, {
-        outDir: agentOut,
-        ...(egress ? { egress: { network: egress.network, env: egress.env } } : {})
-      })
-    } finally {
-      if (egress) report.egress = await closeEgress(egress, secrets.egress, out, log)
-    }
-    Object.assign(report.agent, agent.report)
-    phases.agent = {
-      ...agent.result,
-      timeoutMs: agentPhase.timeoutMs,
-      memoryBytes: plan.sandbox.memoryBytes
-    }
-    await checkFull(bounded, report)
-    await recordUsage(report, agentOut)
-    if (agent.result.applied) {
-      report.sandbox.applied = agent.result.applied
-      report.sandbox.source = 'inspect'
-    }
+    const agent = await runAgent(ctx, agentPhase, ws, secrets.egress, bounded, report, phases, {
+      ...deps,
+      log
+    })
 
     const capture = await log.group('diff', async () => {
       const c = await captureDiff(ws, plan.policy, redactor, path.join(out, OUTPUT_FILES.diff))
@@ -249,48 +161,21 @@ export async function runPipeline(
       log.info(`${c.diff.totalFiles} file(s) changed, diff sha256 ${c.diff.sha256}`)
       return c
     })
-    report.diff = capture.diff
-    report.policy.violations.push(...capture.violations)
-    report.policy.protected.push(...capture.protected)
-    report.dependencies = capture.dependencies
-    if (report.setup)
-      report.policy.protected.push(...finishSetupReport(report.setup, report.dependencies))
+    recordCapture(report, capture)
     if (agent.result.cancelled) throw new CancelledError('signal')
 
     const testsPhase = findPhase(plan, 'tests')
     const a = agent.result
     if (testsPhase && a.error === undefined && !a.timedOut && !a.oomKilled && a.exitCode === 0) {
-      checkCancelled()
+      cancel.check()
       phases.tests = await runTests(ctx, testsPhase, ws, report, bounded.dir, capture.ignoredRaw)
       await checkFull(bounded, report)
     }
   } catch (error) {
     caught = error
   } finally {
-    signal?.removeEventListener('abort', onAbort)
-    await early
-    const classified = classifyOutcome(phases, report.policy.violations, caught)
-    report.outcome = classified.outcome
-    report.outcomeReason = classified.reason
-    report.policy.violations.push(...classified.violations)
-    report.finishedAt = new Date().toISOString()
-    report.cost.wallMs = Date.now() - Date.parse(report.startedAt)
-    Object.assign(report.cost, phaseTotals(phasesRun(report)))
-    await scanOutputs(out, [JSON.stringify(report)], scannedFiles(), redactor).catch((e: unknown) =>
-      log.error(`secret scan of the outputs: ${errorMessage(e)}`)
-    )
-    await writeOutputs(out, report, redactor).catch((e: unknown) =>
-      log.error(`could not write the report: ${errorMessage(e)}`)
-    )
-    // Last of the evidence: binds every file written above.
-    await writeProvenance(out).catch((e: unknown) =>
-      log.error(`could not write ${OUTPUT_FILES.provenance}: ${errorMessage(e)}`)
-    )
-    await runtime.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
-    // After the containers are gone: nothing holds the scratch filesystem any more.
-    const unmounted = await scratch?.release()
-    if (unmounted !== undefined) log.warn(unmounted)
-    await fs.promises.rm(tmp, { recursive: true, force: true }).catch(() => undefined)
+    await cancel.settle()
+    await finishRun(plan, report, phases, caught, tmp, { runtime, log, redactor, scratch })
   }
   return {
     report,
@@ -301,28 +186,43 @@ export async function runPipeline(
   }
 }
 
-/** The text files of the output folder that the secret scan reads and masks. */
-function scannedFiles(): string[] {
-  const o = OUTPUT_FILES
-  return [o.agentLog, o.testsLog, o.rerunLog, o.baselineLog, o.task, o.egress, o.transcript]
+/** The isolation tier (when the plan asks for one), checked on the engine, with its facts. */
+async function chooseRuntime(
+  plan: RunPlan,
+  runtime: Runtime,
+  report: Report,
+  log: Logger
+): Promise<RunPlan> {
+  let chosen = plan
+  if (plan.isolation !== null && plan.isolation !== undefined) {
+    // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
+    const decision = await decideIsolation(plan, runtime)
+    chosen = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.runtime } }
+    report.isolation = decision
+    report.sandbox.runtime = decision.runtime
+    log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
+  } else {
+    // A runtime named directly: gVisor without network support cannot serve a networked run.
+    const served = await servingRuntime(plan, runtime)
+    if (served.note !== null) log.info(`runtime: ${served.runtime} (${served.note})`)
+    chosen = { ...plan, sandbox: { ...plan.sandbox, runtime: served.runtime } }
+    report.sandbox.runtime = served.runtime
+  }
+  const facts = runtime.engineFacts() // asked alongside the runtime check
+  facts.catch(() => undefined)
+  await runtime.preflight(chosen.sandbox.runtime)
+  report.runner = runnerFacts(await facts, chosen.sandbox.runtime)
+  return chosen
 }
 
-/**
- * A phase that filled the scratch filesystem hit the `workspace-size` limit (writes past it got
- * ENOSPC): a policy violation naming the limit, recorded once.
- */
-async function checkFull(scratch: Scratch, report: Report): Promise<void> {
-  if (report.sandbox.workspace?.full === true || !(await scratch.full())) return
-  report.sandbox.workspace = {
-    sizeBytes: scratch.sizeBytes,
-    enforced: scratch.enforced,
-    full: true
-  }
-  report.policy.violations.push({
-    rule: 'workspace-size',
-    path: null,
-    detail: `the sandbox filled the workspace limit of ${formatSize(scratch.sizeBytes)} (workspace-size); writes past it failed with "No space left on device"`
-  })
+/** The diff, its violations and protected changes, and the dependency changes, into the report. */
+function recordCapture(report: Report, capture: DiffCapture): void {
+  report.diff = capture.diff
+  report.policy.violations.push(...capture.violations)
+  report.policy.protected.push(...capture.protected)
+  report.dependencies = capture.dependencies
+  if (report.setup)
+    report.policy.protected.push(...finishSetupReport(report.setup, report.dependencies))
 }
 
 function findPhase(plan: RunPlan, name: PhaseName): PhasePlan | undefined {
@@ -344,39 +244,4 @@ async function prepareFolders(
   const tmp = await makeRunTemp(tempRoot ?? defaultTempRoot(), plan.runId)
   await fs.promises.writeFile(path.join(tmp, 'task.md'), task, { mode: 0o444 })
   return tmp
-}
-
-/** What the agent said about its model use (usage.json), below what the proxy measured. */
-async function recordUsage(report: Report, agentOut: string): Promise<void> {
-  const usage = await readUsage(agentOut)
-  report.cost.usageFile = {
-    status: usage.status,
-    ...(usage.detail !== undefined ? { detail: usage.detail } : {})
-  }
-  const measured = report.egress.transcript
-  report.cost.tokens = tokenUsage(measured, usage.usage)
-  if (usage.usage) report.cost.usd = usage.usage.costUsd ?? null
-  if (measured && report.agent.model === null && measured.models.length > 0)
-    report.agent.model = measured.models.join(', ')
-}
-
-function phasesRun(report: Report): PhaseReport[] {
-  return [
-    report.setup?.phase ?? null,
-    report.tests.baseline?.phase ?? null,
-    report.agent,
-    report.tests.phase,
-    report.tests.rerun?.phase ?? null
-  ].filter((p): p is PhaseReport => p !== null)
-}
-
-function recordImage(report: Report, image: ImageInfo): void {
-  report.image = {
-    ref: image.ref,
-    id: image.id,
-    baseDigests: image.baseDigests,
-    dockerfileSha256: image.dockerfileSha256 ?? null,
-    cached: image.cached,
-    warnings: image.warnings
-  }
 }

@@ -1,0 +1,47 @@
+// Build output in a real run: what the agent writes into paths the base tree ignores stays out of
+// the diff, an agent's own .gitignore edit hides nothing, and the re-run of failed tests still gets
+// the build output.
+import * as fs from 'node:fs'
+import { makeWorkspace, runAirlock } from '../support/run.js'
+
+describe('a diff that ignores build output', () => {
+  test('node_modules and __pycache__ stay out; the .gitignore edit is in the diff and flagged', async () => {
+    const ws = makeWorkspace({
+      '.gitignore': 'node_modules/\n__pycache__/\n*.pyc\nlinked\n',
+      'src/app.js': 'old\n'
+    })
+    const run = await runAirlock(ws, {
+      'agent-command': [
+        'mkdir -p node_modules/left-pad __pycache__',
+        'echo "module.exports = 1" > node_modules/left-pad/index.js',
+        'echo pyc > __pycache__/m.pyc',
+        'ln -s /etc linked',
+        // Tries to hide a file by editing the rules.
+        'echo hidden.txt >> .gitignore',
+        'echo secret > hidden.txt',
+        'echo new > src/app.js'
+      ].join(' && '),
+      // Fails once (leaving a mark in the build output), passes on the re-run, which gets the build
+      // output (and the mark) carried into its fresh copy of the tree.
+      'test-command':
+        'test -f node_modules/left-pad/index.js || exit 2; if [ -f node_modules/.ran ]; then exit 0; fi; touch node_modules/.ran; exit 1'
+    })
+    const r = run.report
+    expect(r.diff.files.map((f) => f.path).sort()).toEqual([
+      '.gitignore',
+      'hidden.txt',
+      'src/app.js'
+    ])
+    expect(r.diff.ignored?.entries.map((e) => e.path).sort()).toEqual([
+      '__pycache__/',
+      'linked',
+      'node_modules/'
+    ])
+    expect(r.policy.protected).toContainEqual(
+      expect.objectContaining({ rule: 'ignore-rules', path: '.gitignore' })
+    )
+    expect(r.tests.rerun?.phase.exitCode).toBe(0)
+    expect(r.outcome).toBe('success')
+    fs.rmSync(ws, { recursive: true, force: true })
+  }, 120_000)
+})

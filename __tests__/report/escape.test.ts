@@ -1,0 +1,40 @@
+import { neutralizeLine } from '../../src/github/logger.js'
+import { codeBlock, escapeMarkdown, stripControls } from '../../src/report/escape.js'
+
+describe('neutralizeLine', () => {
+  it.each([
+    '::add-mask::secret',
+    '::set-output name=x::y',
+    '  ::error::boom',
+    '::stop-commands::token',
+    '\u001b[31m::warning::colored'
+  ])('no workflow command survives: %s', (line) => {
+    const out = neutralizeLine('agent', line)
+    expect(out.startsWith('agent | ')).toBe(true)
+    expect(out.trimStart().startsWith('::')).toBe(false)
+  })
+
+  it('breaks the legacy ##[command] form anywhere in the line', () => {
+    expect(neutralizeLine('agent', 'x ##[set-output name=a;]b')).not.toContain('##[')
+  })
+})
+
+describe('escaping', () => {
+  it('strips ANSI, OSC, bidi and zero-width characters', () => {
+    expect(stripControls('a\u001b[31mb\u001b]8;;http://x\u0007c\u202ed\u200be\u0000')).toBe('abcde')
+  })
+
+  it('escapes HTML, markdown and mentions', () => {
+    const out = escapeMarkdown('<img src=x> @octocat [link](http://x) `code`')
+    expect(out).not.toMatch(/<img/)
+    expect(out).not.toMatch(/@octocat/)
+    expect(out).toContain('&lt;img')
+    expect(out).toContain('\\[link\\]')
+  })
+
+  it('makes a code fence longer than any backtick run inside', () => {
+    const block = codeBlock('```\n</details>\n````')
+    expect(block.startsWith('`````')).toBe(true)
+    expect(block.split('\n').at(-1)).toBe('`````')
+  })
+})

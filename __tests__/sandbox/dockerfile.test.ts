@@ -1,0 +1,66 @@
+import { baseImages } from '../../src/sandbox/dockerfile.js'
+
+const D = 'c'.repeat(64)
+
+describe('baseImages', () => {
+  it.each([
+    ['digest-pinned', `FROM node:20@sha256:${D}`, {}, [['digest', `sha256:${D}`]]],
+    ['image id', `FROM sha256:${D}`, {}, [['image-id', `sha256:${D}`]]],
+    ['tag only', 'FROM node:20', {}, [['unpinned', undefined]]],
+    ['no tag', 'from ubuntu', {}, [['unpinned', undefined]]],
+    ['scratch', 'FROM scratch', {}, [['scratch', undefined]]],
+    [
+      'platform flag',
+      `FROM --platform=linux/amd64 alpine@sha256:${D} AS build`,
+      {},
+      [['digest', `sha256:${D}`]]
+    ],
+    [
+      'earlier stage',
+      `FROM alpine@sha256:${D} AS build\nFROM build`,
+      {},
+      [
+        ['digest', `sha256:${D}`],
+        ['stage', undefined]
+      ]
+    ],
+    ['arg default', `ARG BASE=alpine@sha256:${D}\nFROM \${BASE}`, {}, [['digest', `sha256:${D}`]]],
+    [
+      'arg overridden by a build arg',
+      'ARG BASE=alpine@sha256:x\nFROM $BASE',
+      { BASE: 'alpine:3' },
+      [['unpinned', undefined]]
+    ],
+    [
+      'arg from build args',
+      'ARG BASE\nFROM ${BASE}',
+      { BASE: `sha256:${D}` },
+      [['image-id', `sha256:${D}`]]
+    ],
+    ['line continuation', `FROM \\\n  alpine@sha256:${D}`, {}, [['digest', `sha256:${D}`]]],
+    [
+      'comments ignored',
+      `# FROM evil:latest\nFROM alpine@sha256:${D}`,
+      {},
+      [['digest', `sha256:${D}`]]
+    ],
+    [
+      'two stages, second unpinned',
+      `FROM a@sha256:${D}\nFROM b:latest`,
+      {},
+      [
+        ['digest', `sha256:${D}`],
+        ['unpinned', undefined]
+      ]
+    ],
+    ['short digest is not pinned', 'FROM a@sha256:abc', {}, [['unpinned', undefined]]]
+  ])('%s', (_title, text, args, expected) => {
+    expect(baseImages(text, args as Record<string, string>).map((b) => [b.pin, b.digest])).toEqual(
+      expected
+    )
+  })
+
+  it('reports the line of each FROM', () => {
+    expect(baseImages('# c\n\nFROM x:1\nRUN true\nFROM y:2', {}).map((b) => b.line)).toEqual([3, 5])
+  })
+})

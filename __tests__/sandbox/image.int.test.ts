@@ -1,0 +1,108 @@
+import { execFileSync, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import * as fs from 'node:fs'
+import * as net from 'node:net'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import { InfrastructureError } from '../../src/errors.js'
+import { BUSYBOX, imageId, makeWorkspace, runAirlock } from '../support/run.js'
+
+/** A real registry on loopback (Debian's docker-registry), for digest-pinned `image` inputs. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port
+      server.close(() => resolve(port))
+    })
+    server.on('error', reject)
+  })
+}
+
+async function waitForRegistry(port: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/v2/`)
+      .then((r) => r.ok)
+      .catch(() => false)
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('the test registry did not start')
+}
+
+describe('a digest-pinned image', () => {
+  let registry: ChildProcess
+  let dir: string
+  let port: number
+  let ws: string
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-registry-'))
+    port = await freePort()
+    const config = path.join(dir, 'config.yml')
+    fs.writeFileSync(
+      config,
+      `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`
+    )
+    registry = spawn('docker-registry', ['serve', config], { stdio: 'ignore' })
+    await waitForRegistry(port)
+    ws = makeWorkspace()
+  })
+
+  afterAll(() => {
+    registry?.kill('SIGKILL')
+    fs.rmSync(dir, { recursive: true, force: true })
+    fs.rmSync(ws, { recursive: true, force: true })
+  })
+
+  it('is pulled by digest when absent, and its digest recorded', async () => {
+    const repo = `localhost:${port}/airlock-it/busybox`
+    execFileSync('docker', ['tag', BUSYBOX, `${repo}:1`])
+    execFileSync('docker', ['push', '-q', `${repo}:1`])
+    const repoDigest = execFileSync('docker', [
+      'image',
+      'inspect',
+      '-f',
+      '{{range .RepoDigests}}{{println .}}{{end}}',
+      `${repo}:1`
+    ])
+      .toString()
+      .split('\n')
+      .find((d) => d.startsWith(repo)) as string
+    expect(repoDigest).toMatch(/@sha256:[a-f0-9]{64}$/)
+    // Forget the local references so the pipeline has to pull.
+    execFileSync('docker', ['rmi', `${repo}:1`])
+    const stillThere = (): boolean => {
+      try {
+        execFileSync('docker', ['image', 'inspect', repoDigest], { stdio: 'ignore' })
+        return true
+      } catch {
+        return false
+      }
+    }
+    if (stillThere()) execFileSync('docker', ['rmi', repoDigest])
+    expect(stillThere()).toBe(false)
+    const run = await runAirlock(ws, {
+      dockerfile: '',
+      image: repoDigest,
+      'agent-command': 'echo pulled > pulled.txt'
+    })
+    expect(run.report.outcome).toBe('success')
+    expect(run.report.image).toMatchObject({
+      ref: repoDigest,
+      id: imageId(BUSYBOX),
+      baseDigests: [repoDigest.slice(repoDigest.indexOf('@') + 1)]
+    })
+    expect(run.log.lines.join('\n')).toContain(`pulling ${repoDigest}`)
+    if (stillThere()) execFileSync('docker', ['rmi', repoDigest])
+  })
+
+  it('that cannot be pulled is an infrastructure error with the evidence written', async () => {
+    const missing = `localhost:${port}/airlock-it/missing@sha256:${'0'.repeat(64)}`
+    const run = await runAirlock(ws, { dockerfile: '', image: missing, 'agent-command': 'true' })
+    expect(run.report.outcome).toBe('infrastructure-error')
+    expect(run.error).toBeInstanceOf(InfrastructureError)
+    expect(run.report.outcomeReason).toMatch(/cannot pull image/)
+    expect(fs.existsSync(path.join(run.outputDir, 'report.json'))).toBe(true)
+  })
+})

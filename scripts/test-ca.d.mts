@@ -1,0 +1,5 @@
+/** See test-ca.mjs. */
+export function makeTestCerts(
+  dir: string,
+  options: { names: string[]; caName: string; days?: number }
+): void

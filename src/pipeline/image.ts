@@ -1,0 +1,61 @@
+// The image stage: the agent image resolved (built or found), restored from the image cache
+// first where the run has one, saved to it after a build where the run may write it; and what
+// the report records about it.
+import { restoreImage, saveImage } from '../cache/caches.js'
+import type { CacheStore } from '../cache/store.js'
+import type { Logger } from '../log.js'
+import type { RunPlan } from '../plan.js'
+import type { CacheUse, Report } from '../report/report.js'
+import type { ImageInfo, Runtime } from '../sandbox/types.js'
+import * as path from 'node:path'
+
+/** The resolved image and, where the run has an image cache, what the cache did. */
+export type RunImage = ImageInfo & { cacheUse?: CacheUse }
+
+export async function resolveRunImage(
+  plan: RunPlan,
+  runtime: Runtime,
+  log: Logger,
+  cache: { store: CacheStore; dir: string } | undefined,
+  signal: AbortSignal | undefined
+): Promise<RunImage> {
+  return log.group('image', async () => {
+    const c = cache && plan.cache.image ? cache : undefined
+    const cacheLog = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) }
+    const imageDir = path.join(c?.dir ?? '', 'image-cache')
+    const restored = c
+      ? await restoreImage(runtime, c.store, plan.cache.scope, plan.image, imageDir, cacheLog)
+      : undefined
+    const resolved = await runtime.resolveImage(
+      plan.image,
+      { info: (l) => log.info(l) },
+      { holder: plan.runId, ...(signal ? { signal } : {}) }
+    )
+    const use =
+      c && restored
+        ? await saveImage(
+            runtime,
+            c.store,
+            plan.cache.scope,
+            plan.image,
+            resolved,
+            restored,
+            imageDir,
+            cacheLog
+          )
+        : undefined
+    return { ...resolved, ...(use ? { cacheUse: use } : {}) }
+  })
+}
+
+export function recordImage(report: Report, image: RunImage): void {
+  report.image = {
+    ref: image.ref,
+    id: image.id,
+    baseDigests: image.baseDigests,
+    dockerfileSha256: image.dockerfileSha256 ?? null,
+    cached: image.cached,
+    warnings: image.warnings
+  }
+  if (image.cacheUse) report.image.cache = image.cacheUse
+}

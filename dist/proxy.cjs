@@ -841,11 +841,8 @@ var require_ipaddr = __commonJS({
 });
 
 // src/egress/proxy.ts
-var import_node_crypto = require("node:crypto");
-var dns = __toESM(require("node:dns"), 1);
 var http = __toESM(require("node:http"), 1);
-var https = __toESM(require("node:https"), 1);
-var net2 = __toESM(require("node:net"), 1);
+var https2 = __toESM(require("node:https"), 1);
 var tls = __toESM(require("node:tls"), 1);
 
 // src/egress/budget.ts
@@ -1013,134 +1010,155 @@ var StreamRedactor = class {
   }
 };
 
-// src/egress/reflection.ts
-var import_node_stream = require("node:stream");
-var zlib = __toESM(require("node:zlib"), 1);
-var BODY_HEADERS = ["content-length", "content-md5", "digest", "content-digest", "repr-digest"];
-function decoder(encoding) {
-  switch (encoding) {
-    case "gzip":
-    case "x-gzip":
-      return zlib.createGunzip();
-    case "deflate":
-      return zlib.createInflate();
-    case "br":
-      return zlib.createBrotliDecompress();
+// src/egress/policy.ts
+var net = __toESM(require("node:net"), 1);
+var import_ipaddr = __toESM(require_ipaddr(), 1);
+var LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+function normalizeHost(raw) {
+  let h = raw.trim().toLowerCase();
+  if (h.endsWith(".")) h = h.slice(0, -1);
+  if (h === "" || h.length > 253) return void 0;
+  if (!h.split(".").every((l) => LABEL.test(l))) return void 0;
+  return h;
+}
+function isIpLiteral(raw) {
+  const h = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
+  if (net.isIP(h) !== 0) return true;
+  const labels = h.split(".");
+  return labels.length <= 4 && labels.every((l) => /^(0x[0-9a-f]*|[0-9]+)$/i.test(l));
+}
+function ruleMatches(rule, host, port) {
+  if (!rule.ports.includes(port)) return false;
+  if (rule.wildcard) return host.endsWith(`.${rule.host}`);
+  return host === rule.host;
+}
+function checkHost(rules, mappings, rawHost, port) {
+  if (isIpLiteral(rawHost)) {
+    return { ok: false, reason: "ip-literal", detail: "IP addresses are never allowed" };
+  }
+  const host = normalizeHost(rawHost);
+  if (host === void 0) return { ok: false, reason: "bad-request", detail: "not a DNS name" };
+  if (!rules.some((r) => ruleMatches(r, host, port))) {
+    return { ok: false, reason: "not-allowlisted", detail: `${host}:${port} is not in allow-hosts` };
+  }
+  const mapping = mappings.find((m) => m.host === host);
+  return mapping ? { ok: true, host, mapping } : { ok: true, host };
+}
+function isNonPublicAddress(address) {
+  if (net.isIP(address) === 0 || !import_ipaddr.default.isValid(address)) return true;
+  const ip = import_ipaddr.default.parse(address);
+  if (ip.kind() === "ipv4") return ip.range() !== "unicast";
+  const v6 = ip;
+  const range = v6.range();
+  const bytes = v6.toByteArray();
+  const v4 = (b) => isNonPublicAddress(import_ipaddr.default.fromByteArray(b).toString());
+  switch (range) {
+    case "ipv4Mapped":
+    case "rfc6145":
+    case "rfc6052":
+      return v4(bytes.slice(12, 16));
+    case "6to4":
+      return v4(bytes.slice(2, 6));
+    case "teredo":
+      return v4(bytes.slice(4, 8)) || v4(bytes.slice(12, 16).map((b) => b ^ 255));
+    case "unicast":
+      if (bytes.slice(0, 12).every((b) => b === 0)) return true;
+      return false;
     default:
-      return void 0;
+      return true;
   }
 }
-function filterResponse(upstream, headers, secrets) {
-  const text = new Redactor(secrets);
-  const out = {};
-  for (const [k, v] of Object.entries(headers)) {
-    const key = k.toLowerCase();
-    if (BODY_HEADERS.includes(key)) continue;
-    out[text.redact(key)] = Array.isArray(v) ? v.map((x) => text.redact(x)) : text.redact(v);
-  }
-  const encodings = String(out["content-encoding"] ?? "").split(",").map((e) => e.trim().toLowerCase()).filter((e) => e !== "" && e !== "identity");
-  const decoders = [];
-  for (const e of encodings.reverse()) {
-    const d = decoder(e);
-    if (!d)
-      return { error: `content-encoding ${e.replace(/[^a-z0-9-]/g, "?")} cannot be inspected` };
-    decoders.push(d);
-  }
-  delete out["content-encoding"];
-  const body = new StreamRedactor(secrets);
-  const mask = new import_node_stream.Transform({
-    transform(chunk, _enc, done) {
-      done(null, body.push(chunk));
-    },
-    flush(done) {
-      done(null, body.flush());
-    }
-  });
-  const result = new import_node_stream.PassThrough();
-  (0, import_node_stream.pipeline)([upstream, ...decoders, mask, result], (error) => {
-    if (error) result.destroy(error);
-  });
-  return { headers: out, body: result, reflected: () => text.count + body.count };
+function splitHostPort(authority, defaultPort) {
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(authority);
+  const m = v6 ?? /^([^:[\]]+)(?::(\d+))?$/.exec(authority);
+  if (!m) return void 0;
+  const p = m[2] !== void 0 ? Number(m[2]) : defaultPort;
+  if (p === void 0 || !Number.isInteger(p) || p < 1 || p > 65535) return void 0;
+  return { host: v6 ? `[${m[1]}]` : m[1], port: p };
 }
 
-// src/egress/sni.ts
-var MAX_HELLO_BYTES = 32 * 1024;
-var EXT_SERVER_NAME = 0;
-var EXT_ECH = 65037;
-function parseClientHello(data) {
-  const handshake = [];
-  let have = 0;
-  let offset = 0;
-  let needed;
-  while (needed === void 0 || have < needed) {
-    if (data.length < offset + 5) return more(data);
-    if (data[offset] !== 22) return { status: "not-tls", detail: "not a TLS handshake" };
-    if (data[offset + 1] !== 3) return { status: "not-tls", detail: "not a TLS record version" };
-    const len = data.readUInt16BE(offset + 3);
-    if (len === 0 || len > 16384 + 256) return { status: "not-tls", detail: "bad record length" };
-    if (data.length < offset + 5 + len) return more(data);
-    handshake.push(data.subarray(offset + 5, offset + 5 + len));
-    have += len;
-    offset += 5 + len;
-    if (needed === void 0) {
-      const first = Buffer.concat(handshake);
-      if (first.length < 4) continue;
-      if (first[0] !== 1) return { status: "not-tls", detail: "not a ClientHello" };
-      needed = 4 + first.readUIntBE(1, 3);
-      if (needed > MAX_HELLO_BYTES) return { status: "not-tls", detail: "ClientHello too large" };
-    }
+// src/egress/proxy/context.ts
+var dns = __toESM(require("node:dns"), 1);
+var IDLE_MS = 10 * 6e4;
+var Connections = class {
+  constructor(emit, redact) {
+    this.emit = emit;
+    this.redact = redact;
   }
-  return readHello(Buffer.concat(handshake).subarray(4, needed));
-}
-function more(data) {
-  return data.length >= MAX_HELLO_BYTES ? { status: "not-tls", detail: "no ClientHello within the first bytes" } : { status: "need-more" };
-}
-function readHello(b) {
-  const bad = { status: "not-tls", detail: "malformed ClientHello" };
-  let p = 2 + 32;
-  if (p + 1 > b.length) return bad;
-  p += 1 + b[p];
-  if (p + 2 > b.length) return bad;
-  p += 2 + b.readUInt16BE(p);
-  if (p + 1 > b.length) return bad;
-  p += 1 + b[p];
-  if (p === b.length) return { status: "ok", serverName: null, encrypted: false };
-  if (p + 2 > b.length) return bad;
-  const end = p + 2 + b.readUInt16BE(p);
-  if (end > b.length) return bad;
-  p += 2;
-  let serverName = null;
-  let encrypted = false;
-  let names = 0;
-  while (p < end) {
-    if (p + 4 > end) return bad;
-    const type = b.readUInt16BE(p);
-    const len = b.readUInt16BE(p + 2);
-    const body = p + 4;
-    if (body + len > end) return bad;
-    if (type === EXT_ECH) encrypted = true;
-    if (type === EXT_SERVER_NAME) {
-      names++;
-      if (len < 2) return bad;
-      const listEnd = body + 2 + b.readUInt16BE(body);
-      if (listEnd > body + len) return bad;
-      let q = body + 2;
-      while (q < listEnd) {
-        if (q + 3 > listEnd) return bad;
-        const nameType = b[q];
-        const nameLen = b.readUInt16BE(q + 1);
-        if (q + 3 + nameLen > listEnd) return bad;
-        if (nameType === 0) {
-          if (serverName !== null) return { status: "not-tls", detail: "two server names" };
-          serverName = b.subarray(q + 3, q + 3 + nameLen).toString("latin1");
-        }
-        q += 3 + nameLen;
-      }
-    }
-    p = body + len;
+  emit;
+  redact;
+  open = /* @__PURE__ */ new Set();
+  track(event) {
+    const o = { event, started: Date.now() };
+    this.open.add(o);
+    return o;
   }
-  if (names > 1) return { status: "not-tls", detail: "two server_name extensions" };
-  return { status: "ok", serverName, encrypted };
+  finish(o) {
+    if (!this.open.delete(o)) return;
+    o.event.durationMs = Date.now() - o.started;
+    this.emit(o.event);
+  }
+  /** Reports the connections still open, with their bytes so far. */
+  finishAll() {
+    for (const o of this.open) this.finish(o);
+    this.open.clear();
+  }
+  deny(kind, method, host, port, reason, detail) {
+    this.emit({
+      type: "egress",
+      time: (/* @__PURE__ */ new Date()).toISOString(),
+      kind,
+      method,
+      host: this.redact(host).slice(0, 300),
+      port,
+      allowed: false,
+      reason,
+      detail,
+      bytesUp: 0,
+      bytesDown: 0,
+      durationMs: 0
+    });
+  }
+};
+async function resolveUpstream(host, port, mapping) {
+  if (mapping) return { address: mapping.address, port: mapping.port ?? port };
+  let addresses;
+  try {
+    addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
+  } catch (error) {
+    return { reason: "dns-failed", detail: error.code ?? "lookup" };
+  }
+  if (addresses.length === 0) return { reason: "dns-failed", detail: "no address" };
+  const bad = addresses.find((a) => isNonPublicAddress(a.address));
+  if (bad) {
+    return {
+      reason: "private-address",
+      detail: `${host} resolves to ${bad.address}, a non-public address (configure host-map to allow it)`,
+      address: bad.address
+    };
+  }
+  return { address: addresses[0].address, port };
+}
+
+// src/egress/proxy/credential.ts
+var https = __toESM(require("node:https"), 1);
+var net2 = __toESM(require("node:net"), 1);
+
+// src/egress/credential-routes.ts
+function pathProblem(path) {
+  if (!path.startsWith("/")) return "does not start with /";
+  if (path.includes("//")) return "contains //";
+  if (/[\\\x00-\x20\x7f]/.test(path)) return "contains a backslash, space or control character";
+  if (/%(2e|2f|5c|25|00)/i.test(path)) return "contains an encoded dot, slash, backslash or percent";
+  if (path.split("/").some((seg) => seg === "." || seg === ".."))
+    return "contains a . or .. segment";
+  return void 0;
+}
+function scopeAllows(scope, method, path) {
+  if (scope === void 0) return true;
+  return scope.some(
+    (s) => (s.method === "*" || s.method === method.toUpperCase()) && (s.prefix === "/" || path === s.prefix || path.startsWith(`${s.prefix}/`))
+  );
 }
 
 // src/egress/transcript.ts
@@ -1355,89 +1373,57 @@ function readStream(events, ex) {
   ex.toolCalls.push(...blocks.values(), ...openaiTools.values());
 }
 
-// src/egress/policy.ts
-var net = __toESM(require("node:net"), 1);
-var import_ipaddr = __toESM(require_ipaddr(), 1);
-var LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-function normalizeHost(raw) {
-  let h = raw.trim().toLowerCase();
-  if (h.endsWith(".")) h = h.slice(0, -1);
-  if (h === "" || h.length > 253) return void 0;
-  if (!h.split(".").every((l) => LABEL.test(l))) return void 0;
-  return h;
-}
-function isIpLiteral(raw) {
-  const h = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
-  if (net.isIP(h) !== 0) return true;
-  const labels = h.split(".");
-  return labels.length <= 4 && labels.every((l) => /^(0x[0-9a-f]*|[0-9]+)$/i.test(l));
-}
-function pathProblem(path) {
-  if (!path.startsWith("/")) return "does not start with /";
-  if (path.includes("//")) return "contains //";
-  if (/[\\\x00-\x20\x7f]/.test(path)) return "contains a backslash, space or control character";
-  if (/%(2e|2f|5c|25|00)/i.test(path)) return "contains an encoded dot, slash, backslash or percent";
-  if (path.split("/").some((seg) => seg === "." || seg === ".."))
-    return "contains a . or .. segment";
-  return void 0;
-}
-function scopeAllows(scope, method, path) {
-  if (scope === void 0) return true;
-  return scope.some(
-    (s) => (s.method === "*" || s.method === method.toUpperCase()) && (s.prefix === "/" || path === s.prefix || path.startsWith(`${s.prefix}/`))
-  );
-}
-function ruleMatches(rule, host, port) {
-  if (!rule.ports.includes(port)) return false;
-  if (rule.wildcard) return host.endsWith(`.${rule.host}`);
-  return host === rule.host;
-}
-function checkHost(rules, mappings, rawHost, port) {
-  if (isIpLiteral(rawHost)) {
-    return { ok: false, reason: "ip-literal", detail: "IP addresses are never allowed" };
-  }
-  const host = normalizeHost(rawHost);
-  if (host === void 0) return { ok: false, reason: "bad-request", detail: "not a DNS name" };
-  if (!rules.some((r) => ruleMatches(r, host, port))) {
-    return { ok: false, reason: "not-allowlisted", detail: `${host}:${port} is not in allow-hosts` };
-  }
-  const mapping = mappings.find((m) => m.host === host);
-  return mapping ? { ok: true, host, mapping } : { ok: true, host };
-}
-function isNonPublicAddress(address) {
-  if (net.isIP(address) === 0 || !import_ipaddr.default.isValid(address)) return true;
-  const ip = import_ipaddr.default.parse(address);
-  if (ip.kind() === "ipv4") return ip.range() !== "unicast";
-  const v6 = ip;
-  const range = v6.range();
-  const bytes = v6.toByteArray();
-  const v4 = (b) => isNonPublicAddress(import_ipaddr.default.fromByteArray(b).toString());
-  switch (range) {
-    case "ipv4Mapped":
-    case "rfc6145":
-    case "rfc6052":
-      return v4(bytes.slice(12, 16));
-    case "6to4":
-      return v4(bytes.slice(2, 6));
-    case "teredo":
-      return v4(bytes.slice(4, 8)) || v4(bytes.slice(12, 16).map((b) => b ^ 255));
-    case "unicast":
-      if (bytes.slice(0, 12).every((b) => b === 0)) return true;
-      return false;
+// src/egress/reflection.ts
+var import_node_stream = require("node:stream");
+var zlib = __toESM(require("node:zlib"), 1);
+var BODY_HEADERS = ["content-length", "content-md5", "digest", "content-digest", "repr-digest"];
+function decoder(encoding) {
+  switch (encoding) {
+    case "gzip":
+    case "x-gzip":
+      return zlib.createGunzip();
+    case "deflate":
+      return zlib.createInflate();
+    case "br":
+      return zlib.createBrotliDecompress();
     default:
-      return true;
+      return void 0;
   }
 }
-function splitHostPort(authority, defaultPort) {
-  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(authority);
-  const m = v6 ?? /^([^:[\]]+)(?::(\d+))?$/.exec(authority);
-  if (!m) return void 0;
-  const p = m[2] !== void 0 ? Number(m[2]) : defaultPort;
-  if (p === void 0 || !Number.isInteger(p) || p < 1 || p > 65535) return void 0;
-  return { host: v6 ? `[${m[1]}]` : m[1], port: p };
+function filterResponse(upstream, headers, secrets) {
+  const text = new Redactor(secrets);
+  const out = {};
+  for (const [k, v] of Object.entries(headers)) {
+    const key = k.toLowerCase();
+    if (BODY_HEADERS.includes(key)) continue;
+    out[text.redact(key)] = Array.isArray(v) ? v.map((x) => text.redact(x)) : text.redact(v);
+  }
+  const encodings = String(out["content-encoding"] ?? "").split(",").map((e) => e.trim().toLowerCase()).filter((e) => e !== "" && e !== "identity");
+  const decoders = [];
+  for (const e of encodings.reverse()) {
+    const d = decoder(e);
+    if (!d)
+      return { error: `content-encoding ${e.replace(/[^a-z0-9-]/g, "?")} cannot be inspected` };
+    decoders.push(d);
+  }
+  delete out["content-encoding"];
+  const body = new StreamRedactor(secrets);
+  const mask = new import_node_stream.Transform({
+    transform(chunk, _enc, done) {
+      done(null, body.push(chunk));
+    },
+    flush(done) {
+      done(null, body.flush());
+    }
+  });
+  const result = new import_node_stream.PassThrough();
+  (0, import_node_stream.pipeline)([upstream, ...decoders, mask, result], (error) => {
+    if (error) result.destroy(error);
+  });
+  return { headers: out, body: result, reflected: () => text.count + body.count };
 }
 
-// src/egress/proxy.ts
+// src/egress/proxy/headers.ts
 var HOP_BY_HOP = /* @__PURE__ */ new Set([
   "connection",
   "keep-alive",
@@ -1459,8 +1445,6 @@ var SECRET_HEADERS = /* @__PURE__ */ new Set([
   "set-cookie",
   "proxy-authorization"
 ]);
-var IDLE_MS = 10 * 6e4;
-var HELLO_MS = 1e4;
 function agentOnlyHeader(key) {
   return key === "forwarded" || key === "via" || key === "x-real-ip" || key === "true-client-ip" || key === "x-client-ip" || key.startsWith("x-forwarded-") || key.startsWith("proxy-");
 }
@@ -1473,518 +1457,6 @@ function redactHeaders(headers, extra = []) {
   }
   return out;
 }
-var Recorder = class {
-  constructor(cap) {
-    this.cap = cap;
-  }
-  cap;
-  chunks = [];
-  kept = 0;
-  hash = (0, import_node_crypto.createHash)("sha256");
-  bytes = 0;
-  push(chunk) {
-    this.bytes += chunk.length;
-    this.hash.update(chunk);
-    if (this.kept < this.cap) {
-      const part = chunk.subarray(0, this.cap - this.kept);
-      this.chunks.push(part);
-      this.kept += part.length;
-    }
-  }
-  body(redact) {
-    return {
-      bytes: this.bytes,
-      sha256: this.hash.digest("hex"),
-      truncated: this.kept < this.bytes,
-      text: redact(Buffer.concat(this.chunks).toString("utf8"))
-    };
-  }
-};
-var EgressProxy = class {
-  constructor(config, emit) {
-    this.config = config;
-    this.emit = emit;
-    this.secureContext = config.extraCa ? tls.createSecureContext({ ca: [...tls.rootCertificates, config.extraCa] }) : void 0;
-    this.secrets = config.credentials.map((c) => c.secret).filter((s) => s.length > 0);
-    this.budget = new Budget(config.budget ?? {});
-    this.masker = new Redactor(this.secrets);
-    this.server = http.createServer({ requestTimeout: 0 }, (req, res) => {
-      this.onRequest(req, res).catch(() => {
-        if (!res.headersSent) res.writeHead(502);
-        res.end();
-      });
-    });
-    this.server.on("connect", (req, socket, head) => {
-      this.onConnect(req, socket, head).catch(() => socket.destroy());
-    });
-    this.server.maxConnections = 512;
-    this.server.on("clientError", (_err, socket) => {
-      socket.destroy();
-    });
-  }
-  config;
-  emit;
-  server;
-  open = /* @__PURE__ */ new Set();
-  /** Upstream connections are kept alive and reused (TLS handshakes and CA parsing are costly). */
-  httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
-  secureContext;
-  secrets;
-  budget;
-  masker;
-  listen() {
-    return new Promise((resolve, reject) => {
-      this.server.once("error", reject);
-      this.server.listen(this.config.listen.port, this.config.listen.host, () => {
-        resolve(this.server.address());
-      });
-    });
-  }
-  /** Stops accepting, reports the connections still open with their bytes so far. */
-  async close() {
-    for (const o of this.open) this.finish(o);
-    this.open.clear();
-    this.server.closeAllConnections?.();
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
-    await new Promise((resolve) => this.server.close(() => resolve()));
-  }
-  get budgetState() {
-    return this.budget.state;
-  }
-  /** Masks the credential values in every form (raw, base64, URL-encoded, JSON-escaped, hex). */
-  redact(text) {
-    return this.masker.redact(text);
-  }
-  track(event) {
-    const o = { event, started: Date.now() };
-    this.open.add(o);
-    return o;
-  }
-  finish(o) {
-    if (!this.open.delete(o)) return;
-    o.event.durationMs = Date.now() - o.started;
-    this.emit(o.event);
-  }
-  deny(kind, method, host, port, reason, detail) {
-    this.emit({
-      type: "egress",
-      time: (/* @__PURE__ */ new Date()).toISOString(),
-      kind,
-      method,
-      host: this.redact(host).slice(0, 300),
-      port,
-      allowed: false,
-      reason,
-      detail,
-      bytesUp: 0,
-      bytesDown: 0,
-      durationMs: 0
-    });
-  }
-  /** The address to connect to: the host-map entry, or a public address from DNS. */
-  async resolve(host, port, mapping) {
-    if (mapping) return { address: mapping.address, port: mapping.port ?? port };
-    let addresses;
-    try {
-      addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
-    } catch (error) {
-      return { reason: "dns-failed", detail: error.code ?? "lookup" };
-    }
-    if (addresses.length === 0) return { reason: "dns-failed", detail: "no address" };
-    const bad = addresses.find((a) => isNonPublicAddress(a.address));
-    if (bad) {
-      return {
-        reason: "private-address",
-        detail: `${host} resolves to ${bad.address}, a non-public address (configure host-map to allow it)`,
-        address: bad.address
-      };
-    }
-    return { address: addresses[0].address, port };
-  }
-  async onConnect(req, client, head) {
-    const target = splitHostPort(req.url ?? "");
-    if (!target) {
-      this.deny("connect", "CONNECT", req.url ?? "", 0, "bad-request", "not host:port");
-      client.end("HTTP/1.1 400 Bad Request\r\n\r\n");
-      return;
-    }
-    const check0 = checkHost(this.config.allow, this.config.hostMap, target.host, target.port);
-    if (!check0.ok) {
-      this.deny("connect", "CONNECT", target.host, target.port, check0.reason, check0.detail);
-      client.end(`HTTP/1.1 403 Forbidden\r
-X-Airlock-Denied: ${check0.reason}\r
-\r
-`);
-      return;
-    }
-    const check = check0;
-    const to = await this.resolve(check.host, target.port, check.mapping);
-    if ("reason" in to) {
-      this.deny("connect", "CONNECT", check.host, target.port, to.reason, to.detail);
-      client.end(`HTTP/1.1 403 Forbidden\r
-X-Airlock-Denied: ${to.reason}\r
-\r
-`);
-      return;
-    }
-    const o = this.track({
-      type: "egress",
-      time: (/* @__PURE__ */ new Date()).toISOString(),
-      kind: "connect",
-      method: "CONNECT",
-      host: check.host,
-      port: target.port,
-      allowed: true,
-      address: to.address,
-      bytesUp: 0,
-      bytesDown: 0,
-      durationMs: 0
-    });
-    const upstream = net2.connect({ host: to.address, port: to.port });
-    let connected = false;
-    upstream.setTimeout(IDLE_MS, () => upstream.destroy());
-    client.on("error", () => upstream.destroy());
-    upstream.on("error", (error) => {
-      if (!connected) {
-        o.event.allowed = false;
-        o.event.reason = "connect-failed";
-        o.event.detail = error.code ?? error.message;
-        client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n");
-      }
-      client.destroy();
-    });
-    upstream.once("connect", () => {
-      connected = true;
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      let hello = head;
-      const timer = setTimeout(() => refuse("no ClientHello within 10 s"), HELLO_MS);
-      client.once("close", () => clearTimeout(timer));
-      const refuse = (detail) => {
-        clearTimeout(timer);
-        if (client.destroyed) return;
-        client.off("data", onHello);
-        o.event.allowed = false;
-        o.event.reason = "sni-mismatch";
-        o.event.detail = detail;
-        client.destroy();
-        upstream.destroy();
-      };
-      const onHello = (c) => {
-        hello = Buffer.concat([hello, c]);
-        inspect();
-      };
-      const inspect = () => {
-        const parsed = parseClientHello(hello);
-        if (parsed.status === "need-more") return;
-        if (parsed.status === "not-tls") return refuse(`not a TLS ClientHello (${parsed.detail})`);
-        const name = parsed.serverName === null ? void 0 : normalizeHost(parsed.serverName);
-        if (parsed.serverName === null) return refuse("the ClientHello names no server (no SNI)");
-        if (parsed.encrypted) return refuse("encrypted ClientHello: the real server name is hidden");
-        if (name !== check.host) {
-          const shown = parsed.serverName.replace(/[^A-Za-z0-9.-]/g, "?").slice(0, 100);
-          return refuse(`SNI ${shown} differs from the CONNECT host ${check.host}`);
-        }
-        clearTimeout(timer);
-        client.off("data", onHello);
-        o.event.bytesUp += hello.length;
-        upstream.write(hello);
-        client.on("data", (d) => o.event.bytesUp += d.length);
-        upstream.on("data", (d) => o.event.bytesDown += d.length);
-        client.pipe(upstream);
-        upstream.pipe(client);
-      };
-      client.on("data", onHello);
-      if (hello.length > 0) inspect();
-    });
-    const done = () => {
-      upstream.destroy();
-      client.destroy();
-      this.finish(o);
-    };
-    upstream.on("close", done);
-    client.on("close", done);
-  }
-  async onRequest(req, res) {
-    const raw = req.url ?? "";
-    if (raw.startsWith("/")) return this.onCredential(req, res, raw);
-    let url;
-    try {
-      url = new URL(raw);
-    } catch {
-      this.deny("http", req.method ?? "?", raw.slice(0, 200), 0, "bad-request", "not a URL");
-      res.writeHead(400).end();
-      return;
-    }
-    const hostname = url.hostname.replace(/^\[|\]$/g, "");
-    if (url.protocol === "http:" && this.config.selfNames.includes(normalizeHost(hostname) ?? "")) {
-      return this.onCredential(req, res, url.pathname + url.search);
-    }
-    const port = url.port !== "" ? Number(url.port) : 80;
-    if (url.protocol !== "http:") {
-      this.deny("http", req.method ?? "?", url.hostname, port, "bad-request", "only http:// here");
-      res.writeHead(400).end();
-      return;
-    }
-    const check = checkHost(this.config.allow, this.config.hostMap, url.hostname, port);
-    if (!check.ok) {
-      this.deny("http", req.method ?? "?", url.hostname, port, check.reason, check.detail);
-      res.writeHead(403, { "x-airlock-denied": check.reason }).end();
-      return;
-    }
-    const to = await this.resolve(check.host, port, check.mapping);
-    if ("reason" in to) {
-      this.deny("http", req.method ?? "?", check.host, port, to.reason, to.detail);
-      res.writeHead(403, { "x-airlock-denied": to.reason }).end();
-      return;
-    }
-    const headers = forwardRequestHeaders(req.headers, []);
-    headers.host = url.host;
-    const o = this.track({
-      type: "egress",
-      time: (/* @__PURE__ */ new Date()).toISOString(),
-      kind: "http",
-      method: req.method ?? "?",
-      host: check.host,
-      port,
-      allowed: true,
-      address: to.address,
-      bytesUp: 0,
-      bytesDown: 0,
-      durationMs: 0
-    });
-    const up = http.request({
-      host: to.address,
-      port: to.port,
-      method: req.method,
-      path: url.pathname + url.search,
-      headers,
-      agent: this.httpAgent,
-      setHost: false
-    });
-    this.pipeExchange(req, res, up, o);
-  }
-  pipeExchange(req, res, up, o, record, secrets) {
-    up.setTimeout(IDLE_MS, () => up.destroy(new Error("idle timeout")));
-    req.on("data", (c) => {
-      o.event.bytesUp += c.length;
-      record?.request.push(c);
-    });
-    req.pipe(up);
-    up.on("response", (upRes) => {
-      const status = upRes.statusCode ?? 502;
-      o.event.status = status;
-      let headers = forwardHeaders(upRes.headers, []);
-      let body = upRes;
-      let reflected = () => 0;
-      if (secrets) {
-        const filtered = filterResponse(upRes, headers, secrets);
-        if ("error" in filtered) {
-          upRes.destroy();
-          o.event.allowed = false;
-          o.event.reason = "unsupported-encoding";
-          o.event.detail = filtered.error;
-          o.event.status = 502;
-          res.writeHead(502, {
-            "x-airlock-denied": "unsupported-encoding",
-            "content-type": "text/plain"
-          }).end(`airlock: the upstream answered ${status} with a ${filtered.error}
-`);
-          this.finish(o);
-          return;
-        }
-        headers = filtered.headers;
-        body = filtered.body;
-        reflected = filtered.reflected;
-        if (status >= 400) o.event.detail = `the upstream answered ${status}`;
-      }
-      res.writeHead(status, headers);
-      const count = () => {
-        const n = reflected();
-        if (n > 0) o.event.reflected = n;
-      };
-      count();
-      body.on("data", (c) => {
-        o.event.bytesDown += c.length;
-        record?.response.push(c);
-        count();
-      });
-      body.pipe(res);
-      body.on("end", () => {
-        count();
-        record?.onEnd(status);
-        this.finish(o);
-      });
-      body.on("error", () => res.destroy());
-    });
-    up.on("error", (error) => {
-      if (o.event.status === void 0) {
-        const why = this.redact(error.code ?? error.message).replace(/[^\x20-\x7e]/g, "?");
-        o.event.allowed = false;
-        o.event.reason = secrets ? "upstream-failed" : "connect-failed";
-        o.event.detail = why.slice(0, 200);
-        o.event.status = 502;
-        if (!res.headersSent) {
-          res.writeHead(502, {
-            "x-airlock-denied": o.event.reason,
-            "content-type": "text/plain"
-          });
-        }
-        res.end(`airlock: the upstream could not be reached (${why.slice(0, 200)})
-`);
-      } else {
-        res.destroy();
-      }
-      this.finish(o);
-    });
-    res.on("close", () => {
-      up.destroy();
-      this.finish(o);
-    });
-  }
-  async onCredential(req, res, pathAndQuery) {
-    const method = req.method ?? "?";
-    const m = /^\/([A-Za-z][A-Za-z0-9_]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(pathAndQuery);
-    const route = m ? this.config.credentials.find((c) => c.name === m[1]) : void 0;
-    const refuse = (status, reason, detail, host2, port2, extra = {}) => {
-      this.deny("credential", method, host2, port2, reason, detail);
-      res.writeHead(status, { "x-airlock-denied": reason, "content-type": "text/plain", ...extra }).end(`airlock: ${detail}
-`);
-    };
-    if (!m || !route) {
-      refuse(404, "bad-request", "no such credential route", pathAndQuery.slice(0, 200), 0);
-      return;
-    }
-    const upstream = new URL(route.upstream);
-    const port = upstream.port !== "" ? Number(upstream.port) : 443;
-    const host = upstream.hostname;
-    const sub = m[2] ?? "/";
-    const problem = pathProblem(sub);
-    if (problem !== void 0) {
-      refuse(400, "bad-path", `the path ${problem}; it is refused before any matching`, host, port);
-      return;
-    }
-    if (!scopeAllows(route.scope, method, sub)) {
-      const allowed = (route.scope ?? []).map((s) => `${s.method} ${s.prefix}`).join(", ");
-      refuse(403, "route-scope", `route ${route.name} allows only ${allowed}`, host, port);
-      return;
-    }
-    const over = this.budget.admit();
-    if (over !== void 0) {
-      this.deny("credential", method, host, port, "budget-exceeded", over);
-      res.writeHead(429, {
-        "x-airlock-denied": "budget-exceeded",
-        "x-should-retry": "false",
-        "content-type": "application/json"
-      }).end(
-        JSON.stringify({
-          type: "error",
-          error: {
-            type: "rate_limit_error",
-            message: `airlock: ${over}; the run's budget is spent`
-          }
-        })
-      );
-      return;
-    }
-    const mapping = this.config.hostMap.find((h) => h.host === host);
-    const to = await this.resolve(host, port, mapping);
-    if ("reason" in to) {
-      refuse(502, to.reason, to.detail, host, port);
-      return;
-    }
-    const path = `${upstream.pathname.replace(/\/$/, "")}${m[2] ?? ""}${m[3] ?? ""}` || "/";
-    const headerName = secretHeaderName(route);
-    const headers = forwardRequestHeaders(req.headers, [headerName]);
-    headers.host = upstream.host;
-    headers["accept-encoding"] = "identity";
-    headers[headerName] = route.header.kind === "bearer" ? `Bearer ${route.secret}` : route.secret;
-    const o = this.track({
-      type: "egress",
-      time: (/* @__PURE__ */ new Date()).toISOString(),
-      kind: "credential",
-      method,
-      host,
-      port,
-      allowed: true,
-      address: to.address,
-      route: route.name,
-      bytesUp: 0,
-      bytesDown: 0,
-      durationMs: 0
-    });
-    const started = Date.now();
-    const request3 = new Recorder(this.config.maxRecordBytes);
-    const response = new Recorder(this.config.maxRecordBytes);
-    let up;
-    try {
-      up = https.request({
-        host: to.address,
-        port: to.port,
-        servername: net2.isIP(host) === 0 ? host : void 0,
-        method,
-        path,
-        headers,
-        agent: this.httpsAgent,
-        setHost: false,
-        ...this.secureContext ? { secureContext: this.secureContext } : {}
-      });
-    } catch (error) {
-      const why = error.code ?? "invalid request";
-      o.event.allowed = false;
-      o.event.reason = "upstream-failed";
-      o.event.detail = why;
-      o.event.status = 502;
-      res.writeHead(502, { "x-airlock-denied": "upstream-failed", "content-type": "text/plain" }).end(`airlock: the request could not be sent upstream (${why})
-`);
-      this.finish(o);
-      return;
-    }
-    let upHeaders = {};
-    up.on("response", (r) => upHeaders = r.headers);
-    const redact = (s) => this.redact(s);
-    this.pipeExchange(
-      req,
-      res,
-      up,
-      o,
-      {
-        request: request3,
-        response,
-        onEnd: (status) => {
-          const record = {
-            type: "transcript",
-            time: new Date(started).toISOString(),
-            route: route.name,
-            method,
-            path: redact(path),
-            status,
-            durationMs: Date.now() - started,
-            request: {
-              headers: redactHeaders(req.headers, [headerName]),
-              body: request3.body(redact)
-            },
-            response: {
-              // As the agent got them: the values masked (a reflecting upstream echoes the key).
-              headers: Object.fromEntries(
-                Object.entries(redactHeaders(upHeaders, [headerName])).map(([k, v]) => [
-                  redact(k),
-                  redact(v)
-                ])
-              ),
-              body: response.body(redact)
-            }
-          };
-          const ex = parseExchange(record);
-          this.budget.addTokens(ex.inputTokens + ex.outputTokens);
-          this.emit(record);
-        }
-      },
-      this.secrets
-    );
-  }
-};
 function secretHeaderName(route) {
   switch (route.header.kind) {
     case "bearer":
@@ -2014,6 +1486,591 @@ function forwardHeaders(headers, drop) {
   }
   return out;
 }
+
+// src/egress/proxy/exchange.ts
+function pipeExchange(ctx, req, res, up, o, record, secrets) {
+  up.setTimeout(IDLE_MS, () => up.destroy(new Error("idle timeout")));
+  req.on("data", (c) => {
+    o.event.bytesUp += c.length;
+    record?.request.push(c);
+  });
+  req.pipe(up);
+  up.on("response", (upRes) => {
+    const status = upRes.statusCode ?? 502;
+    o.event.status = status;
+    let headers = forwardHeaders(upRes.headers, []);
+    let body = upRes;
+    let reflected = () => 0;
+    if (secrets) {
+      const filtered = filterResponse(upRes, headers, secrets);
+      if ("error" in filtered) {
+        upRes.destroy();
+        o.event.allowed = false;
+        o.event.reason = "unsupported-encoding";
+        o.event.detail = filtered.error;
+        o.event.status = 502;
+        res.writeHead(502, {
+          "x-airlock-denied": "unsupported-encoding",
+          "content-type": "text/plain"
+        }).end(`airlock: the upstream answered ${status} with a ${filtered.error}
+`);
+        ctx.connections.finish(o);
+        return;
+      }
+      headers = filtered.headers;
+      body = filtered.body;
+      reflected = filtered.reflected;
+      if (status >= 400) o.event.detail = `the upstream answered ${status}`;
+    }
+    res.writeHead(status, headers);
+    const count = () => {
+      const n = reflected();
+      if (n > 0) o.event.reflected = n;
+    };
+    count();
+    body.on("data", (c) => {
+      o.event.bytesDown += c.length;
+      record?.response.push(c);
+      count();
+    });
+    body.pipe(res);
+    body.on("end", () => {
+      count();
+      record?.onEnd(status);
+      ctx.connections.finish(o);
+    });
+    body.on("error", () => res.destroy());
+  });
+  up.on("error", (error) => {
+    if (o.event.status === void 0) {
+      const why = ctx.redact(error.code ?? error.message).replace(/[^\x20-\x7e]/g, "?");
+      o.event.allowed = false;
+      o.event.reason = secrets ? "upstream-failed" : "connect-failed";
+      o.event.detail = why.slice(0, 200);
+      o.event.status = 502;
+      if (!res.headersSent) {
+        res.writeHead(502, {
+          "x-airlock-denied": o.event.reason,
+          "content-type": "text/plain"
+        });
+      }
+      res.end(`airlock: the upstream could not be reached (${why.slice(0, 200)})
+`);
+    } else {
+      res.destroy();
+    }
+    ctx.connections.finish(o);
+  });
+  res.on("close", () => {
+    up.destroy();
+    ctx.connections.finish(o);
+  });
+}
+
+// src/egress/proxy/recorder.ts
+var import_node_crypto = require("node:crypto");
+var Recorder = class {
+  constructor(cap) {
+    this.cap = cap;
+  }
+  cap;
+  chunks = [];
+  kept = 0;
+  hash = (0, import_node_crypto.createHash)("sha256");
+  bytes = 0;
+  push(chunk) {
+    this.bytes += chunk.length;
+    this.hash.update(chunk);
+    if (this.kept < this.cap) {
+      const part = chunk.subarray(0, this.cap - this.kept);
+      this.chunks.push(part);
+      this.kept += part.length;
+    }
+  }
+  body(redact) {
+    return {
+      bytes: this.bytes,
+      sha256: this.hash.digest("hex"),
+      truncated: this.kept < this.bytes,
+      text: redact(Buffer.concat(this.chunks).toString("utf8"))
+    };
+  }
+};
+
+// src/egress/proxy/credential.ts
+async function forwardCredential(ctx, req, res, pathAndQuery) {
+  const method = req.method ?? "?";
+  const m = /^\/([A-Za-z][A-Za-z0-9_]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(pathAndQuery);
+  const route = m ? ctx.config.credentials.find((c) => c.name === m[1]) : void 0;
+  const refuse = (status, reason, detail, host2, port2, extra = {}) => {
+    ctx.connections.deny("credential", method, host2, port2, reason, detail);
+    res.writeHead(status, { "x-airlock-denied": reason, "content-type": "text/plain", ...extra }).end(`airlock: ${detail}
+`);
+  };
+  if (!m || !route) {
+    refuse(404, "bad-request", "no such credential route", pathAndQuery.slice(0, 200), 0);
+    return;
+  }
+  const upstream = new URL(route.upstream);
+  const port = upstream.port !== "" ? Number(upstream.port) : 443;
+  const host = upstream.hostname;
+  const sub = m[2] ?? "/";
+  const problem = pathProblem(sub);
+  if (problem !== void 0) {
+    refuse(400, "bad-path", `the path ${problem}; it is refused before any matching`, host, port);
+    return;
+  }
+  if (!scopeAllows(route.scope, method, sub)) {
+    const allowed = (route.scope ?? []).map((s) => `${s.method} ${s.prefix}`).join(", ");
+    refuse(403, "route-scope", `route ${route.name} allows only ${allowed}`, host, port);
+    return;
+  }
+  const over = ctx.budget.admit();
+  if (over !== void 0) {
+    ctx.connections.deny("credential", method, host, port, "budget-exceeded", over);
+    res.writeHead(429, {
+      "x-airlock-denied": "budget-exceeded",
+      "x-should-retry": "false",
+      "content-type": "application/json"
+    }).end(
+      JSON.stringify({
+        type: "error",
+        error: {
+          type: "rate_limit_error",
+          message: `airlock: ${over}; the run's budget is spent`
+        }
+      })
+    );
+    return;
+  }
+  const mapping = ctx.config.hostMap.find((h) => h.host === host);
+  const to = await resolveUpstream(host, port, mapping);
+  if ("reason" in to) {
+    refuse(502, to.reason, to.detail, host, port);
+    return;
+  }
+  const path = `${upstream.pathname.replace(/\/$/, "")}${m[2] ?? ""}${m[3] ?? ""}` || "/";
+  const headerName = secretHeaderName(route);
+  const headers = forwardRequestHeaders(req.headers, [headerName]);
+  headers.host = upstream.host;
+  headers["accept-encoding"] = "identity";
+  headers[headerName] = route.header.kind === "bearer" ? `Bearer ${route.secret}` : route.secret;
+  const o = ctx.connections.track({
+    type: "egress",
+    time: (/* @__PURE__ */ new Date()).toISOString(),
+    kind: "credential",
+    method,
+    host,
+    port,
+    allowed: true,
+    address: to.address,
+    route: route.name,
+    bytesUp: 0,
+    bytesDown: 0,
+    durationMs: 0
+  });
+  const started = Date.now();
+  const request3 = new Recorder(ctx.config.maxRecordBytes);
+  const response = new Recorder(ctx.config.maxRecordBytes);
+  let up;
+  try {
+    up = https.request({
+      host: to.address,
+      port: to.port,
+      servername: net2.isIP(host) === 0 ? host : void 0,
+      method,
+      path,
+      headers,
+      agent: ctx.httpsAgent,
+      setHost: false,
+      ...ctx.secureContext ? { secureContext: ctx.secureContext } : {}
+    });
+  } catch (error) {
+    const why = error.code ?? "invalid request";
+    o.event.allowed = false;
+    o.event.reason = "upstream-failed";
+    o.event.detail = why;
+    o.event.status = 502;
+    res.writeHead(502, { "x-airlock-denied": "upstream-failed", "content-type": "text/plain" }).end(`airlock: the request could not be sent upstream (${why})
+`);
+    ctx.connections.finish(o);
+    return;
+  }
+  let upHeaders = {};
+  up.on("response", (r) => upHeaders = r.headers);
+  const redact = (s) => ctx.redact(s);
+  pipeExchange(
+    ctx,
+    req,
+    res,
+    up,
+    o,
+    {
+      request: request3,
+      response,
+      onEnd: (status) => {
+        const record = {
+          type: "transcript",
+          time: new Date(started).toISOString(),
+          route: route.name,
+          method,
+          path: redact(path),
+          status,
+          durationMs: Date.now() - started,
+          request: {
+            headers: redactHeaders(req.headers, [headerName]),
+            body: request3.body(redact)
+          },
+          response: {
+            // As the agent got them: the values masked (a reflecting upstream echoes the key).
+            headers: Object.fromEntries(
+              Object.entries(redactHeaders(upHeaders, [headerName])).map(([k, v]) => [
+                redact(k),
+                redact(v)
+              ])
+            ),
+            body: response.body(redact)
+          }
+        };
+        const ex = parseExchange(record);
+        ctx.budget.addTokens(ex.inputTokens + ex.outputTokens);
+        ctx.emit(record);
+      }
+    },
+    ctx.secrets
+  );
+}
+
+// src/egress/proxy/tunnel.ts
+var net3 = __toESM(require("node:net"), 1);
+
+// src/egress/sni.ts
+var MAX_HELLO_BYTES = 32 * 1024;
+var EXT_SERVER_NAME = 0;
+var EXT_ECH = 65037;
+function parseClientHello(data) {
+  const handshake = [];
+  let have = 0;
+  let offset = 0;
+  let needed;
+  while (needed === void 0 || have < needed) {
+    if (data.length < offset + 5) return more(data);
+    if (data[offset] !== 22) return { status: "not-tls", detail: "not a TLS handshake" };
+    if (data[offset + 1] !== 3) return { status: "not-tls", detail: "not a TLS record version" };
+    const len = data.readUInt16BE(offset + 3);
+    if (len === 0 || len > 16384 + 256) return { status: "not-tls", detail: "bad record length" };
+    if (data.length < offset + 5 + len) return more(data);
+    handshake.push(data.subarray(offset + 5, offset + 5 + len));
+    have += len;
+    offset += 5 + len;
+    if (needed === void 0) {
+      const first = Buffer.concat(handshake);
+      if (first.length < 4) continue;
+      if (first[0] !== 1) return { status: "not-tls", detail: "not a ClientHello" };
+      needed = 4 + first.readUIntBE(1, 3);
+      if (needed > MAX_HELLO_BYTES) return { status: "not-tls", detail: "ClientHello too large" };
+    }
+  }
+  return readHello(Buffer.concat(handshake).subarray(4, needed));
+}
+function more(data) {
+  return data.length >= MAX_HELLO_BYTES ? { status: "not-tls", detail: "no ClientHello within the first bytes" } : { status: "need-more" };
+}
+function readHello(b) {
+  const bad = { status: "not-tls", detail: "malformed ClientHello" };
+  let p = 2 + 32;
+  if (p + 1 > b.length) return bad;
+  p += 1 + b[p];
+  if (p + 2 > b.length) return bad;
+  p += 2 + b.readUInt16BE(p);
+  if (p + 1 > b.length) return bad;
+  p += 1 + b[p];
+  if (p === b.length) return { status: "ok", serverName: null, encrypted: false };
+  if (p + 2 > b.length) return bad;
+  const end = p + 2 + b.readUInt16BE(p);
+  if (end > b.length) return bad;
+  p += 2;
+  let serverName = null;
+  let encrypted = false;
+  let names = 0;
+  while (p < end) {
+    if (p + 4 > end) return bad;
+    const type = b.readUInt16BE(p);
+    const len = b.readUInt16BE(p + 2);
+    const body = p + 4;
+    if (body + len > end) return bad;
+    if (type === EXT_ECH) encrypted = true;
+    if (type === EXT_SERVER_NAME) {
+      names++;
+      if (len < 2) return bad;
+      const listEnd = body + 2 + b.readUInt16BE(body);
+      if (listEnd > body + len) return bad;
+      let q = body + 2;
+      while (q < listEnd) {
+        if (q + 3 > listEnd) return bad;
+        const nameType = b[q];
+        const nameLen = b.readUInt16BE(q + 1);
+        if (q + 3 + nameLen > listEnd) return bad;
+        if (nameType === 0) {
+          if (serverName !== null) return { status: "not-tls", detail: "two server names" };
+          serverName = b.subarray(q + 3, q + 3 + nameLen).toString("latin1");
+        }
+        q += 3 + nameLen;
+      }
+    }
+    p = body + len;
+  }
+  if (names > 1) return { status: "not-tls", detail: "two server_name extensions" };
+  return { status: "ok", serverName, encrypted };
+}
+
+// src/egress/proxy/tunnel.ts
+var HELLO_MS = 1e4;
+async function tunnel(ctx, req, client, head) {
+  const target = splitHostPort(req.url ?? "");
+  if (!target) {
+    ctx.connections.deny("connect", "CONNECT", req.url ?? "", 0, "bad-request", "not host:port");
+    client.end("HTTP/1.1 400 Bad Request\r\n\r\n");
+    return;
+  }
+  const check0 = checkHost(ctx.config.allow, ctx.config.hostMap, target.host, target.port);
+  if (!check0.ok) {
+    ctx.connections.deny(
+      "connect",
+      "CONNECT",
+      target.host,
+      target.port,
+      check0.reason,
+      check0.detail
+    );
+    client.end(`HTTP/1.1 403 Forbidden\r
+X-Airlock-Denied: ${check0.reason}\r
+\r
+`);
+    return;
+  }
+  const check = check0;
+  const to = await resolveUpstream(check.host, target.port, check.mapping);
+  if ("reason" in to) {
+    ctx.connections.deny("connect", "CONNECT", check.host, target.port, to.reason, to.detail);
+    client.end(`HTTP/1.1 403 Forbidden\r
+X-Airlock-Denied: ${to.reason}\r
+\r
+`);
+    return;
+  }
+  const o = ctx.connections.track({
+    type: "egress",
+    time: (/* @__PURE__ */ new Date()).toISOString(),
+    kind: "connect",
+    method: "CONNECT",
+    host: check.host,
+    port: target.port,
+    allowed: true,
+    address: to.address,
+    bytesUp: 0,
+    bytesDown: 0,
+    durationMs: 0
+  });
+  const upstream = net3.connect({ host: to.address, port: to.port });
+  let connected = false;
+  upstream.setTimeout(IDLE_MS, () => upstream.destroy());
+  client.on("error", () => upstream.destroy());
+  upstream.on("error", (error) => {
+    if (!connected) {
+      o.event.allowed = false;
+      o.event.reason = "connect-failed";
+      o.event.detail = error.code ?? error.message;
+      client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n");
+    }
+    client.destroy();
+  });
+  upstream.once("connect", () => {
+    connected = true;
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    let hello = head;
+    const timer = setTimeout(() => refuse("no ClientHello within 10 s"), HELLO_MS);
+    client.once("close", () => clearTimeout(timer));
+    const refuse = (detail) => {
+      clearTimeout(timer);
+      if (client.destroyed) return;
+      client.off("data", onHello);
+      o.event.allowed = false;
+      o.event.reason = "sni-mismatch";
+      o.event.detail = detail;
+      client.destroy();
+      upstream.destroy();
+    };
+    const onHello = (c) => {
+      hello = Buffer.concat([hello, c]);
+      inspect();
+    };
+    const inspect = () => {
+      const parsed = parseClientHello(hello);
+      if (parsed.status === "need-more") return;
+      if (parsed.status === "not-tls") return refuse(`not a TLS ClientHello (${parsed.detail})`);
+      const name = parsed.serverName === null ? void 0 : normalizeHost(parsed.serverName);
+      if (parsed.serverName === null) return refuse("the ClientHello names no server (no SNI)");
+      if (parsed.encrypted) return refuse("encrypted ClientHello: the real server name is hidden");
+      if (name !== check.host) {
+        const shown = parsed.serverName.replace(/[^A-Za-z0-9.-]/g, "?").slice(0, 100);
+        return refuse(`SNI ${shown} differs from the CONNECT host ${check.host}`);
+      }
+      clearTimeout(timer);
+      client.off("data", onHello);
+      o.event.bytesUp += hello.length;
+      upstream.write(hello);
+      client.on("data", (d) => o.event.bytesUp += d.length);
+      upstream.on("data", (d) => o.event.bytesDown += d.length);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    };
+    client.on("data", onHello);
+    if (hello.length > 0) inspect();
+  });
+  const done = () => {
+    upstream.destroy();
+    client.destroy();
+    ctx.connections.finish(o);
+  };
+  upstream.on("close", done);
+  client.on("close", done);
+}
+
+// src/egress/proxy.ts
+var EgressProxy = class {
+  server;
+  ctx;
+  constructor(config, emit) {
+    const secrets = config.credentials.map((c) => c.secret).filter((s) => s.length > 0);
+    const masker = new Redactor(secrets);
+    const redact = (text) => masker.redact(text);
+    this.ctx = {
+      config,
+      connections: new Connections(emit, redact),
+      budget: new Budget(config.budget ?? {}),
+      httpAgent: new http.Agent({ keepAlive: true, maxSockets: 64 }),
+      httpsAgent: new https2.Agent({ keepAlive: true, maxSockets: 64 }),
+      secureContext: config.extraCa ? tls.createSecureContext({ ca: [...tls.rootCertificates, config.extraCa] }) : void 0,
+      secrets,
+      redact,
+      emit
+    };
+    this.server = http.createServer({ requestTimeout: 0 }, (req, res) => {
+      this.onRequest(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(502);
+        res.end();
+      });
+    });
+    this.server.on("connect", (req, socket, head) => {
+      tunnel(this.ctx, req, socket, head).catch(() => socket.destroy());
+    });
+    this.server.maxConnections = 512;
+    this.server.on("clientError", (_err, socket) => {
+      socket.destroy();
+    });
+  }
+  listen() {
+    return new Promise((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.ctx.config.listen.port, this.ctx.config.listen.host, () => {
+        resolve(this.server.address());
+      });
+    });
+  }
+  /** Stops accepting, reports the connections still open with their bytes so far. */
+  async close() {
+    this.ctx.connections.finishAll();
+    this.server.closeAllConnections?.();
+    this.ctx.httpAgent.destroy();
+    this.ctx.httpsAgent.destroy();
+    await new Promise((resolve) => this.server.close(() => resolve()));
+  }
+  get budgetState() {
+    return this.ctx.budget.state;
+  }
+  /** Plain http:// to an allowlisted host, or a credential route (`/NAME/...`). */
+  async onRequest(req, res) {
+    const raw = req.url ?? "";
+    if (raw.startsWith("/")) return forwardCredential(this.ctx, req, res, raw);
+    let url;
+    try {
+      url = new URL(raw);
+    } catch {
+      this.ctx.connections.deny(
+        "http",
+        req.method ?? "?",
+        raw.slice(0, 200),
+        0,
+        "bad-request",
+        "not a URL"
+      );
+      res.writeHead(400).end();
+      return;
+    }
+    const hostname = url.hostname.replace(/^\[|\]$/g, "");
+    if (url.protocol === "http:" && this.ctx.config.selfNames.includes(normalizeHost(hostname) ?? "")) {
+      return forwardCredential(this.ctx, req, res, url.pathname + url.search);
+    }
+    const port = url.port !== "" ? Number(url.port) : 80;
+    if (url.protocol !== "http:") {
+      this.ctx.connections.deny(
+        "http",
+        req.method ?? "?",
+        url.hostname,
+        port,
+        "bad-request",
+        "only http:// here"
+      );
+      res.writeHead(400).end();
+      return;
+    }
+    const check = checkHost(this.ctx.config.allow, this.ctx.config.hostMap, url.hostname, port);
+    if (!check.ok) {
+      this.ctx.connections.deny(
+        "http",
+        req.method ?? "?",
+        url.hostname,
+        port,
+        check.reason,
+        check.detail
+      );
+      res.writeHead(403, { "x-airlock-denied": check.reason }).end();
+      return;
+    }
+    const to = await resolveUpstream(check.host, port, check.mapping);
+    if ("reason" in to) {
+      this.ctx.connections.deny("http", req.method ?? "?", check.host, port, to.reason, to.detail);
+      res.writeHead(403, { "x-airlock-denied": to.reason }).end();
+      return;
+    }
+    const headers = forwardRequestHeaders(req.headers, []);
+    headers.host = url.host;
+    const o = this.ctx.connections.track({
+      type: "egress",
+      time: (/* @__PURE__ */ new Date()).toISOString(),
+      kind: "http",
+      method: req.method ?? "?",
+      host: check.host,
+      port,
+      allowed: true,
+      address: to.address,
+      bytesUp: 0,
+      bytesDown: 0,
+      durationMs: 0
+    });
+    const up = http.request({
+      host: to.address,
+      port: to.port,
+      method: req.method,
+      path: url.pathname + url.search,
+      headers,
+      agent: this.ctx.httpAgent,
+      setHost: false
+    });
+    pipeExchange(this.ctx, req, res, up, o);
+  }
+};
 
 // src/egress/proxy-main.ts
 async function readStdin() {

@@ -124,6 +124,8 @@ describe('fallback to the classic builder', () => {
   test('an engine that refuses the BuildKit request gets the classic build, said in the log', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-builder-'))
     fs.writeFileSync(path.join(dir, 'Dockerfile'), 'FROM scratch\n')
+    // Enough files that the context streams are still reading when the build is decided.
+    for (let i = 0; i < 2000; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), `${i}\n`)
     const versions: unknown[] = []
     const fake = {
       modem: {
@@ -171,8 +173,9 @@ describe('fallback to the classic builder', () => {
     expect(versions).toEqual(['2', undefined])
     expect(made).toEqual({ id: `sha256:${'c'.repeat(64)}`, builder: 'classic' })
     expect(lines.join('\n')).toMatch(/BuildKit refused the build .*400.*using the classic builder/)
-    // The abandoned BuildKit context stream must not fail later (an unhandled stream error would
-    // end the process): its files go away under it here.
+    // The context streams (the refused BuildKit one, and the classic one this fake never reads)
+    // must not fail later (an unhandled stream error would end the process): their files go away
+    // under them here.
     fs.rmSync(dir, { recursive: true, force: true })
     await new Promise((r) => setTimeout(r, 300))
   })

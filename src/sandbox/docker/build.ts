@@ -74,8 +74,12 @@ export async function build(
     forcerm: true,
     pull: false
   }
-  const context = () =>
-    packContext(source.entries, source.inContext ? undefined : source.dockerfileText)
+  const bodies: Pack[] = []
+  const context = (): Pack => {
+    const body = packContext(source.entries, source.inContext ? undefined : source.dockerfileText)
+    bodies.push(body)
+    return body
+  }
   let builder = choice.builder
   log.info(`building the agent image from ${plan.dockerfile} (${builder}: ${choice.reason})`)
   let id: string | undefined
@@ -86,9 +90,6 @@ export async function build(
       try {
         stream = await dial(docker, { ...options, version: '2' }, body)
       } catch (error) {
-        // The abandoned context stream stops reading files, and its end is no unhandled error.
-        body.on('error', () => undefined)
-        body.destroy()
         // The engine refused the BuildKit request itself (no build ran): the classic builder.
         log.info(`BuildKit refused the build (${errorMessage(error)}); using the classic builder`)
         builder = 'classic'
@@ -101,6 +102,13 @@ export async function build(
     throw new InfrastructureError(`the image build failed: ${errorMessage(error)}`, {
       cause: error
     })
+  } finally {
+    // Every context stream made for this build stops reading files once the build is decided
+    // (a refused BuildKit request, a finished or failed build), and its end is no unhandled error.
+    for (const body of bodies) {
+      body.on('error', () => undefined)
+      body.destroy()
+    }
   }
   id ??= (await docker.getImage(tag).inspect()).Id
   return { id, builder }

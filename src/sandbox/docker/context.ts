@@ -89,6 +89,8 @@ export function packContext(
   void (async () => {
     try {
       for (const e of entries) {
+        // A body nobody reads any more (a refused request, a finished build) stops reading files.
+        if (pack.destroyed) return
         const header = {
           name: e.rel,
           mode: e.stat.mode & 0o7777,
@@ -112,7 +114,7 @@ export function packContext(
       }
       pack.finalize()
     } catch (error) {
-      pack.destroy(error as Error)
+      if (!pack.destroyed) pack.destroy(error as Error)
     }
   })()
   return pack

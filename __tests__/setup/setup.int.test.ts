@@ -413,7 +413,9 @@ describe('setup-command: the install phase', () => {
       { ...inputs, 'agent-command': 'true' },
       cacheRoot
     )
-    expect(cold.report.outcome).toBe('success')
+    expect({ outcome: cold.report.outcome, reason: cold.report.outcomeReason }).toMatchObject({
+      outcome: 'success'
+    })
     expect(registryRequests(cold.out)).toBeGreaterThan(0)
     expect(cold.report.setup?.cache).toMatchObject({
       store: 'folder',
@@ -486,7 +488,11 @@ EOF`
       ? fs.readFileSync(path.join(poisoned.out, 'logs/tests.log'), 'utf8')
       : ''
     expect(testsLog).not.toContain('poisoned')
-    expect({ outcome: poisoned.report.outcome, setupLog }).toMatchObject({ outcome: 'success' })
+    expect({
+      outcome: poisoned.report.outcome,
+      reason: poisoned.report.outcomeReason,
+      setupLog
+    }).toMatchObject({ outcome: 'success' })
     expect(testsLog).toContain('tests pass')
     expect(registryRequests(poisoned.out)).toBeGreaterThan(0)
   }, 300_000)

@@ -7,6 +7,7 @@ import { errorMessage } from '../errors.js'
 import type { ImagePlan } from '../plan.js'
 import type { CacheUse } from '../report/report.js'
 import type { ImageInfo, Runtime } from '../sandbox/types.js'
+import { isEngineError } from '../sandbox/engine-faults.js'
 import { dependencyCacheKeys, imageCacheKeys, restorable } from './keys.js'
 import type { CacheScope } from './keys.js'
 import type { CacheStore } from './store.js'
@@ -134,7 +135,8 @@ export async function restoreImage(
     log.warn(`image cache: ignored an unreadable entry (${errorMessage(error)})`)
     return { use: { ...use, detail: 'unreadable entry' }, meta: undefined }
   }
-  if ((await runtime.imageBuildKey(meta.id).catch(() => undefined)) === meta.buildKey) {
+  // An engine that does not answer is the run's fault (infrastructure-error), never a cache miss.
+  if ((await runtime.imageBuildKey(meta.id)) === meta.buildKey) {
     log.info(`image cache: ${meta.id.slice(7, 19)} is already on this engine`)
     return { use: { ...use, detail: 'already present' }, meta }
   }
@@ -143,7 +145,12 @@ export async function restoreImage(
   if (got === undefined) return { use: { ...use, detail: 'no image file' }, meta: undefined }
   const loaded = await runtime
     .loadImage(path.join(tarDir, IMAGE_FILE), meta)
-    .catch((e: unknown) => ({ ok: false, problem: errorMessage(e), added: [] as string[] }))
+    .catch((e: unknown) => {
+      // The engine lost (connection dropped, no answer): the run's fault. The engine refusing
+      // the file (an HTTP error about its content): a refused entry, and the image is built.
+      if (lostEngine(e)) throw e
+      return { ok: false, problem: errorMessage(e), added: [] as string[] }
+    })
   await fs.promises.rm(tarDir, { recursive: true, force: true })
   if (!loaded.ok) {
     log.warn(`image cache: refused the restored image (${loaded.problem ?? 'unknown'}); building`)
@@ -186,10 +193,17 @@ export async function saveImage(
     log.info(`image cache: ${outcome === 'saved' ? 'saved' : 'kept the existing'} ${keys.key}`)
     return { ...use, saved: outcome }
   } catch (error) {
+    if (lostEngine(error)) throw error
     log.warn(`image cache: save failed (${errorMessage(error)})`)
     return { ...use, saved: 'failed', detail: errorMessage(error) }
   } finally {
     await fs.promises.rm(tarDir, { recursive: true, force: true }).catch(() => undefined)
     await fs.promises.rm(metaDir, { recursive: true, force: true }).catch(() => undefined)
   }
+}
+
+/** A lost engine (connection or deadline), as opposed to an HTTP answer refusing a request. */
+function lostEngine(error: unknown): boolean {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode
+  return isEngineError(error) && typeof status !== 'number'
 }

@@ -137,7 +137,7 @@ export async function runPipeline(
         log,
         ...(deps.proxyScript !== undefined ? { proxyScript: deps.proxyScript } : {}),
         ...(cache ? { cache } : {}),
-        imageKey: (await runtime.imageBuildKey?.(image.id).catch(() => undefined)) ?? image.id
+        imageKey: (await runtime.imageBuildKey?.(image.id)) ?? image.id
       })
       cancel.check()
     }

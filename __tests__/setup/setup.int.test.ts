@@ -29,6 +29,15 @@ let registryIp: string
 let agentImage: string
 let registry: Docker.Container | undefined
 
+/**
+ * The environment for the machine's npm: without the `npm_*` variables that `npm run` (npm test)
+ * sets, which would override the test's own npmrc (its registry among them) and change how the
+ * lockfile is resolved.
+ */
+const NPM_ENV = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k))
+) as NodeJS.ProcessEnv
+
 /** An image with node and npm (the machine's npm, copied in), built once under a stable tag. */
 function nodeNpmImage(): string {
   const npmDir = path.join(
@@ -88,7 +97,8 @@ function publish(name: string, files: Record<string, string>, scripts?: Record<s
   fs.writeFileSync(npmrc, `registry=${url}\n//${registryIp}:4873/:_authToken=test\n`)
   execFileSync('npm', ['publish', '--userconfig', npmrc, '--ignore-scripts'], {
     cwd: dir,
-    stdio: 'pipe'
+    stdio: 'pipe',
+    env: NPM_ENV
   })
 }
 
@@ -212,7 +222,8 @@ function demoWorkspace(extra: Record<string, string> = {}): string {
     ['install', '--package-lock-only', '--userconfig', npmrc, '--ignore-scripts'],
     {
       cwd: repo,
-      stdio: 'pipe'
+      stdio: 'pipe',
+      env: NPM_ENV
     }
   )
   const lockPath = path.join(repo, 'package-lock.json')

@@ -226,32 +226,6 @@ async function main(): Promise<void> {
 
     let n = 0
     const next = (): number => ++n
-    /** One whole `airlock run` of the no-op agent through the bundled CLI, in its own folder. */
-    const airlockRun = (label: string): Promise<void> => {
-      const runId = `${benchId}-${label}-${next()}`
-      return run(
-        process.execPath,
-        [
-          flags.cli as string,
-          'run',
-          '--path',
-          'repo',
-          '--dockerfile',
-          'image/Dockerfile',
-          '--task',
-          'do nothing',
-          '--agent-command',
-          'true',
-          '--output-dir',
-          `out-${runId}`,
-          '--run-id',
-          runId,
-          '--fail-on-outcome',
-          '--quiet'
-        ],
-        { cwd: root }
-      )
-    }
     const ourLifecycle = async (command: string): Promise<number> => {
       const plan = inputsFor(`${benchId}-p1-${next()}`)
       const phase = plan.phases.find((p) => p.name === 'agent') as PhasePlan
@@ -279,8 +253,15 @@ async function main(): Promise<void> {
     const slept = await ourLifecycle('sleep 4')
     if (slept < 4000) throw new Error(`runPhase returned after ${slept} ms for \`sleep 4\``)
 
-    /** A whole `airlock run` of the no-op agent on the warm image (P2, G1). */
-    const noopRun = async (runId: string, extra: string[] = []): Promise<void> => {
+    /**
+     * A whole `airlock run` of the no-op agent on the warm image (P2, G1, P8); runs that go at the
+     * same time (P8) each need their own output folder.
+     */
+    const noopRun = async (
+      runId: string,
+      extra: string[] = [],
+      outputDir = 'out-airlock'
+    ): Promise<void> => {
       await run(
         process.execPath,
         [
@@ -295,7 +276,7 @@ async function main(): Promise<void> {
           '--agent-command',
           'true',
           '--output-dir',
-          'out-airlock',
+          outputDir,
           '--run-id',
           runId,
           '--fail-on-outcome',
@@ -304,6 +285,12 @@ async function main(): Promise<void> {
         ],
         { cwd: root }
       )
+    }
+
+    /** One no-op run of P8, in its own output folder. */
+    const airlockRun = (label: string): Promise<void> => {
+      const runId = `${benchId}-${label}-${next()}`
+      return noopRun(runId, [], `out-${runId}`)
     }
 
     const cases: Case[] = [

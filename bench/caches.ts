@@ -32,11 +32,18 @@ const { values: flags } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
     packages: { type: 'string', default: '500' },
-    markdown: { type: 'boolean', default: false }
+    markdown: { type: 'boolean', default: false },
+    cases: { type: 'string', default: 'C1,C2,C3' }
   },
   strict: false
 })
 const rounds = Number(flags.rounds)
+const cases = new Set(String(flags.cases).toUpperCase().split(','))
+/** Where the warm side's time goes: each step's times, for the medians printed after the table. */
+const parts = new Map<string, number[]>()
+function part(name: string, ms: number): void {
+  parts.set(name, [...(parts.get(name) ?? []), ms])
+}
 const docker = new Docker()
 const runtime = new DockerRuntime(docker)
 const NODE = 'airlock-local/node:24-npm'
@@ -184,6 +191,7 @@ async function main(): Promise<void> {
       ['C1', demo, 'warm install (cache restored) vs cold, demo project (2 packages)'],
       ['C2', big, `warm install vs cold, ${big.length}-package lockfile`]
     ] as const) {
+      if (!cases.has(id)) continue
       const proj = path.join(tmp, `proj-${id}`)
       project(proj, [...names], url)
       sh('chmod', ['-R', 'a+rwX', proj])
@@ -201,9 +209,9 @@ async function main(): Promise<void> {
         const ms =
           side === 'A'
             ? await time(async () => {
-                await store.restore(cache, 'warm', [])
+                part(`${id} restore`, await time(() => store.restore(cache, 'warm', []).then()))
                 sh('chmod', ['-R', 'a+rwX', cache])
-                await npmCi(net, url, proj, cache)
+                part(`${id} npm ci (warm)`, await time(() => npmCi(net, url, proj, cache)))
               })
             : await time(() => npmCi(net, url, proj, cache))
         ;(side === 'A' ? c.ours : c.baseline).push(ms)
@@ -216,56 +224,17 @@ async function main(): Promise<void> {
     }
 
     // C3: the agent image on a fresh runner.
-    const ctx = path.join(tmp, 'image')
-    fs.mkdirSync(ctx)
-    const base = sh('docker', ['image', 'inspect', '-f', '{{.Id}}', 'airlock-local/node:18']).trim()
-    fs.writeFileSync(
-      path.join(ctx, 'Dockerfile'),
-      `FROM ${base}\nRUN echo ${path.basename(tmp)} && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq >/dev/null && rm -rf /var/lib/apt/lists/*\n`
-    )
-    const plan: ImagePlan = {
-      kind: 'build',
-      dockerfile: path.join(ctx, 'Dockerfile'),
-      context: ctx,
-      buildArgs: {},
-      allowUnpinnedBase: false
-    }
-    const store = new FolderStore(path.join(tmp, 'store-image'))
-    const work = path.join(tmp, 'image-work')
-    const first = await runtime.resolveImage(plan, quiet)
-    built.push(first.id)
-    const r0 = await restoreImage(runtime, store, 'local', plan, work, quiet)
-    await saveImage(runtime, store, 'local', plan, first, r0!, work, quiet)
-    const c3: Comparison = {
-      id: 'C3',
-      title: 'fresh runner: image loaded from the cache vs cold build',
-      target: 0.2,
-      ours: [],
-      baseline: []
-    }
-    for (const side of interleavedSchedule(rounds + 1)) {
-      for (const id of new Set([first.id, ...built])) {
-        try {
-          sh('docker', ['rmi', '-f', id])
-        } catch {
-          // already gone
-        }
-      }
-      const ms = await time(async () => {
-        if (side === 'A') await restoreImage(runtime, store, 'local', plan, work, quiet)
-        const got = await runtime.resolveImage(plan, quiet)
-        if (got.id !== first.id && side === 'A') throw new Error('the restored image was not used')
-        built.push(got.id)
-      })
-      ;(side === 'A' ? c3.ours : c3.baseline).push(ms)
-    }
-    c3.ours.shift()
-    c3.baseline.shift()
-    results.push(c3)
+    if (cases.has('C3')) await imageCase(tmp, results, built)
 
     const rows = results.map(summarize)
     process.stdout.write(formatTable(rows) + '\n')
     if (flags.markdown === true) process.stdout.write('\n' + formatMarkdown(rows) + '\n')
+    for (const [name, ms] of parts) {
+      const sorted = [...ms].sort((a, b) => a - b)
+      process.stdout.write(
+        `  ${name}: median ${sorted[Math.floor(sorted.length / 2)].toFixed(0)} ms\n`
+      )
+    }
   } finally {
     await registry?.remove({ force: true }).catch(() => undefined)
     await docker
@@ -281,6 +250,56 @@ async function main(): Promise<void> {
     }
     fs.rmSync(tmp, { recursive: true, force: true })
   }
+}
+
+/** C3: the agent image on a simulated fresh runner. */
+async function imageCase(tmp: string, results: Comparison[], built: string[]): Promise<void> {
+  const ctx = path.join(tmp, 'image')
+  fs.mkdirSync(ctx)
+  const base = sh('docker', ['image', 'inspect', '-f', '{{.Id}}', 'airlock-local/node:18']).trim()
+  fs.writeFileSync(
+    path.join(ctx, 'Dockerfile'),
+    `FROM ${base}\nRUN echo ${path.basename(tmp)} && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq >/dev/null && rm -rf /var/lib/apt/lists/*\n`
+  )
+  const plan: ImagePlan = {
+    kind: 'build',
+    dockerfile: path.join(ctx, 'Dockerfile'),
+    context: ctx,
+    buildArgs: {},
+    allowUnpinnedBase: false
+  }
+  const store = new FolderStore(path.join(tmp, 'store-image'))
+  const work = path.join(tmp, 'image-work')
+  const first = await runtime.resolveImage(plan, quiet)
+  built.push(first.id)
+  const r0 = await restoreImage(runtime, store, 'local', plan, work, quiet)
+  await saveImage(runtime, store, 'local', plan, first, r0!, work, quiet)
+  const c3: Comparison = {
+    id: 'C3',
+    title: 'fresh runner: image loaded from the cache vs cold build',
+    target: 0.2,
+    ours: [],
+    baseline: []
+  }
+  for (const side of interleavedSchedule(rounds + 1)) {
+    for (const id of new Set([first.id, ...built])) {
+      try {
+        sh('docker', ['rmi', '-f', id])
+      } catch {
+        // already gone
+      }
+    }
+    const ms = await time(async () => {
+      if (side === 'A') await restoreImage(runtime, store, 'local', plan, work, quiet)
+      const got = await runtime.resolveImage(plan, quiet)
+      if (got.id !== first.id && side === 'A') throw new Error('the restored image was not used')
+      built.push(got.id)
+    })
+    ;(side === 'A' ? c3.ours : c3.baseline).push(ms)
+  }
+  c3.ours.shift()
+  c3.baseline.shift()
+  results.push(c3)
 }
 
 await main()

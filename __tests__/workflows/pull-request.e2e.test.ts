@@ -416,7 +416,7 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
   const setup: RunnerSetup = {
     ...runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`),
     // A hosted runner pulls the pinned base; here it is the local image.
-    machineInputs: (step) =>
+    machineInputs: (step): Record<string, string> =>
       step.with.mode === 'run' ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' } : {}
   }
   const run = await runJob(

@@ -314,7 +314,7 @@ export async function runJob(
     }
     const outputs = parseFileCommands(fs.readFileSync(outputFile, 'utf8'))
     if (step.id !== undefined) stepsCtx[step.id] = { outputs }
-    if (result.code !== 0) failed = true
+    if (result.code !== 0 && !step.continueOnError) failed = true
     steps.push({ step, skipped: false, ...result, outputs, environment: runnerEnv, inputs })
   }
   fs.rmSync(temp, { recursive: true, force: true })

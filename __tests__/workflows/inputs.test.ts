@@ -196,6 +196,9 @@ describe('the gVisor registration step', () => {
     expect(gvisor).toBeLessThan(actionStep)
     // No secret and no caller value reaches the privileged step.
     expect(steps[gvisor].env).toEqual({})
+    // Its failure leaves the decision to the action, which fails closed on a missing tier.
+    expect(steps[gvisor].continueOnError).toBe(true)
+    expect(steps[actionStep].continueOnError).toBe(false)
   })
 
   test.each(['yes', 'TRUE', ''])('gvisor: %p is refused by the first step', async (value) => {

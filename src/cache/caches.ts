@@ -10,6 +10,7 @@ import type { ImageBase, ImageInfo, Runtime } from '../sandbox/types.js'
 import { isEngineError } from '../sandbox/engine-faults.js'
 import { dependencyCacheKeys, imageCacheKeys, restorable } from './keys.js'
 import type { CacheScope } from './keys.js'
+import { copyTree } from './store.js'
 import type { CacheStore } from './store.js'
 
 export interface CacheLog {
@@ -37,24 +38,37 @@ export interface OpenDepsCache {
   close(succeeded: boolean): Promise<CacheUse>
 }
 
+/**
+ * Opens the dependency cache for an install phase. `dirs.work` is the folder the phase mounts
+ * (on the run's bounded filesystem: an install cannot write past `workspace-size` through it);
+ * `dirs.staging` is the fixed path a path-bound store (the Actions cache) restores and saves at.
+ */
 export async function openDepsCache(
   store: CacheStore,
   scope: CacheScope,
-  dir: string,
+  dirs: { work: string; staging: string },
   facts: { lockfiles: { path: string; sha256: string | null }[]; command: string; image: string },
   log: CacheLog
 ): Promise<OpenDepsCache> {
   const keys = dependencyCacheKeys(scope, facts)
-  let restored = await store.restore(dir, keys.key, keys.restoreKeys).catch((e: unknown) => {
+  const dir = dirs.work
+  const at = store.pathBound ? dirs.staging : dir
+  let restored = await store.restore(at, keys.key, keys.restoreKeys).catch((e: unknown) => {
     log.warn(`dependency cache: restore failed (${errorMessage(e)}); the install starts cold`)
     return undefined
   })
   if (restored !== undefined && !restorable('deps', scope, restored)) {
     // The backend answered with an entry of another scope: never used.
     log.warn(`dependency cache: refused ${restored}, an entry of another scope`)
+    restored = undefined
+  }
+  await fs.promises.mkdir(dir, { recursive: true })
+  if (at !== dir) {
+    if (restored !== undefined) await copyTree(at, dir)
+    await fs.promises.rm(at, { recursive: true, force: true })
+  } else if (restored === undefined) {
     await fs.promises.rm(dir, { recursive: true, force: true })
     await fs.promises.mkdir(dir, { recursive: true })
-    restored = undefined
   }
   log.info(
     restored === undefined
@@ -71,19 +85,27 @@ export async function openDepsCache(
     dir,
     use,
     async close(succeeded) {
-      if (!succeeded) return { ...use, detail: 'the install failed: nothing saved' }
-      if (restored === keys.key) return { ...use, saved: 'exists' }
       try {
-        const saved = await store.save(dir, keys.key)
-        log.info(
-          `dependency cache: ${saved === 'saved' ? 'saved' : 'kept the existing'} ${keys.key}`
-        )
-        return { ...use, saved }
-      } catch (error) {
-        log.warn(`dependency cache: save failed (${errorMessage(error)})`)
-        return { ...use, saved: 'failed', detail: errorMessage(error) }
+        if (!succeeded) return { ...use, detail: 'the install failed: nothing saved' }
+        if (restored === keys.key) return { ...use, saved: 'exists' }
+        try {
+          if (at !== dir) {
+            await fs.promises.rm(at, { recursive: true, force: true })
+            await fs.promises.mkdir(at, { recursive: true })
+            await copyTree(dir, at)
+          }
+          const saved = await store.save(at, keys.key)
+          log.info(
+            `dependency cache: ${saved === 'saved' ? 'saved' : 'kept the existing'} ${keys.key}`
+          )
+          return { ...use, saved }
+        } catch (error) {
+          log.warn(`dependency cache: save failed (${errorMessage(error)})`)
+          return { ...use, saved: 'failed', detail: errorMessage(error) }
+        }
       } finally {
-        await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
+        for (const d of new Set([dir, at]))
+          await fs.promises.rm(d, { recursive: true, force: true }).catch(() => undefined)
       }
     }
   }

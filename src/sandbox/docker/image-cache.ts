@@ -129,6 +129,8 @@ async function thinSave(
     const entries: Kept[] = []
     const extract = tar.extract()
     const reading = pipeline(source, extract)
+    // Awaited below; a loop that stops early must not leave its rejection unhandled.
+    reading.catch(() => undefined)
     let n = 0
     for await (const entry of extract) {
       const header = { ...entry.header }
@@ -181,6 +183,7 @@ async function thinSave(
           (e.header.type === 'file' && !e.header.name.endsWith('layer.tar')))
     const pack = tar.pack()
     const writing = pipeline(pack, fs.createWriteStream(file, { mode: 0o600 }))
+    writing.catch(() => undefined)
     for (const e of entries) {
       if (e.header.type === 'file' && e.header.name.endsWith('/layer.tar') && !e.spooled) continue
       if (e.header.type === 'symlink' && e.header.name.endsWith('/layer.tar') && !present(e))
@@ -225,6 +228,8 @@ async function scanImageFile(
   let manifest: string | undefined
   const extract = tar.extract()
   const reading = pipeline(fs.createReadStream(file), extract)
+  // Awaited below; a loop that stops early must not leave its rejection unhandled.
+  reading.catch(() => undefined)
   for await (const entry of extract) {
     const name = normalize(entry.header.name)
     if (entry.header.type !== 'file') {

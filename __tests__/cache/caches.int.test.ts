@@ -259,6 +259,15 @@ describe('the agent image on a base pinned by digest', () => {
       const second = await runtime.resolveImage(plan, quiet)
       expect({ id: second.id, cached: second.cached }).toEqual({ id: first.id, cached: true })
 
+      // A record that names another base than the Dockerfile's is not used (nothing is pulled).
+      const metaFile = path.join(storeDir, `${saved.key}-meta`, 'image.json')
+      const meta = fs.readFileSync(metaFile, 'utf8')
+      const other = `${repo}@sha256:${'0'.repeat(64)}`
+      fs.writeFileSync(metaFile, meta.replace(pinned, other))
+      const tampered = await restoreImage(runtime, store, 'local', plan, work, quiet)
+      expect(tampered?.use.detail).toBe('unreadable entry')
+      fs.writeFileSync(metaFile, meta)
+
       // The base cannot be pulled (its registry is down): nothing is loaded, the entry is not used.
       fresh()
       await stopRegistry(registry!)

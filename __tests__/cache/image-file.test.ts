@@ -1,12 +1,14 @@
 // The image cache's save file, decided without an engine: which layers a thin file keeps (by the
 // chain IDs the engine keys its layers by), which images a file declares, and which of them a
-// refused load removes again.
+// refused load removes again; how a base the saved image needs is provided.
 import { createHash } from 'node:crypto'
+import type Docker from 'dockerode'
 import {
   chainIds,
   declaredImages,
   imagesToRemove,
-  ownLayers
+  ownLayers,
+  provideBase
 } from '../../src/sandbox/docker/image-cache.js'
 
 const d = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`
@@ -69,5 +71,71 @@ describe('imagesToRemove after a refused load', () => {
     // An image another run created meanwhile is not declared by the file: never in the list.
     expect(imagesToRemove([mine, had], new Set([had]))).toEqual([mine])
     expect(imagesToRemove([had], new Set([had]))).toEqual([])
+  })
+})
+
+describe('provideBase', () => {
+  const id = d('base-config')
+  const pinned = `127.0.0.1:5000/x@${d('manifest')}`
+  /** An engine that has the given images (by reference) and answers pulls as told. */
+  function engine(
+    images: Record<string, string>,
+    pull: (ref: string) => Promise<void>
+  ): { docker: Docker; pulls: string[] } {
+    const pulls: string[] = []
+    const docker = {
+      getImage: (ref: string) => ({
+        inspect: async () => {
+          if (images[ref] === undefined)
+            throw Object.assign(new Error('No such image'), { statusCode: 404 })
+          return { Id: images[ref] }
+        }
+      }),
+      pull: async (ref: string) => {
+        pulls.push(ref)
+        await pull(ref)
+        images[ref] = id
+        return {}
+      },
+      modem: { followProgress: (_s: unknown, done: (e: Error | null) => void) => done(null) }
+    } as unknown as Docker
+    return { docker, pulls }
+  }
+
+  test('a base on the engine with the recorded ID: nothing pulled', async () => {
+    const { docker, pulls } = engine({ [pinned]: id }, async () => undefined)
+    expect(await provideBase(docker, { ref: pinned, id })).toEqual({ ok: true, pulled: false })
+    expect(pulls).toEqual([])
+  })
+  test('an absent base pinned by digest is pulled by that digest', async () => {
+    const { docker, pulls } = engine({}, async () => undefined)
+    expect(await provideBase(docker, { ref: pinned, id })).toEqual({ ok: true, pulled: true })
+    expect(pulls).toEqual([pinned])
+  })
+  test('an absent base pinned by image ID is never fetched', async () => {
+    const { docker, pulls } = engine({}, async () => undefined)
+    expect(await provideBase(docker, { ref: id, id })).toEqual({
+      ok: false,
+      problem: `base ${id} is not on this engine`
+    })
+    expect(pulls).toEqual([])
+  })
+  test('a pull the registry refuses: a problem, no restore', async () => {
+    const { docker } = engine({}, async () => {
+      throw Object.assign(new Error('connection refused'), { statusCode: 500 })
+    })
+    const r = await provideBase(docker, { ref: pinned, id })
+    expect(r).toMatchObject({ ok: false })
+    expect(!r.ok && r.problem).toMatch(/could not be pulled: connection refused/)
+  })
+  test('an engine that drops the connection: its fault, thrown', async () => {
+    const { docker } = engine({}, async () => {
+      throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })
+    })
+    await expect(provideBase(docker, { ref: pinned, id })).rejects.toThrow(/socket hang up/)
+  })
+  test('a base that is another image here: a problem', async () => {
+    const { docker } = engine({ [pinned]: d('other') }, async () => undefined)
+    expect(await provideBase(docker, { ref: pinned, id })).toMatchObject({ ok: false })
   })
 })

@@ -7,6 +7,7 @@ import { errorMessage } from '../errors.js'
 import type { ImagePlan } from '../plan.js'
 import type { CacheUse } from '../report/report.js'
 import type { ImageBase, ImageInfo, Runtime } from '../sandbox/types.js'
+import { baseImages } from '../sandbox/dockerfile.js'
 import { isEngineError } from '../sandbox/engine-faults.js'
 import { dependencyCacheKeys, imageCacheKeys, restorable } from './keys.js'
 import type { CacheScope } from './keys.js'
@@ -124,6 +125,15 @@ interface ImageMeta {
 
 const IMAGE_ID = /^sha256:[a-f0-9]{64}$/
 
+/** The Dockerfile's bases pinned by digest or image ID, as written, each once. */
+async function pinnedBases(plan: Extract<ImagePlan, { kind: 'build' }>): Promise<string[]> {
+  const text = await fs.promises.readFile(plan.dockerfile, 'utf8')
+  const refs = baseImages(text, plan.buildArgs)
+    .filter((b) => b.pin === 'digest' || b.pin === 'image-id')
+    .map((b) => b.ref)
+  return [...new Set(refs)]
+}
+
 function readMeta(text: string, inputsKey: string): ImageMeta {
   const meta = JSON.parse(text) as Partial<ImageMeta>
   if (
@@ -172,6 +182,10 @@ export async function restoreImage(
   let meta: ImageMeta
   try {
     meta = readMeta(await fs.promises.readFile(path.join(metaDir, META_FILE), 'utf8'), inputsKey)
+    // The bases are the Dockerfile's own pinned ones: a record cannot make a runner pull others.
+    const refs = plan.kind === 'build' ? await pinnedBases(plan) : []
+    if (meta.bases.map((b) => b.ref).join('\0') !== refs.join('\0'))
+      throw new Error("its bases are not the Dockerfile's")
   } catch (error) {
     log.warn(`image cache: ignored an unreadable entry (${errorMessage(error)})`)
     return { use: { ...use, detail: 'unreadable entry' }, meta: undefined }

@@ -133,11 +133,12 @@ function checkout(step: EvaluatedStep, setup: RunnerSetup, workspace: string): v
       ? undefined
       : setup.repositories?.[w.repository]
   if (w.repository !== undefined && w.repository !== '' && own === undefined) {
-    // Agent Airlock itself at the pinned commit: this project (its action.yml, dist/, images/).
+    // Agent Airlock itself at the pinned commit: this project (its action.yml, dist/, images/,
+    // scripts/).
     if (!/^[0-9a-f]{40}$/.test(w.ref ?? ''))
       throw new Error(`checkout of ${w.repository} is not pinned`)
     fs.mkdirSync(dest, { recursive: true })
-    for (const name of ['action.yml', 'dist', 'images']) {
+    for (const name of ['action.yml', 'dist', 'images', 'scripts']) {
       fs.cpSync(path.join(ROOT, name), path.join(dest, name), { recursive: true })
     }
     return
@@ -313,7 +314,7 @@ export async function runJob(
     }
     const outputs = parseFileCommands(fs.readFileSync(outputFile, 'utf8'))
     if (step.id !== undefined) stepsCtx[step.id] = { outputs }
-    if (result.code !== 0) failed = true
+    if (result.code !== 0 && !step.continueOnError) failed = true
     steps.push({ step, skipped: false, ...result, outputs, environment: runnerEnv, inputs })
   }
   fs.rmSync(temp, { recursive: true, force: true })

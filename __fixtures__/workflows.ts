@@ -203,6 +203,8 @@ export interface EvaluatedStep {
   uses?: string
   run?: string
   runs: boolean
+  /** `continue-on-error:` evaluated: a failure of this step does not fail the job. */
+  continueOnError: boolean
   with: Record<string, string>
   env: Record<string, string>
 }
@@ -248,8 +250,11 @@ export function jobSteps(w: LoadedWorkflow, jobId: string, ctx: Contexts): Evalu
         ...Object.fromEntries(Object.entries(jobEnv).map(([k, v]) => [k, asString(v)]))
       }
     }
+    const continueToken = get(s, 'continue-on-error')
     return {
       index,
+      continueOnError:
+        continueToken === undefined ? false : asString(valueOf(continueToken, ctx)) === 'true',
       id: get(s, 'id')?.value as string | undefined,
       uses: get(s, 'uses')?.value as string | undefined,
       run: get(s, 'run')?.value as string | undefined,

@@ -3,14 +3,17 @@
 //   C1  warm install: the dependency cache restored (FolderStore) + `npm ci` of the demo project
 //       vs  cold `npm ci` with an empty cache, both against a local Verdaccio
 //   C2  the same with a lockfile of ~500 packages (generated here into Verdaccio's storage)
-//   C3  a simulated fresh runner: the agent image removed, loaded from the image cache, checked,
-//       found by resolveImage  vs  a cold build of the same Dockerfile (the image removed)
+//   C3  a simulated fresh runner: the agent image (on a base pinned by digest, from a registry on
+//       loopback) removed, loaded from the image cache, checked, found by resolveImage  vs  a
+//       cold build of the same Dockerfile (the image removed); the base stays on the engine
+//   C3b the same with the base removed too: both sides pull it by digest first
 //
 // The installs run in a container of the Node image with the install phase's cache variables
 // (CACHE_ENV), on an internal network whose only other member is the registry.
 import { createHash } from 'node:crypto'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import * as fs from 'node:fs'
+import * as net from 'node:net'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -33,7 +36,7 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '3' },
     packages: { type: 'string', default: '500' },
     markdown: { type: 'boolean', default: false },
-    cases: { type: 'string', default: 'C1,C2,C3' }
+    cases: { type: 'string', default: 'C1,C2,C3,C3b' }
   },
   strict: false
 })
@@ -224,7 +227,7 @@ async function main(): Promise<void> {
     }
 
     // C3: the agent image on a fresh runner.
-    if (cases.has('C3')) await imageCase(tmp, results, built)
+    if (cases.has('C3') || cases.has('C3B')) await imageCase(tmp, results, built)
 
     const rows = results.map(summarize)
     process.stdout.write(formatTable(rows) + '\n')
@@ -252,54 +255,162 @@ async function main(): Promise<void> {
   }
 }
 
-/** C3: the agent image on a simulated fresh runner. */
-async function imageCase(tmp: string, results: Comparison[], built: string[]): Promise<void> {
-  const ctx = path.join(tmp, 'image')
-  fs.mkdirSync(ctx)
-  const base = sh('docker', ['image', 'inspect', '-f', '{{.Id}}', 'airlock-local/node:18']).trim()
-  fs.writeFileSync(
-    path.join(ctx, 'Dockerfile'),
-    `FROM ${base}\nRUN echo ${path.basename(tmp)} && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq >/dev/null && rm -rf /var/lib/apt/lists/*\n`
-  )
-  const plan: ImagePlan = {
-    kind: 'build',
-    dockerfile: path.join(ctx, 'Dockerfile'),
-    context: ctx,
-    buildArgs: {},
-    allowUnpinnedBase: false
-  }
-  const store = new FolderStore(path.join(tmp, 'store-image'))
-  const work = path.join(tmp, 'image-work')
-  const first = await runtime.resolveImage(plan, quiet)
-  built.push(first.id)
-  const r0 = await restoreImage(runtime, store, 'local', plan, work, quiet)
-  await saveImage(runtime, store, 'local', plan, first, r0!, work, quiet)
-  const c3: Comparison = {
-    id: 'C3',
-    title: 'fresh runner: image loaded from the cache vs cold build',
-    target: 0.2,
-    ours: [],
-    baseline: []
-  }
-  for (const side of interleavedSchedule(rounds + 1)) {
-    for (const id of new Set([first.id, ...built])) {
-      try {
-        sh('docker', ['rmi', '-f', id])
-      } catch {
-        // already gone
-      }
-    }
-    const ms = await time(async () => {
-      if (side === 'A') await restoreImage(runtime, store, 'local', plan, work, quiet)
-      const got = await runtime.resolveImage(plan, quiet)
-      if (got.id !== first.id && side === 'A') throw new Error('the restored image was not used')
-      built.push(got.id)
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port
+      server.close(() => resolve(port))
     })
-    ;(side === 'A' ? c3.ours : c3.baseline).push(ms)
+    server.on('error', reject)
+  })
+}
+
+function removeImages(ids: Iterable<string>): void {
+  for (const id of new Set(ids)) {
+    try {
+      sh('docker', ['rmi', '-f', id])
+    } catch {
+      // already gone
+    }
   }
-  c3.ours.shift()
-  c3.baseline.shift()
-  results.push(c3)
+}
+
+/**
+ * C3: the agent image on a simulated fresh runner, on the real path: a base pinned by digest,
+ * pulled from a registry (Debian's docker-registry on loopback, started here). The base is a copy
+ * of the Node image flattened into one layer of its own (so that removing it removes its layers,
+ * and never touches the shared images).
+ *   C3   the base stays on the engine on both sides (a runner's pull of the base costs the same
+ *        on both sides): the agent image removed, restored vs built
+ *   C3b  the base removed too: both sides pull it from the registry first
+ * Both sides start from an engine without the agent image; the restore side must end with the
+ * saved image found by its key (no build), the other builds.
+ */
+async function imageCase(tmp: string, results: Comparison[], built: string[]): Promise<void> {
+  // The classic builder: its cache is the engine's images, so removing them makes the next build
+  // cold, as on a fresh runner. BuildKit keeps a cache of its own (and the base's layers in it)
+  // that survives the removal of the images and cannot be emptied on a shared engine without
+  // emptying everyone's. The restore side does not depend on the builder.
+  const builderEnv = process.env.DOCKER_BUILDKIT
+  process.env.DOCKER_BUILDKIT = '0'
+  const port = await freePort()
+  const regDir = path.join(tmp, 'docker-registry')
+  fs.mkdirSync(regDir)
+  const config = path.join(regDir, 'config.yml')
+  fs.writeFileSync(
+    config,
+    `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${regDir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`
+  )
+  const registry = spawn('docker-registry', ['serve', config], { stdio: 'ignore' })
+  let baseId: string | undefined
+  try {
+    for (let i = 0; ; i++) {
+      const ok = await fetch(`http://127.0.0.1:${port}/v2/`)
+        .then((r) => r.ok)
+        .catch(() => false)
+      if (ok) break
+      if (i > 100) throw new Error('docker-registry did not start')
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const repo = `127.0.0.1:${port}/airlock-bench/node`
+    const donor = sh('docker', [
+      'create',
+      '--label',
+      'dev.airlock.bench=caches',
+      'airlock-local/node:18'
+    ]).trim()
+    try {
+      execFileSync(
+        'sh',
+        ['-c', `docker export ${donor} | docker import - ${repo}:${path.basename(tmp)}`],
+        { stdio: 'pipe' }
+      )
+    } finally {
+      sh('docker', ['rm', '-f', donor])
+    }
+    baseId = sh('docker', [
+      'image',
+      'inspect',
+      '-f',
+      '{{.Id}}',
+      `${repo}:${path.basename(tmp)}`
+    ]).trim()
+    sh('docker', ['push', '-q', `${repo}:${path.basename(tmp)}`])
+    const pinned = sh('docker', [
+      'image',
+      'inspect',
+      '-f',
+      '{{range .RepoDigests}}{{println .}}{{end}}',
+      baseId
+    ])
+      .split('\n')
+      .find((d) => d.startsWith(`${repo}@sha256:`))
+    if (pinned === undefined) throw new Error('the pushed base has no digest')
+    // The base by its digest alone, as a runner that pulled it has it.
+    sh('docker', ['rmi', `${repo}:${path.basename(tmp)}`])
+
+    const ctx = path.join(tmp, 'image')
+    fs.mkdirSync(ctx)
+    fs.writeFileSync(
+      path.join(ctx, 'Dockerfile'),
+      `FROM ${pinned}\nUSER root\nRUN echo ${path.basename(tmp)} && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq >/dev/null && rm -rf /var/lib/apt/lists/*\n`
+    )
+    const plan: ImagePlan = {
+      kind: 'build',
+      dockerfile: path.join(ctx, 'Dockerfile'),
+      context: ctx,
+      buildArgs: {},
+      allowUnpinnedBase: false
+    }
+    const store = new FolderStore(path.join(tmp, 'store-image'))
+    const work = path.join(tmp, 'image-work')
+    const first = await runtime.resolveImage(plan, quiet)
+    built.push(first.id)
+    const r0 = await restoreImage(runtime, store, 'local', plan, work, quiet)
+    const saved = await saveImage(runtime, store, 'local', plan, first, r0!, work, quiet)
+    if (saved.saved !== 'saved') throw new Error(`the image was not saved: ${saved.detail ?? ''}`)
+    const file = path.join(tmp, 'store-image', saved.key, 'image.tar')
+    process.stdout.write(
+      `  C3 save file: ${(fs.statSync(file).size / 1e6).toFixed(1)} MB (the base: ${(
+        ((await docker.getImage(baseId).inspect()).Size ?? 0) / 1e6
+      ).toFixed(0)} MB, not in it)\n`
+    )
+    for (const [id, title, dropBase] of [
+      ['C3', 'fresh runner, base on the engine: image restored vs cold build', false],
+      ['C3b', 'fresh runner, base pulled too: image restored vs cold build', true]
+    ] as const) {
+      if (!cases.has(id.toUpperCase())) continue
+      const c: Comparison = { id, title, target: 0.2, ours: [], baseline: [] }
+      for (const side of interleavedSchedule(rounds + 1)) {
+        removeImages(built)
+        if (dropBase) removeImages([baseId])
+        const ms = await time(async () => {
+          if (side === 'A') {
+            const t = performance.now()
+            const r = await restoreImage(runtime, store, 'local', plan, work, quiet)
+            if (r?.use.restored !== saved.key)
+              throw new Error(`not restored: ${r?.use.detail ?? 'no cache'}`)
+            part(`${id} restore (pull base, copy, load, checks)`, performance.now() - t)
+          }
+          const got = await runtime.resolveImage(plan, quiet)
+          if (side === 'A' && (got.id !== first.id || !got.cached))
+            throw new Error('the restored image was not used')
+          built.push(got.id)
+        })
+        ;(side === 'A' ? c.ours : c.baseline).push(ms)
+      }
+      c.ours.shift()
+      c.baseline.shift()
+      results.push(c)
+    }
+  } finally {
+    removeImages(built)
+    if (baseId !== undefined) removeImages([baseId])
+    registry.kill('SIGKILL')
+    if (builderEnv === undefined) delete process.env.DOCKER_BUILDKIT
+    else process.env.DOCKER_BUILDKIT = builderEnv
+  }
 }
 
 await main()

@@ -250,7 +250,13 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
         read(INPUT.dependencyCache) ?? 'auto',
         CACHE_MODES
       ),
-      image: oneOf(INPUT.imageCache, read(INPUT.imageCache) ?? 'auto', CACHE_MODES),
+      // A local engine keeps the images it built: a copy of each in the cache folder only costs
+      // disk. On a GitHub runner (fresh each time) the image cache is what avoids a rebuild.
+      image: oneOf(
+        INPUT.imageCache,
+        read(INPUT.imageCache) ?? (ctx.environment.GITHUB_ACTIONS === 'true' ? 'auto' : 'off'),
+        CACHE_MODES
+      ),
       scope: scopeFromEnv(ctx.environment)
     },
     services: servicesFor(read),

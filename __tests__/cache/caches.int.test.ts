@@ -2,11 +2,15 @@
 // fresh machine simulated by removing the built image), a tampered entry refused; and GitHub's own
 // `@actions/cache` client against a local stand-in of the cache service, where the action's keys
 // keep a pull request's entry away from the default branch even though the stand-in does not.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
+import * as net from 'node:net'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import Docker from 'dockerode'
+import * as tar from 'tar-stream'
 import { dependencyCacheKeys } from '../../src/cache/keys.js'
 import { restoreImage, saveImage } from '../../src/cache/caches.js'
 import { ActionsStore, FolderStore } from '../../src/cache/store.js'
@@ -98,6 +102,196 @@ describe('the agent image across machines', () => {
       }
     }
   }, 180_000)
+})
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port
+      server.close(() => resolve(port))
+    })
+    server.on('error', reject)
+  })
+}
+
+/** Debian's docker-registry on loopback, serving `data` (kept across a stop and a start). */
+async function startRegistry(dir: string, port: number): Promise<ChildProcess> {
+  const config = path.join(dir, 'config.yml')
+  fs.writeFileSync(
+    config,
+    `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`
+  )
+  const child = spawn('docker-registry', ['serve', config], { stdio: 'ignore' })
+  for (let i = 0; i < 100; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/v2/`)
+      .then((r) => r.ok)
+      .catch(() => false)
+    if (ok) return child
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  child.kill('SIGKILL')
+  throw new Error('the test registry did not start')
+}
+
+async function stopRegistry(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const gone = new Promise((r) => child.once('exit', r))
+  child.kill('SIGKILL')
+  await gone
+}
+
+/** The sha256 of every layer file a save file holds, and its manifest's layer count. */
+async function layersOf(file: string): Promise<{ digests: Set<string>; declared: number }> {
+  const digests = new Set<string>()
+  let manifest = ''
+  const extract = tar.extract()
+  const done = (async () => {
+    for await (const entry of extract) {
+      const h = createHash('sha256')
+      const chunks: Buffer[] = []
+      for await (const c of entry) {
+        h.update(c as Buffer)
+        if (entry.header.name === 'manifest.json') chunks.push(c as Buffer)
+      }
+      if (entry.header.type === 'file' && entry.header.name.endsWith('/layer.tar'))
+        digests.add(`sha256:${h.digest('hex')}`)
+      if (entry.header.name === 'manifest.json') manifest = Buffer.concat(chunks).toString('utf8')
+    }
+  })()
+  fs.createReadStream(file).pipe(extract)
+  await done
+  const items = JSON.parse(manifest) as { Layers: string[] }[]
+  return { digests, declared: items[0].Layers.length }
+}
+
+function inspectId(ref: string): string | undefined {
+  try {
+    return execFileSync('docker', ['image', 'inspect', '-f', '{{.Id}}', ref], { stdio: 'pipe' })
+      .toString()
+      .trim()
+  } catch {
+    return undefined
+  }
+}
+
+describe('the agent image on a base pinned by digest', () => {
+  let dir: string
+  let port: number
+  let registry: ChildProcess | undefined
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(tmp, 'registry-'))
+    port = await freePort()
+    registry = await startRegistry(dir, port)
+  })
+  afterAll(async () => {
+    if (registry) await stopRegistry(registry)
+  })
+
+  test("the saved file holds only the image's own layers; a fresh runner pulls the base by digest and loads the image; a base it cannot pull means a build", async () => {
+    const unique = path.basename(dir)
+    const repo = `127.0.0.1:${port}/airlock-imgcache/base`
+    const ctx = fs.mkdtempSync(path.join(tmp, 'ctx-'))
+    // A base of this test's own (busybox plus a layer of its own), pushed to the loopback registry.
+    fs.writeFileSync(
+      path.join(ctx, 'Dockerfile'),
+      `FROM airlock-local/busybox:1\nRUN echo ${unique} > /base\n`
+    )
+    execFileSync('docker', ['build', '-q', '-t', `${repo}:1`, ctx], { stdio: 'pipe' })
+    const baseId = inspectId(`${repo}:1`) as string
+    const created: string[] = []
+    try {
+      execFileSync('docker', ['push', '-q', `${repo}:1`], { stdio: 'pipe' })
+      const pinned = execFileSync('docker', [
+        'image',
+        'inspect',
+        '-f',
+        '{{range .RepoDigests}}{{println .}}{{end}}',
+        `${repo}:1`
+      ])
+        .toString()
+        .split('\n')
+        .find((d) => d.startsWith(`${repo}@sha256:`)) as string
+      expect(pinned).toBeDefined()
+      const baseLayers = (await docker.getImage(baseId).inspect()).RootFS.Layers ?? []
+      expect(baseLayers.length).toBeGreaterThan(1)
+      // The runner that builds is fresh too: the build pulls the base.
+      removeImage(baseId)
+      expect(inspectId(pinned)).toBeUndefined()
+
+      fs.writeFileSync(
+        path.join(ctx, 'Dockerfile'),
+        `FROM ${pinned}\nRUN echo ${unique} > /built\n`
+      )
+      const plan: ImagePlan = {
+        kind: 'build',
+        dockerfile: path.join(ctx, 'Dockerfile'),
+        context: ctx,
+        buildArgs: {},
+        allowUnpinnedBase: false
+      }
+      const storeDir = path.join(tmp, 'store-digest')
+      const store = new FolderStore(storeDir)
+      const work = path.join(tmp, 'work-digest')
+      const r1 = await restoreImage(runtime, store, 'local', plan, work, quiet)
+      const first = await runtime.resolveImage(plan, quiet)
+      created.push(first.id)
+      expect(first.cached).toBe(false)
+      const saved = await saveImage(runtime, store, 'local', plan, first, r1!, work, quiet)
+      expect(saved.saved).toBe('saved')
+
+      // Thin: every layer of the image is declared, none of the base's is in the file.
+      const file = await layersOf(path.join(storeDir, saved.key, 'image.tar'))
+      const own = (await docker.getImage(first.id).inspect()).RootFS.Layers ?? []
+      expect(file.declared).toBe(own.length)
+      expect(baseLayers.filter((l) => file.digests.has(l))).toEqual([])
+      expect(file.digests.size).toBeGreaterThan(0)
+
+      // A fresh runner: neither the image nor the base (by any name) is on the engine.
+      const fresh = (): void => {
+        for (const id of [first.id, baseId]) if (inspectId(id)) removeImage(id)
+        expect(inspectId(pinned)).toBeUndefined()
+      }
+      fresh()
+      const r2 = await restoreImage(runtime, store, 'local', plan, work, quiet)
+      expect(r2?.use.restored).toBe(saved.key)
+      expect(inspectId(pinned)).toBe(baseId)
+      const second = await runtime.resolveImage(plan, quiet)
+      expect({ id: second.id, cached: second.cached }).toEqual({ id: first.id, cached: true })
+
+      // A record that names another base than the Dockerfile's is not used (nothing is pulled).
+      const metaFile = path.join(storeDir, `${saved.key}-meta`, 'image.json')
+      const meta = fs.readFileSync(metaFile, 'utf8')
+      const other = `${repo}@sha256:${'0'.repeat(64)}`
+      fs.writeFileSync(metaFile, meta.replace(pinned, other))
+      const tampered = await restoreImage(runtime, store, 'local', plan, work, quiet)
+      expect(tampered?.use.detail).toBe('unreadable entry')
+      fs.writeFileSync(metaFile, meta)
+
+      // The base cannot be pulled (its registry is down): nothing is loaded, the entry is not used.
+      fresh()
+      await stopRegistry(registry!)
+      registry = undefined
+      const r3 = await restoreImage(runtime, store, 'local', plan, work, quiet)
+      expect(r3?.use).toMatchObject({ restored: null })
+      expect(r3?.use.detail).toMatch(/^base .*airlock-imgcache\/base@sha256:.* could not be pulled/)
+      expect(r3?.meta).toBeUndefined()
+      expect(inspectId(first.id)).toBeUndefined()
+      // With its registry back, the build does its usual thing.
+      registry = await startRegistry(dir, port)
+      const third = await runtime.resolveImage(plan, quiet)
+      created.push(third.id)
+      expect(third.cached).toBe(false)
+    } finally {
+      for (const id of [...created, baseId]) {
+        try {
+          removeImage(id)
+        } catch {
+          // already gone
+        }
+      }
+    }
+  }, 120_000)
 })
 
 describe('the Actions cache through @actions/cache', () => {

@@ -12,6 +12,7 @@ import { validateReport } from '../../src/report/schema.js'
 import { git } from './git.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import type { Runtime } from '../../src/sandbox/types.js'
+import type { CacheStore } from '../../src/cache/store.js'
 
 export const BUSYBOX = 'airlock-local/busybox:1'
 export const docker = new Docker()
@@ -65,6 +66,8 @@ export async function runAirlock(
     runtime?: Runtime
     /** Parent of the run's temporary folder (default: the OS temp folder). */
     tempRoot?: string
+    /** The caches' store (default: none). */
+    cache?: CacheStore
   } = {}
 ): Promise<TestRun> {
   const engine = options.docker ?? docker
@@ -95,7 +98,8 @@ export async function runAirlock(
       runtime: options.runtime ?? new DockerRuntime(engine),
       log,
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.tempRoot !== undefined ? { tempRoot: options.tempRoot } : {})
+      ...(options.tempRoot !== undefined ? { tempRoot: options.tempRoot } : {}),
+      ...(options.cache ? { cache: { store: options.cache } } : {})
     }
   )
   // Every report an integration test produces must validate against schema/report.schema.json.

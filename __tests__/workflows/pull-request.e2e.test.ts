@@ -12,11 +12,13 @@
  * the pinned node base (build-args BASE), the local proxy image, and the model API's address
  * (the preset's route pointed at the stub, the stub's CA). Everything else is the files' own.
  */
+import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import Docker from 'dockerode'
+import YAML from 'yaml'
 import {
   PEOPLE,
   PR_NUMBER,
@@ -59,6 +61,17 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 }, 60_000)
 
+/** examples/policy/airlock.yml for this repository (see beforeEach). */
+function examplePolicy(): string {
+  const doc = YAML.parseDocument(
+    fs
+      .readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8')
+      .replace('your-github-login', PEOPLE.writer.login)
+  )
+  for (const key of ['setup-command', 'setup-allow-hosts', 'services']) doc.delete(key)
+  return doc.toString()
+}
+
 let world: World
 let results: ResultsService
 let head: string
@@ -69,11 +82,14 @@ beforeEach(async () => {
   results = await startResultsService()
   world = await makeWorld({
     'README.md': '# hello\n',
-    // The example policy, on the base branch where the action reads it, naming an approver.
-    '.github/airlock.yml': fs
-      .readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8')
-      .replace('your-github-login', PEOPLE.writer.login),
-    '.github/airlock/review-task.md': 'Write a file GREETING.md that greets the reader.\n'
+    // The example policy, on the base branch where the action reads it, naming an approver;
+    // without its install phase and database, which this repository has no use for (no
+    // package.json, no tests: `npm ci` and the example's placeholder image would fail anywhere).
+    '.github/airlock.yml': examplePolicy(),
+    '.github/airlock/review-task.md': 'Write a file GREETING.md that greets the reader.\n',
+    // An agent image of the repository's own, for a call that names no preset (busybox base).
+    '.github/airlock/Dockerfile': `ARG BASE=busybox@sha256:${'0'.repeat(64)}\nFROM \${BASE}\nCOPY agent /bin/\n`,
+    '.github/airlock/agent': { content: '#!/bin/sh\necho hello > GREETING.md\n', exec: true }
   })
   const ws = world.workspace
   gitIn(ws, ['checkout', '-q', 'feature'])
@@ -244,6 +260,9 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   // The action got the head commit and the preset, and the key only as the proxy's credential.
   const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
   expect(action.inputs).toMatchObject({ ref: head, agent: 'claude-code', env: '' })
+  // No gVisor asked for: the registration step (sudo) does not run.
+  const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
+  expect(gvisor.skipped).toBe(true)
   expect(action.environment.AIRLOCK_AGENT_API_KEY).toBe(SECRET)
   expect((await stubs.seen('upstream')).auth.slice(before)).toContain(`x-api-key: ${SECRET}`)
 
@@ -368,3 +387,89 @@ test('dry-run: true → the agent runs, nothing is written to GitHub', async () 
   expect(world.api.writes()).toEqual([])
   expect(results.artifacts()).toEqual([])
 }, 600_000)
+
+test('a call with setup-command, isolation: runsc and dependency-cache: off → the pinned gVisor step, then the action with those inputs', async () => {
+  // The registration step runs for real below: only on a daemon that already has both entries,
+  // where it reads `docker info` and changes nothing (it never reconfigures this machine's daemon).
+  expect(spawnSync('bash', [path.join(ROOT, 'scripts/register-gvisor.sh'), '--check']).status).toBe(
+    0
+  )
+  const event = payload(false)
+  const ctx: Contexts = {
+    github: githubContext('pull_request', event, {
+      sha: merge,
+      ref: `refs/pull/${PR_NUMBER}/merge`,
+      token: TOKEN
+    })
+  }
+  const caller = [
+    'on: pull_request',
+    'permissions: {}',
+    'jobs:',
+    '  airlock:',
+    `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
+    '    permissions: { contents: read, pull-requests: write, statuses: write }',
+    '    with:',
+    '      airlock-repository: OWNER/agent-airlock',
+    `      airlock-ref: '${'0'.repeat(40)}'`,
+    '      dockerfile: .github/airlock/Dockerfile',
+    '      agent-command: agent',
+    '      task: .github/airlock/review-task.md',
+    '      setup-command: mkdir -p vendor && echo installed > vendor/marker',
+    '      isolation: runsc',
+    "      dependency-cache: 'off'",
+    '      publish: false',
+    ''
+  ].join('\n')
+  const read: ReadWorkflow = (f) =>
+    f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
+  const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
+  const busybox = imageId('airlock-local/busybox:1')
+  const setup: RunnerSetup = {
+    ...runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`),
+    // A hosted runner pulls the pinned base; here it is the local image.
+    machineInputs: (step): Record<string, string> =>
+      step.with.mode === 'run' ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' } : {}
+  }
+  const run = await runJob(
+    call.callee,
+    'run',
+    { ...ctx, inputs: call.inputs, secrets: call.secrets },
+    setup
+  )
+  expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+
+  // The registration ran the script of the Agent Airlock checkout, never a file of the pull request.
+  const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
+  expect(gvisor.skipped).toBe(false)
+  expect(gvisor.step.run?.trim()).toBe('bash .airlock/action/scripts/register-gvisor.sh')
+  expect([gvisor.code, gvisor.stderr]).toEqual([
+    0,
+    expect.stringMatching(/already has the gVisor runtimes/)
+  ])
+  expect(
+    fs.existsSync(path.join(run.workspace, '.airlock/action/scripts/register-gvisor.sh'))
+  ).toBe(true)
+
+  // What reached the action, and what it did with it.
+  const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
+  expect(action.inputs).toMatchObject({
+    'setup-command': 'mkdir -p vendor && echo installed > vendor/marker',
+    isolation: 'runsc',
+    'dependency-cache': 'off'
+  })
+  const report = JSON.parse(
+    fs.readFileSync(path.join(run.workspace, 'airlock-out', 'report.json'), 'utf8')
+  ) as {
+    outcome: string
+    setup?: { command: string; phase: { exitCode: number | null }; cache?: unknown }
+    isolation?: { requested: string; tier: string; runtime: string }
+  }
+  expect(report.outcome).toBe('success')
+  expect(report.setup).toMatchObject({
+    command: 'mkdir -p vendor && echo installed > vendor/marker',
+    phase: { exitCode: 0 }
+  })
+  expect(report.setup?.cache).toBeUndefined()
+  expect(report.isolation).toMatchObject({ requested: 'runsc', tier: 'runsc', runtime: 'runsc' })
+}, 180_000)

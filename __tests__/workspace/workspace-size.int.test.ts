@@ -1,6 +1,7 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import { FolderStore } from '../../src/cache/store.js'
 import { leftovers, makeWorkspace, read, runAirlock, uniqueRunId } from '../support/run.js'
 
 const MiB = 1024 * 1024
@@ -94,6 +95,52 @@ describe('workspace-size', () => {
     // The evidence is kept: the diff names the file the agent wrote.
     expect(run.report.diff.files.map((f) => f.path)).toContain('big')
     // Nothing left: no container, no mount, no temporary folder.
+    expect(await leftovers(runId)).toBe(0)
+    expect(mountsUnder(tempRoot)).toEqual([])
+    expect(fs.readdirSync(tempRoot)).toEqual([])
+  })
+
+  it('an install writing past the limit into the dependency cache gets ENOSPC too: the cache folder is on the bounded filesystem', async () => {
+    ws = makeWorkspace({ 'README.md': 'hello\n' })
+    tempRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-wsize-'))
+    const storeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-wsize-store-'))
+    const runId = uniqueRunId('wsize-cache')
+    let peak = 0
+    const timer = setInterval(() => {
+      try {
+        peak = Math.max(peak, hostBytes(tempRoot))
+      } catch {
+        // a folder removed while walking: the next sample counts
+      }
+    }, 100)
+    let run: Awaited<ReturnType<typeof runAirlock>>
+    try {
+      run = await runAirlock(
+        ws,
+        {
+          'run-id': runId,
+          'workspace-size': '64m',
+          'image-cache': 'off',
+          'setup-command':
+            'dd if=/dev/zero of="$AIRLOCK_CACHE_DIR/big" bs=1M count=200 2>&1; echo "cache holds $(wc -c < "$AIRLOCK_CACHE_DIR/big") bytes"; sleep 1',
+          'agent-command': 'true'
+        },
+        { tempRoot, cache: new FolderStore(storeRoot) }
+      )
+    } finally {
+      clearInterval(timer)
+      fs.rmSync(storeRoot, { recursive: true, force: true })
+    }
+    const setupLog = read(path.join(run.outputDir, 'logs/setup.log'))
+    expect(setupLog).toContain('No space left on device')
+    const written = Number(/cache holds (\d+) bytes/.exec(setupLog)?.[1])
+    expect(written).toBeGreaterThan(16 * MiB)
+    expect(written).toBeLessThanOrEqual(64 * MiB)
+    expect(peak).toBeGreaterThan(16 * MiB)
+    expect(peak).toBeLessThanOrEqual(66 * MiB)
+    expect(run.report.policy.violations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ rule: 'workspace-size' })])
+    )
     expect(await leftovers(runId)).toBe(0)
     expect(mountsUnder(tempRoot)).toEqual([])
     expect(fs.readdirSync(tempRoot)).toEqual([])

@@ -6,10 +6,12 @@ import * as path from 'node:path'
 import { errorMessage } from '../errors.js'
 import type { ImagePlan } from '../plan.js'
 import type { CacheUse } from '../report/report.js'
-import type { ImageInfo, Runtime } from '../sandbox/types.js'
+import type { ImageBase, ImageInfo, Runtime } from '../sandbox/types.js'
+import { baseImages } from '../sandbox/dockerfile.js'
 import { isEngineError } from '../sandbox/engine-faults.js'
 import { dependencyCacheKeys, imageCacheKeys, restorable } from './keys.js'
 import type { CacheScope } from './keys.js'
+import { copyTree } from './store.js'
 import type { CacheStore } from './store.js'
 
 export interface CacheLog {
@@ -37,24 +39,37 @@ export interface OpenDepsCache {
   close(succeeded: boolean): Promise<CacheUse>
 }
 
+/**
+ * Opens the dependency cache for an install phase. `dirs.work` is the folder the phase mounts
+ * (on the run's bounded filesystem: an install cannot write past `workspace-size` through it);
+ * `dirs.staging` is the fixed path a path-bound store (the Actions cache) restores and saves at.
+ */
 export async function openDepsCache(
   store: CacheStore,
   scope: CacheScope,
-  dir: string,
+  dirs: { work: string; staging: string },
   facts: { lockfiles: { path: string; sha256: string | null }[]; command: string; image: string },
   log: CacheLog
 ): Promise<OpenDepsCache> {
   const keys = dependencyCacheKeys(scope, facts)
-  let restored = await store.restore(dir, keys.key, keys.restoreKeys).catch((e: unknown) => {
+  const dir = dirs.work
+  const at = store.pathBound ? dirs.staging : dir
+  let restored = await store.restore(at, keys.key, keys.restoreKeys).catch((e: unknown) => {
     log.warn(`dependency cache: restore failed (${errorMessage(e)}); the install starts cold`)
     return undefined
   })
   if (restored !== undefined && !restorable('deps', scope, restored)) {
     // The backend answered with an entry of another scope: never used.
     log.warn(`dependency cache: refused ${restored}, an entry of another scope`)
+    restored = undefined
+  }
+  await fs.promises.mkdir(dir, { recursive: true })
+  if (at !== dir) {
+    if (restored !== undefined) await copyTree(at, dir)
+    await fs.promises.rm(at, { recursive: true, force: true })
+  } else if (restored === undefined) {
     await fs.promises.rm(dir, { recursive: true, force: true })
     await fs.promises.mkdir(dir, { recursive: true })
-    restored = undefined
   }
   log.info(
     restored === undefined
@@ -71,19 +86,27 @@ export async function openDepsCache(
     dir,
     use,
     async close(succeeded) {
-      if (!succeeded) return { ...use, detail: 'the install failed: nothing saved' }
-      if (restored === keys.key) return { ...use, saved: 'exists' }
       try {
-        const saved = await store.save(dir, keys.key)
-        log.info(
-          `dependency cache: ${saved === 'saved' ? 'saved' : 'kept the existing'} ${keys.key}`
-        )
-        return { ...use, saved }
-      } catch (error) {
-        log.warn(`dependency cache: save failed (${errorMessage(error)})`)
-        return { ...use, saved: 'failed', detail: errorMessage(error) }
+        if (!succeeded) return { ...use, detail: 'the install failed: nothing saved' }
+        if (restored === keys.key) return { ...use, saved: 'exists' }
+        try {
+          if (at !== dir) {
+            await fs.promises.rm(at, { recursive: true, force: true })
+            await fs.promises.mkdir(at, { recursive: true })
+            await copyTree(dir, at)
+          }
+          const saved = await store.save(at, keys.key)
+          log.info(
+            `dependency cache: ${saved === 'saved' ? 'saved' : 'kept the existing'} ${keys.key}`
+          )
+          return { ...use, saved }
+        } catch (error) {
+          log.warn(`dependency cache: save failed (${errorMessage(error)})`)
+          return { ...use, saved: 'failed', detail: errorMessage(error) }
+        }
       } finally {
-        await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
+        for (const d of new Set([dir, at]))
+          await fs.promises.rm(d, { recursive: true, force: true }).catch(() => undefined)
       }
     }
   }
@@ -96,10 +119,46 @@ interface ImageMeta {
   inputsKey: string
   id: string
   buildKey: string
+  /** The bases the image needs on the engine (their layers are not in the file). */
+  bases: ImageBase[]
+}
+
+const IMAGE_ID = /^sha256:[a-f0-9]{64}$/
+
+/** The Dockerfile's bases pinned by digest or image ID, as written, each once. */
+async function pinnedBases(plan: Extract<ImagePlan, { kind: 'build' }>): Promise<string[]> {
+  const text = await fs.promises.readFile(plan.dockerfile, 'utf8')
+  const refs = baseImages(text, plan.buildArgs)
+    .filter((b) => b.pin === 'digest' || b.pin === 'image-id')
+    .map((b) => b.ref)
+  return [...new Set(refs)]
+}
+
+function readMeta(text: string, inputsKey: string): ImageMeta {
+  const meta = JSON.parse(text) as Partial<ImageMeta>
+  if (
+    meta.inputsKey !== inputsKey ||
+    typeof meta.id !== 'string' ||
+    !IMAGE_ID.test(meta.id) ||
+    typeof meta.buildKey !== 'string' ||
+    !/^[a-f0-9]{64}$/.test(meta.buildKey) ||
+    !Array.isArray(meta.bases) ||
+    !meta.bases.every(
+      (b: Partial<ImageBase> | null) =>
+        typeof b?.ref === 'string' &&
+        typeof b.id === 'string' &&
+        IMAGE_ID.test(b.id) &&
+        // A base pinned by image ID is that image; one pinned by digest is named by its digest.
+        (IMAGE_ID.test(b.ref) ? b.ref === b.id : /@sha256:[a-f0-9]{64}$/.test(b.ref))
+    )
+  )
+    throw new Error('the entry is not for these build inputs')
+  return { inputsKey, id: meta.id, buildKey: meta.buildKey, bases: meta.bases }
 }
 
 /**
- * Before the image is resolved: on a machine without the image, loads the one saved under the
+ * Before the image is resolved: on a machine without the image, provides the bases the saved
+ * image needs (a base pinned by digest is pulled by it), then loads the image saved under the
  * same build inputs, checked (image id and build key as recorded, else removed and not used).
  * The image build then finds it by its build key, as if it had built it here.
  */
@@ -122,15 +181,11 @@ export async function restoreImage(
     return { use: { ...use, detail: 'no entry' }, meta: undefined }
   let meta: ImageMeta
   try {
-    meta = JSON.parse(
-      await fs.promises.readFile(path.join(metaDir, META_FILE), 'utf8')
-    ) as ImageMeta
-    if (
-      meta.inputsKey !== inputsKey ||
-      !/^sha256:[a-f0-9]{64}$/.test(meta.id) ||
-      !/^[a-f0-9]{64}$/.test(meta.buildKey)
-    )
-      throw new Error('the entry is not for these build inputs')
+    meta = readMeta(await fs.promises.readFile(path.join(metaDir, META_FILE), 'utf8'), inputsKey)
+    // The bases are the Dockerfile's own pinned ones: a record cannot make a runner pull others.
+    const refs = plan.kind === 'build' ? await pinnedBases(plan) : []
+    if (meta.bases.map((b) => b.ref).join('\0') !== refs.join('\0'))
+      throw new Error("its bases are not the Dockerfile's")
   } catch (error) {
     log.warn(`image cache: ignored an unreadable entry (${errorMessage(error)})`)
     return { use: { ...use, detail: 'unreadable entry' }, meta: undefined }
@@ -139,6 +194,18 @@ export async function restoreImage(
   if ((await runtime.imageBuildKey(meta.id)) === meta.buildKey) {
     log.info(`image cache: ${meta.id.slice(7, 19)} is already on this engine`)
     return { use: { ...use, detail: 'already present' }, meta }
+  }
+  // The file holds the image's own layers only: its bases must be on the engine first, pulled by
+  // their digest (content-addressed: the registry cannot answer with anything else) when absent.
+  for (const base of meta.bases) {
+    const provided = runtime.provideBase
+      ? await runtime.provideBase(base)
+      : { ok: false as const, problem: 'this engine cannot provide bases' }
+    if (!provided.ok) {
+      log.warn(`image cache: not restored (${provided.problem}); building`)
+      return { use: { ...use, detail: provided.problem }, meta: undefined }
+    }
+    if (provided.pulled) log.info(`image cache: pulled base ${base.ref}`)
   }
   const tarDir = path.join(dir, 'image')
   const got = await store.restore(tarDir, keys.key, []).catch(() => undefined)
@@ -183,7 +250,12 @@ export async function saveImage(
     await fs.promises.rm(tarDir, { recursive: true, force: true })
     await fs.promises.mkdir(tarDir, { recursive: true })
     const saved = await runtime.saveImage(image.id, plan, path.join(tarDir, IMAGE_FILE))
-    const meta: ImageMeta = { inputsKey, id: image.id, buildKey: saved.buildKey }
+    const meta: ImageMeta = {
+      inputsKey,
+      id: image.id,
+      buildKey: saved.buildKey,
+      bases: saved.bases
+    }
     // The image first, its record last: a record always names an entry that exists.
     const outcome = await store.save(tarDir, keys.key)
     await fs.promises.rm(metaDir, { recursive: true, force: true })

@@ -1,15 +1,24 @@
 // Where cache entries are kept: a folder on the machine (the CLI), or the Actions cache (GitHub's
 // own `@actions/cache` client). Entries are immutable: the first writer of a key wins.
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import { promisify } from 'node:util'
 import * as cache from '@actions/cache'
 import { errorMessage } from '../errors.js'
+
+const execFileP = promisify(execFile)
 
 export interface CacheStore {
   /** `folder` or `actions`, for the log and the report. */
   readonly kind: 'folder' | 'actions'
+  /**
+   * True when an entry can be restored only at the path it was saved from (the Actions cache:
+   * the path is part of the entry's version), so a caller stages it at one fixed path.
+   */
+  readonly pathBound: boolean
   /**
    * Restores an entry into `dir` (emptied first): `key` exactly, else the newest entry whose key
    * starts with one of `restoreKeys`, in order. Returns the key found, or undefined.
@@ -31,17 +40,14 @@ export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
 /** Entries as folders `<root>/<key>/`, written whole under a temporary name, then renamed. */
 export class FolderStore implements CacheStore {
   readonly kind = 'folder' as const
+  readonly pathBound = false
   constructor(private readonly root: string) {}
 
   async restore(dir: string, key: string, restoreKeys: string[]): Promise<string | undefined> {
     await empty(dir)
     const found = await this.find(key, restoreKeys)
     if (found === undefined) return undefined
-    await fs.promises.cp(path.join(this.root, found), dir, {
-      recursive: true,
-      verbatimSymlinks: true,
-      preserveTimestamps: true
-    })
+    await copyTree(path.join(this.root, found), dir)
     return found
   }
 
@@ -52,7 +58,8 @@ export class FolderStore implements CacheStore {
     await fs.promises.mkdir(this.root, { recursive: true, mode: 0o700 })
     const partial = path.join(this.root, `.partial-${randomBytes(6).toString('hex')}`)
     try {
-      await fs.promises.cp(dir, partial, { recursive: true, verbatimSymlinks: true })
+      await fs.promises.mkdir(partial, { mode: 0o700 })
+      await copyTree(dir, partial)
       await fs.promises.rename(partial, target)
       return 'saved'
     } catch (error) {
@@ -91,6 +98,7 @@ export class FolderStore implements CacheStore {
  */
 export class ActionsStore implements CacheStore {
   readonly kind = 'actions' as const
+  readonly pathBound = true
   constructor(private readonly log: { info(l: string): void; warn(l: string): void }) {}
 
   static available(): boolean {
@@ -117,4 +125,26 @@ export class ActionsStore implements CacheStore {
 async function empty(dir: string): Promise<void> {
   await fs.promises.rm(dir, { recursive: true, force: true })
   await fs.promises.mkdir(dir, { recursive: true })
+}
+
+/**
+ * Copies the contents of `src` into the existing folder `dst`: symbolic links as links (never
+ * followed), special files as what they are (never read), modes and times kept, ownership not.
+ * GNU `cp` where there is one: a folder of thousands of small files (a package cache) copies
+ * several times faster than with Node's own `fs.cp`.
+ */
+export async function copyTree(src: string, dst: string): Promise<void> {
+  if (process.platform === 'linux') {
+    await execFileP(
+      'cp',
+      ['-R', '--no-dereference', '--preserve=mode,timestamps,links', '--', `${src}/.`, dst],
+      { maxBuffer: 1024 * 1024 }
+    )
+    return
+  }
+  await fs.promises.cp(src, dst, {
+    recursive: true,
+    verbatimSymlinks: true,
+    preserveTimestamps: true
+  })
 }

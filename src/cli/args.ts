@@ -54,8 +54,8 @@ Flags (the action's inputs, same names):
                            (repeatable): presets npm, pypi, crates, go, debian, or host names
   --dependency-cache M     auto (default): keep the install's package cache by lockfile, in
                            $XDG_CACHE_HOME/airlock (~/.cache/airlock); off
-  --image-cache M          auto (default): keep a built agent image there too, reloaded
-                           when this engine lacks it; off
+  --image-cache M          off (default; auto on a GitHub runner): auto keeps a copy of a
+                           built agent image there too, reloaded when this engine lacks it
   --services YAML          service containers for the test phases: name → {image, health, env,
                            command, user} (see docs/services.md)
   --test-reports PATH      report the tests write, relative to the repo (repeatable): JUnit XML,

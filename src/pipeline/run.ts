@@ -137,6 +137,7 @@ export async function runPipeline(
         log,
         ...(deps.proxyScript !== undefined ? { proxyScript: deps.proxyScript } : {}),
         ...(cache ? { cache } : {}),
+        scratch: bounded,
         imageKey: (await runtime.imageBuildKey?.(image.id)) ?? image.id
       })
       cancel.check()

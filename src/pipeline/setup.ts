@@ -17,6 +17,8 @@ import type { CacheStore } from '../cache/store.js'
 import { hashLockfiles } from '../evidence/metadata.js'
 import { ownForSandbox } from './phase.js'
 import * as path from 'node:path'
+import type { Scratch } from '../workspace/bounded.js'
+import { checkFull } from './scratch.js'
 
 /** The install phase did not succeed: nothing after it runs (the evidence so far is written). */
 export class SetupFailed extends Error {}
@@ -30,8 +32,10 @@ export async function runInstallPhase(
     runtime: Runtime
     log: Logger
     proxyScript?: string
-    /** The dependency cache's store and the folder it stages entries in. */
+    /** The dependency cache's store and the fixed folder it stages entries in. */
     cache?: { store: CacheStore; dir: string }
+    /** The run's bounded scratch filesystem: the cache the install writes lives on it. */
+    scratch: Scratch
     /** What the install depends on besides the lockfiles: the image's build key or id. */
     imageKey: string
   }
@@ -41,7 +45,10 @@ export async function runInstallPhase(
     cache = await openDepsCache(
       deps.cache.store,
       ctx.plan.cache.scope,
-      path.join(deps.cache.dir, 'deps'),
+      {
+        work: path.join(deps.scratch.dir, 'deps-cache'),
+        staging: path.join(deps.cache.dir, 'deps')
+      },
       {
         lockfiles: await hashLockfiles(ws.gitDir, ws.tree, ws.dir),
         command: phase.command.join('\0'),
@@ -72,6 +79,8 @@ export async function runInstallPhase(
     throw error
   })
   report.setup = setup.report
+  // Before the cache is closed (which removes its folder): did the install fill the limit?
+  await checkFull(deps.scratch, report)
   const r = setup.result
   const ok = r.error === undefined && !r.timedOut && !r.oomKilled && r.exitCode === 0
   if (cache) report.setup.cache = await cache.close(ok && !r.cancelled)

@@ -116,12 +116,21 @@ export interface ImageLog {
   info(line: string): void
 }
 
+/** A base image a saved image needs on the engine: as the Dockerfile writes it, and its ID. */
+export interface ImageBase {
+  ref: string
+  id: string
+}
+
+/** Whether `Runtime.provideBase` made the base available (pulled by digest when absent). */
+export type BaseProvided = { ok: true; pulled: boolean } | { ok: false; problem: string }
+
 /** What `Runtime.loadImage` found in a saved image file. */
 export interface LoadedImage {
   /** Whether the expected image (id and build key) is now on the engine. */
   ok: boolean
   id: string
-  /** Images the file added to the engine (removed again when not ok). */
+  /** Images the file declared that the engine did not have (removed again when not ok). */
   added: string[]
   problem?: string
 }
@@ -158,11 +167,17 @@ export interface Runtime {
   /**
    * The agent image across machines (optional: a backend without them never reuses an image
    * built elsewhere). The key of the build's inputs, independent of this machine (undefined:
-   * not cacheable); the image's build key; save to a file; load from one and check it.
+   * not cacheable); the image's build key; save to a file without its bases' layers (and the
+   * bases it needs); provide such a base before a load; load a file and check it.
    */
   imageInputsKey?(plan: ImagePlan): Promise<string | undefined>
   imageBuildKey?(id: string): Promise<string | undefined>
-  saveImage?(id: string, plan: ImagePlan, file: string): Promise<{ buildKey: string }>
+  saveImage?(
+    id: string,
+    plan: ImagePlan,
+    file: string
+  ): Promise<{ buildKey: string; bases: ImageBase[] }>
+  provideBase?(base: ImageBase): Promise<BaseProvided>
   loadImage?(file: string, expect: { id: string; buildKey: string }): Promise<LoadedImage>
   /** Removes every container, network and volume carrying the run's label. */
   cleanup(runId: string): Promise<{ containers: number; networks: number; volumes: number }>

@@ -69,11 +69,15 @@ async function buildImage(
       `unpinned base image allowed by allow-unpinned-base: ${unpinned.map((b) => b.ref).join(', ')}`
     )
   }
-  // Resolve what each base really is locally, so a retagged base changes the cache key.
+  // Resolve what each base really is locally, so a retagged base changes the cache key. A base
+  // pinned by digest that is absent is pulled first (the build would pull it anyway, and BuildKit
+  // does not keep it as an image): the key then names its ID on every machine, so an image built
+  // on one runner is found by its key on another that pulled the same base.
   const baseIds: string[] = []
   for (const b of bases) {
     if (b.pin === 'stage' || b.pin === 'scratch') continue
-    const found = await inspectImage(docker, b.ref)
+    let found = await inspectImage(docker, b.ref)
+    if (!found && b.pin === 'digest') found = await pullBase(docker, b.ref, log)
     baseIds.push(`${b.ref}=${found?.Id ?? 'absent'}`)
   }
   const entries = await contextEntries(plan.context)
@@ -140,6 +144,27 @@ async function buildImage(
         log.info(`removed a stale build lock${h ? ` of ${h.holder} (pid ${h.pid} is gone)` : ''}`)
     }
   )
+}
+
+/**
+ * Pulls a base by its digest. A pull the registry refuses is left to the build, which reports
+ * it as it does for any base; an engine that does not answer throws its fault.
+ */
+async function pullBase(
+  docker: Docker,
+  ref: string,
+  log: ImageLog
+): Promise<Docker.ImageInspectInfo | undefined> {
+  log.info(`pulling base ${ref}`)
+  try {
+    await followProgress(docker, await docker.pull(ref), log)
+  } catch (error) {
+    const status = (error as { statusCode?: unknown } | null)?.statusCode
+    if (isEngineError(error) && typeof status !== 'number') throw error
+    log.info(`could not pull base ${ref} (${errorMessage(error)}); the build tries again`)
+    return undefined
+  }
+  return inspectImage(docker, ref)
 }
 
 /** The image, or undefined when the engine has none by that name; an engine fault throws. */

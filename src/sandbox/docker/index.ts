@@ -4,8 +4,10 @@ import { ConfigurationError, InfrastructureError, errorMessage } from '../../err
 import { LABELS } from '../../plan.js'
 import type { ImagePlan } from '../../plan.js'
 import type {
+  BaseProvided,
   ContainerSpec,
   EngineFacts,
+  ImageBase,
   ImageInfo,
   ImageLog,
   LoadedImage,
@@ -25,7 +27,7 @@ import {
   withDeadline
 } from '../engine-faults.js'
 import { resolveImage } from './image.js'
-import { imageBuildKey, imageInputsKey, loadImage, saveImage } from './image-cache.js'
+import { imageBuildKey, imageInputsKey, loadImage, provideBase, saveImage } from './image-cache.js'
 import { engineFacts } from './inspect.js'
 import { runPhase } from './phase.js'
 import { startSidecar } from './sidecar.js'
@@ -89,8 +91,16 @@ export class DockerRuntime implements Runtime {
     return imageBuildKey(this.docker, id)
   }
 
-  saveImage(id: string, plan: ImagePlan, file: string): Promise<{ buildKey: string }> {
+  saveImage(
+    id: string,
+    plan: ImagePlan,
+    file: string
+  ): Promise<{ buildKey: string; bases: ImageBase[] }> {
     return saveImage(this.docker, id, plan, file)
+  }
+
+  provideBase(base: ImageBase): Promise<BaseProvided> {
+    return provideBase(this.docker, base)
   }
 
   loadImage(file: string, expect: { id: string; buildKey: string }): Promise<LoadedImage> {

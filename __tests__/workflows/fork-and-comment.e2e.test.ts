@@ -23,9 +23,9 @@ import {
   PR_NUMBER,
   README_PATCH as PATCH,
   TOKEN,
+  commentEvent,
   gitIn,
   publish,
-  webhook,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
@@ -352,15 +352,7 @@ describe('comment trigger: examples/comment-run.yml', () => {
 
     // The normal approval, from examples/approve.yml on the default branch.
     const diff = /"diffSha256":"([0-9a-f]{64})"/.exec(body)![1]
-    const approval = webhook('issue_comment', 'created', (p) => {
-      p.issue.number = PR_NUMBER
-      p.issue.pull_request = {
-        url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
-      }
-      p.comment.body = `/airlock approve ${diff.slice(0, 12)}`
-      p.comment.user.login = PEOPLE.maintainer.login
-      p.comment.user.type = 'User'
-    })
+    const approval = commentEvent(PEOPLE.maintainer, `/airlock approve ${diff.slice(0, 12)}`)
     const ctx: Contexts = {
       github: githubContext('issue_comment', approval, {
         sha: world.base,
@@ -409,15 +401,7 @@ describe('comment trigger: examples/comment-run.yml', () => {
 
 describe('agent-approve.yml with a GitHub App identity', () => {
   async function approveJob(secrets: Record<string, string>, diff: string): Promise<JobResult> {
-    const event = webhook('issue_comment', 'created', (p) => {
-      p.issue.number = PR_NUMBER
-      p.issue.pull_request = {
-        url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
-      }
-      p.comment.body = `/airlock approve ${diff.slice(0, 12)}`
-      p.comment.user.login = PEOPLE.writer.login
-      p.comment.user.type = 'User'
-    })
+    const event = commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
     const ctx: Contexts = {
       github: githubContext('issue_comment', event, {
         sha: world.base,

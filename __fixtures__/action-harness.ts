@@ -311,6 +311,23 @@ export async function makeWorld(
   }
 }
 
+/**
+ * Saves the world as it is now — the stand-in's state and git refs (see GitHubStandIn.snapshot)
+ * and the workspace with the evidence folder — and returns the function that puts it back. For a
+ * file whose tests all start from the same prepared world (a run published, say): prepare it once
+ * in beforeAll, restore it in beforeEach, and each test starts from that state in any order.
+ */
+export function saveWorld(world: World): () => void {
+  const restoreApi = world.api.snapshot()
+  const saved = fs.mkdtempSync(path.join(world.root, 'saved-workspace-'))
+  fs.cpSync(world.workspace, saved, { recursive: true, verbatimSymlinks: true })
+  return () => {
+    restoreApi()
+    fs.rmSync(world.workspace, { recursive: true, force: true })
+    fs.cpSync(saved, world.workspace, { recursive: true, verbatimSymlinks: true })
+  }
+}
+
 /** A pull_request (synchronize/opened) payload for the world's pull request at `headSha`. */
 export function pullRequestEvent(headSha: string): Record<string, unknown> {
   return webhook('pull_request', 'opened', (p) => {

@@ -241,6 +241,63 @@ export class GitHubStandIn {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()))
   }
 
+  /**
+   * Saves the state a test can change (requests and violations, tokens, permissions, teams, pull
+   * requests, reviews, statuses, comments, reactions, faults, the switches, the git refs) and
+   * returns the function that puts it back: tests that share one running stand-in each start
+   * from the saved state, whatever the test before them did.
+   */
+  snapshot(): () => void {
+    const saved = structuredClone({
+      requests: this.requests,
+      violations: this.violations,
+      tokens: this.tokens,
+      permissions: this.permissions,
+      pulls: this.pulls,
+      reviews: this.reviews,
+      statuses: this.statuses,
+      comments: this.comments,
+      faults: this.faults,
+      teams: this.teams,
+      reactions: this.reactions
+    })
+    const { graphqlFails, beforeRoute, barrier, nextId } = this
+    const refs = (): Map<string, string> =>
+      new Map(
+        this.git(['for-each-ref', '--format=%(refname) %(objectname)'])
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => l.split(' ') as [string, string])
+      )
+    const savedRefs = refs()
+    const refill = <T>(into: T[], from: T[]): void => {
+      into.splice(0, into.length, ...structuredClone(from))
+    }
+    const remap = <K, V>(into: Map<K, V>, from: Map<K, V>): void => {
+      into.clear()
+      for (const [k, v] of structuredClone(from)) into.set(k, v)
+    }
+    return () => {
+      refill(this.requests, saved.requests)
+      refill(this.violations, saved.violations)
+      remap(this.tokens, saved.tokens)
+      remap(this.permissions, saved.permissions)
+      remap(this.pulls, saved.pulls)
+      refill(this.reviews, saved.reviews)
+      refill(this.statuses, saved.statuses)
+      refill(this.comments, saved.comments)
+      refill(this.faults, saved.faults)
+      remap(this.teams, saved.teams)
+      refill(this.reactions, saved.reactions)
+      this.graphqlFails = graphqlFails
+      this.beforeRoute = beforeRoute
+      this.barrier = barrier
+      this.nextId = nextId
+      for (const ref of refs().keys()) if (!savedRefs.has(ref)) this.git(['update-ref', '-d', ref])
+      for (const [ref, sha] of savedRefs) this.git(['update-ref', ref, sha])
+    }
+  }
+
   /** Requests that change something (anything but GET/HEAD and GraphQL queries). */
   writes(): RecordedRequest[] {
     return this.requests.filter(

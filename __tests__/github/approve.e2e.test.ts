@@ -11,27 +11,47 @@ import {
   commentEvent,
   makeWorld,
   runAction,
+  saveWorld,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
 import type { User } from '../../__fixtures__/github-stand-in.js'
 
+/**
+ * One world for the file: its repository, the running stand-in and the run published into it
+ * (the pending gate and the review with the report marker). Before each test the world goes back
+ * to what it was right after that publish (saveWorld), so each test starts where a fresh world
+ * with one publish would, in any order.
+ */
+let published: World
+let restore: () => void
+let publishedDiff: string
 let world: World
 let diff: string
 
-beforeEach(async () => {
-  world = await makeWorld()
-  const report = writeRunFolder(world.out, {
+beforeAll(async () => {
+  published = await makeWorld()
+  const report = writeRunFolder(published.out, {
     runId: '100-1',
-    headSha: world.base,
+    headSha: published.base,
     patch: README_PATCH
   })
-  diff = report.diff.sha256 as string
-  const run = await publish(world)
+  publishedDiff = report.diff.sha256 as string
+  const run = await publish(published)
   expect(run.code).toBe(0)
+  restore = saveWorld(published)
+})
+afterAll(async () => {
+  await published?.close()
+})
+beforeEach(() => {
+  restore()
+  world = published
+  diff = publishedDiff
 })
 afterEach(async () => {
-  await closeWorld(world)
+  if (world !== published) await closeWorld(world)
+  expect(published.api.violations).toEqual([])
 })
 
 function reviewEvent(user: User, commitId: string, state = 'approved'): Record<string, unknown> {
@@ -245,8 +265,8 @@ describe('approve', () => {
 })
 
 describe('approve under the policy file of the base commit', () => {
+  /** A world of its own (closed after the test), with `policy` on the base commit, published. */
   async function worldWithPolicy(policy: string): Promise<void> {
-    await world.close()
     world = await makeWorld({ 'README.md': 'hello\n', '.github/airlock.yml': policy })
     const report = writeRunFolder(world.out, {
       runId: '200-1',

@@ -10,50 +10,30 @@ import {
   PR_NUMBER,
   README_PATCH,
   TOKEN,
-  webhook,
   closeWorld,
-  makeWorld,
   runAction,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
-import type { User } from '../../__fixtures__/github-stand-in.js'
-
-const FORK_HEAD = 'f0'.repeat(20)
-const FORK_PR = 21
+import {
+  COMMENT_ID,
+  FORK_HEAD,
+  FORK_PR,
+  FORK_REPO,
+  FORK_RUN,
+  commandComment as comment,
+  finishedRun,
+  makeForkWorld
+} from '../../__fixtures__/fork.js'
 
 let world: World
 beforeEach(async () => {
-  world = await makeWorld()
-  world.api.pulls.set(FORK_PR, {
-    number: FORK_PR,
-    user: PEOPLE.mallory,
-    headRef: 'patch-1',
-    baseRef: 'main',
-    headRepo: 'mallory/hello',
-    state: 'open',
-    draft: false,
-    title: 'From a fork',
-    body: '',
-    foreignHeadSha: FORK_HEAD
-  })
+  world = await makeForkWorld()
 })
 afterEach(async () => {
   await closeWorld(world)
 })
-
-function finishedRun(headSha: string, headRepo: string): Record<string, unknown> {
-  return webhook('workflow_run', 'completed', (p) => {
-    p.workflow_run.id = 777
-    p.workflow_run.event = 'pull_request'
-    p.workflow_run.conclusion = 'success'
-    p.workflow_run.head_sha = headSha
-    p.workflow_run.head_repository.full_name = headRepo
-    // What GitHub sends for a fork: no pull requests.
-    p.workflow_run.pull_requests = []
-  })
-}
 
 function run(
   mode: string,
@@ -74,23 +54,18 @@ describe('the workflow_run publisher (fork pull requests)', () => {
   test("finds the fork's pull request by head repository and SHA and posts review and pending gate", async () => {
     const untrusted = path.join(world.root, 'runner-temp', 'untrusted')
     const report = writeRunFolder(untrusted, {
-      runId: '777-1',
+      runId: `${FORK_RUN}-1`,
       headSha: FORK_HEAD,
       patch: README_PATCH
     })
     fs.writeFileSync(path.join(untrusted, 'comment.md'), '<img src=x> forged\n')
-    const res = await run(
-      'publish',
-      'workflow_run',
-      finishedRun(FORK_HEAD, 'mallory/hello'),
-      untrusted
-    )
+    const res = await run('publish', 'workflow_run', finishedRun(FORK_REPO), untrusted)
     expect(res.code).toBe(0)
     const reviews = world.api.reviews.filter((r) => r.user.login === ACTIONS_BOT.login)
     expect(reviews).toHaveLength(1)
     expect(reviews[0]).toMatchObject({ pull: FORK_PR, commit_id: FORK_HEAD, state: 'COMMENTED' })
     expect(reviews[0].body).not.toContain('<img')
-    expect(reviews[0].body).toContain('/actions/runs/777')
+    expect(reviews[0].body).toContain(`/actions/runs/${FORK_RUN}`)
     expect(world.api.statuses).toEqual([
       expect.objectContaining({
         sha: FORK_HEAD,
@@ -101,34 +76,22 @@ describe('the workflow_run publisher (fork pull requests)', () => {
   })
 
   test('evidence for another commit than the finished run is refused', async () => {
-    writeRunFolder(world.out, { runId: '777-1', headSha: world.base, patch: README_PATCH })
-    const res = await run('publish', 'workflow_run', finishedRun(FORK_HEAD, 'mallory/hello'))
+    writeRunFolder(world.out, { runId: `${FORK_RUN}-1`, headSha: world.base, patch: README_PATCH })
+    const res = await run('publish', 'workflow_run', finishedRun(FORK_REPO))
     expect(res.code).not.toBe(0)
-    expect(res.stdout).toContain('but the finished run 777 ran on')
+    expect(res.stdout).toContain(`but the finished run ${FORK_RUN} ran on`)
     expect(world.api.writes()).toEqual([])
   })
 
   test('the same SHA from another repository is not that pull request', async () => {
-    writeRunFolder(world.out, { runId: '777-1', headSha: FORK_HEAD, patch: README_PATCH })
-    const res = await run('publish', 'workflow_run', finishedRun(FORK_HEAD, 'eve/hello'))
+    writeRunFolder(world.out, { runId: `${FORK_RUN}-1`, headSha: FORK_HEAD, patch: README_PATCH })
+    const res = await run('publish', 'workflow_run', finishedRun('eve/hello'))
     expect(res.code).toBe(0)
     expect(world.api.writes()).toEqual([])
   })
 })
 
 describe('/airlock run <task> comments', () => {
-  function comment(user: User, body: string, action = 'created', pull = PR_NUMBER) {
-    return webhook('issue_comment', 'created', (p) => {
-      p.action = action
-      p.issue.number = pull
-      p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${pull}` }
-      p.comment.id = 4242
-      p.comment.body = body
-      p.comment.user.login = user.login
-      p.comment.user.type = user.type
-    })
-  }
-
   test('a writer starts a run on the current head; the task is data; a reaction acknowledges', async () => {
     const task = 'fix the cart total; $(touch /tmp/pwned) `rm -rf /` "quotes"\nsecond line'
     const res = await run(
@@ -143,7 +106,7 @@ describe('/airlock run <task> comments', () => {
     expect(res.outputs['pull-request']).toBe(String(PR_NUMBER))
     expect(res.outputs.fork).toBe('false')
     expect(world.api.reactions).toEqual([
-      { commentId: 4242, content: 'rocket', user: ACTIONS_BOT.login }
+      { commentId: COMMENT_ID, content: 'rocket', user: ACTIONS_BOT.login }
     ])
     expect(world.api.comments).toEqual([])
   })

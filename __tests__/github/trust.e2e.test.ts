@@ -17,6 +17,7 @@ import {
   commentEvent,
   makeWorld,
   runAction,
+  saveWorld,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
@@ -25,8 +26,11 @@ import type { User } from '../../__fixtures__/github-stand-in.js'
 import type { Report } from '../../src/report/report.js'
 
 let world: World
+/** A world a describe block prepares once and restores before each of its tests (it closes it). */
+let shared: World | undefined
 afterEach(async () => {
-  await closeWorld(world)
+  if (world === shared) expect(world.api.violations).toEqual([])
+  else await closeWorld(world)
 })
 
 /** A review submitted through the stand-in (so it exists there too), and its webhook payload. */
@@ -222,12 +226,27 @@ describe('the reviewer sees everything', () => {
 })
 
 describe('the gate cannot be forged or left stale', () => {
+  // Every test starts from one run published: prepared once, put back before each test.
   let diff: string
-  beforeEach(async () => {
-    world = await makeWorld()
-    diff = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: README_PATCH })
-      .diff.sha256 as string
-    expect((await publish(world)).code).toBe(0)
+  let restore: () => void
+  beforeAll(async () => {
+    const published = await makeWorld()
+    diff = writeRunFolder(published.out, {
+      runId: '100-1',
+      headSha: published.base,
+      patch: README_PATCH
+    }).diff.sha256 as string
+    expect((await publish(published)).code).toBe(0)
+    restore = saveWorld(published)
+    shared = published
+  })
+  afterAll(async () => {
+    await shared?.close()
+    shared = undefined
+  })
+  beforeEach(() => {
+    restore()
+    world = shared as World
   })
 
   test('republishing a run id with another diff resets an approved gate to pending', async () => {

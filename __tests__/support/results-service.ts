@@ -77,6 +77,11 @@ export interface ResultsService {
   artifacts(): StoredArtifact[]
   /** The raw bytes of an artifact's blob (the zip). */
   blob(name: string): Promise<Buffer>
+  /**
+   * Forgets every artifact, request, violation and fault, as a freshly started service would
+   * have none (the next test of a file that shares one service starts from nothing).
+   */
+  reset(): void
   close(): Promise<void>
 }
 
@@ -205,7 +210,8 @@ export async function startResultsService(): Promise<ResultsService> {
     exp: Math.floor(Date.now() / 1000) + 3600
   })
   const stored: StoredArtifact[] = []
-  let nextId = 4100
+  const FIRST_ID = 4100
+  let nextId = FIRST_ID
   const requests: RecordedRequest[] = []
   const violations: string[] = []
   const faults: Fault[] = []
@@ -416,6 +422,14 @@ export async function startResultsService(): Promise<ResultsService> {
       const a = stored.find((x) => x.name === name && x.finalized)
       if (!a) throw new Error(`no finalized artifact ${name}`)
       return container.getBlobClient(a.blob).downloadToBuffer()
+    },
+    reset() {
+      stored.length = 0
+      nextId = FIRST_ID
+      requests.length = 0
+      violations.length = 0
+      faults.length = 0
+      alwaysFail.length = 0
     },
     async close() {
       server.closeAllConnections()

@@ -21,16 +21,26 @@ import { DefaultArtifactClient } from '@actions/artifact'
 import {
   PEOPLE,
   PR_NUMBER,
+  README_PATCH as PATCH,
   TOKEN,
+  commentEvent,
   gitIn,
-  makeWorld,
   publish,
-  webhook,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
 import type { User } from '../../__fixtures__/github-stand-in.js'
+import {
+  COMMENT_ID,
+  FORK_HEAD,
+  FORK_PR,
+  FORK_REPO,
+  FORK_RUN,
+  commandComment,
+  finishedRun,
+  makeForkWorld
+} from '../../__fixtures__/fork.js'
 import { runJob, type JobResult, type RunnerSetup } from '../../__fixtures__/workflow-run.js'
 import {
   githubContext,
@@ -42,11 +52,6 @@ import {
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
 
-const PATCH =
-  'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+hello, world\n'
-const FORK_HEAD = 'f0'.repeat(20)
-const FORK_PR = 21
-const FORK_RUN = '777'
 /** A GitHub App the maintainer set up for the gate (its client id and key are secrets). */
 const APP: User = { login: 'airlock-gate[bot]', id: 9001, type: 'Bot' }
 const APP_TOKEN = 'ghs_apptoken00000000000000000000000000000'
@@ -56,9 +61,17 @@ const APP_SECRETS = { AIRLOCK_APP_CLIENT_ID: 'Iv1.airlockgate', AIRLOCK_APP_PRIV
 let world: World
 let results: ResultsService
 
-beforeEach(async () => {
+// One results service (and its Azurite) for the file: each test starts from an empty one (reset),
+// with a world of its own (repository, stand-in, the fork's pull request).
+beforeAll(async () => {
   results = await startResultsService()
-  world = await makeWorld({
+}, 60_000)
+afterAll(async () => {
+  await results?.close()
+})
+
+beforeEach(async () => {
+  world = await makeForkWorld({
     'README.md': 'hello\n',
     // The repository's own agent image for comment runs: the agent copies its task into the
     // workspace (so the diff shows exactly what it was given); the tests pass.
@@ -66,22 +79,10 @@ beforeEach(async () => {
     '.github/airlock/agent': { content: '#!/bin/sh\ncp "$2" TASK.md\n', exec: true },
     '.github/airlock/npm': { content: '#!/bin/sh\nexit 0\n', exec: true }
   })
-  world.api.pulls.set(FORK_PR, {
-    number: FORK_PR,
-    user: PEOPLE.mallory,
-    headRef: 'patch-1',
-    baseRef: 'main',
-    headRepo: 'mallory/hello',
-    state: 'open',
-    draft: false,
-    title: 'From a fork',
-    body: '',
-    foreignHeadSha: FORK_HEAD
-  })
 })
 afterEach(async () => {
-  results?.close()
   const violations = [...world.api.violations, ...results.violations]
+  results.reset()
   await world.close()
   expect(violations).toEqual([])
 })
@@ -149,20 +150,6 @@ async function uploadAsRun(dir: string, name: string): Promise<void> {
 }
 
 describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on workflow_run', () => {
-  function finishedRun(headRepo: string, runId = FORK_RUN): Record<string, unknown> {
-    return webhook('workflow_run', 'completed', (p) => {
-      p.workflow_run.id = Number(runId)
-      p.workflow_run.run_attempt = 1
-      p.workflow_run.name = 'Agent Airlock on pull requests'
-      p.workflow_run.event = 'pull_request'
-      p.workflow_run.conclusion = 'success'
-      p.workflow_run.head_sha = FORK_HEAD
-      p.workflow_run.head_repository.full_name = headRepo
-      // What GitHub sends for a fork's run: no pull requests.
-      p.workflow_run.pull_requests = []
-    })
-  }
-
   async function publisher(
     event: Record<string, unknown>,
     runId = FORK_RUN,
@@ -206,7 +193,7 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
 
   test("the fork's pull request is found by head repository and SHA; review and pending gate; the PR is never checked out", async () => {
     const diff = await forkEvidence()
-    const { job, runs } = await publisher(finishedRun('mallory/hello'))
+    const { job, runs } = await publisher(finishedRun(FORK_REPO))
     expect(runs).toBe(true)
     expectSuccess(job)
     // The artifact of the finished run, by its id, into $RUNNER_TEMP/untrusted.
@@ -243,7 +230,7 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
   test('with the GitHub App’s secrets the review and the pending gate are the App’s', async () => {
     world.api.tokens.set(APP_TOKEN, APP)
     await forkEvidence()
-    const { job } = await publisher(finishedRun('mallory/hello'), FORK_RUN, APP_SECRETS)
+    const { job } = await publisher(finishedRun(FORK_REPO), FORK_RUN, APP_SECRETS)
     expectSuccess(job)
     const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
     expect(action.inputs).toMatchObject({ 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })
@@ -266,7 +253,7 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
     ]
     for (const [runId, tamper] of tampers) {
       await forkEvidence(tamper, runId)
-      const { job } = await publisher(finishedRun('mallory/hello', runId), runId)
+      const { job } = await publisher(finishedRun(FORK_REPO, { runId }), runId)
       expect([runId, job.result]).toEqual([runId, 'failure'])
       expect(log(job)).toMatch(/invalid run evidence/)
     }
@@ -286,19 +273,8 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
 })
 
 describe('comment trigger: examples/comment-run.yml', () => {
-  function comment(user: User, body: string, action = 'created'): Record<string, unknown> {
-    return webhook('issue_comment', 'created', (p) => {
-      p.action = action
-      p.issue.number = PR_NUMBER
-      p.issue.pull_request = {
-        url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
-      }
-      p.comment.id = 4242
-      p.comment.body = body
-      p.comment.user.login = user.login
-      p.comment.user.type = user.type
-    })
-  }
+  const comment = (user: User, body: string, action = 'created'): Record<string, unknown> =>
+    commandComment(user, body, action)
 
   /** The three jobs, in order, as GitHub runs them (each only when its `if:` holds). */
   async function commentRun(event: Record<string, unknown>) {
@@ -357,7 +333,7 @@ describe('comment trigger: examples/comment-run.yml', () => {
       'pull-request': String(PR_NUMBER)
     })
     expect(world.api.reactions).toEqual([
-      { commentId: 4242, content: 'rocket', user: ACTIONS_BOT.login }
+      { commentId: COMMENT_ID, content: 'rocket', user: ACTIONS_BOT.login }
     ])
     expectSuccess(run)
     const action = run.steps.find((s) => s.step.id === 'airlock')!
@@ -376,15 +352,7 @@ describe('comment trigger: examples/comment-run.yml', () => {
 
     // The normal approval, from examples/approve.yml on the default branch.
     const diff = /"diffSha256":"([0-9a-f]{64})"/.exec(body)![1]
-    const approval = webhook('issue_comment', 'created', (p) => {
-      p.issue.number = PR_NUMBER
-      p.issue.pull_request = {
-        url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
-      }
-      p.comment.body = `/airlock approve ${diff.slice(0, 12)}`
-      p.comment.user.login = PEOPLE.maintainer.login
-      p.comment.user.type = 'User'
-    })
+    const approval = commentEvent(PEOPLE.maintainer, `/airlock approve ${diff.slice(0, 12)}`)
     const ctx: Contexts = {
       github: githubContext('issue_comment', approval, {
         sha: world.base,
@@ -433,15 +401,7 @@ describe('comment trigger: examples/comment-run.yml', () => {
 
 describe('agent-approve.yml with a GitHub App identity', () => {
   async function approveJob(secrets: Record<string, string>, diff: string): Promise<JobResult> {
-    const event = webhook('issue_comment', 'created', (p) => {
-      p.issue.number = PR_NUMBER
-      p.issue.pull_request = {
-        url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}`
-      }
-      p.comment.body = `/airlock approve ${diff.slice(0, 12)}`
-      p.comment.user.login = PEOPLE.writer.login
-      p.comment.user.type = 'User'
-    })
+    const event = commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
     const ctx: Contexts = {
       github: githubContext('issue_comment', event, {
         sha: world.base,

@@ -36,7 +36,10 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '3' },
     packages: { type: 'string', default: '500' },
     markdown: { type: 'boolean', default: false },
-    cases: { type: 'string', default: 'C1,C2,C3,C3b' }
+    cases: { type: 'string', default: 'C1,C2,C3,C3b' },
+    // C3's agent image: the claude-code preset (a global npm install of Claude Code from the npm
+    // registry, as a fresh runner would do it), or `jq` (one small Debian package).
+    'c3-image': { type: 'string', default: 'claude-code' }
   },
   strict: false
 })
@@ -292,6 +295,7 @@ async function imageCase(tmp: string, results: Comparison[], built: string[]): P
   // cold, as on a fresh runner. BuildKit keeps a cache of its own (and the base's layers in it)
   // that survives the removal of the images and cannot be emptied on a shared engine without
   // emptying everyone's. The restore side does not depend on the builder.
+  const preset = flags['c3-image'] !== 'jq'
   const builderEnv = process.env.DOCKER_BUILDKIT
   process.env.DOCKER_BUILDKIT = '0'
   const port = await freePort()
@@ -318,7 +322,7 @@ async function imageCase(tmp: string, results: Comparison[], built: string[]): P
       'create',
       '--label',
       'dev.airlock.bench=caches',
-      'airlock-local/node:18'
+      preset ? 'airlock-local/node:24-npm' : 'airlock-local/node:18'
     ]).trim()
     try {
       execFileSync(
@@ -354,13 +358,15 @@ async function imageCase(tmp: string, results: Comparison[], built: string[]): P
     fs.mkdirSync(ctx)
     fs.writeFileSync(
       path.join(ctx, 'Dockerfile'),
-      `FROM ${pinned}\nUSER root\nRUN echo ${path.basename(tmp)} && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq >/dev/null && rm -rf /var/lib/apt/lists/*\n`
+      preset
+        ? fs.readFileSync(path.join(root, 'images', 'agents', 'claude-code', 'Dockerfile'))
+        : `FROM ${pinned}\nUSER root\nRUN echo ${path.basename(tmp)} && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq >/dev/null && rm -rf /var/lib/apt/lists/*\n`
     )
     const plan: ImagePlan = {
       kind: 'build',
       dockerfile: path.join(ctx, 'Dockerfile'),
       context: ctx,
-      buildArgs: {},
+      buildArgs: preset ? { BASE: pinned } : {},
       allowUnpinnedBase: false
     }
     const store = new FolderStore(path.join(tmp, 'store-image'))

@@ -207,8 +207,13 @@ export async function restoreImage(
     }
     if (provided.pulled) log.info(`image cache: pulled base ${base.ref}`)
   }
-  const tarDir = path.join(dir, 'image')
-  const got = await store.restore(tarDir, keys.key, []).catch(() => undefined)
+  // A store that keeps its entries on this machine: the file is loaded where it lies, no copy.
+  const inPlace = await store.readInPlace?.(keys.key).catch(() => undefined)
+  const tarDir = inPlace ?? path.join(dir, 'image')
+  const got =
+    inPlace !== undefined
+      ? keys.key
+      : await store.restore(tarDir, keys.key, []).catch(() => undefined)
   if (got === undefined) return { use: { ...use, detail: 'no image file' }, meta: undefined }
   const loaded = await runtime
     .loadImage(path.join(tarDir, IMAGE_FILE), meta)
@@ -218,7 +223,7 @@ export async function restoreImage(
       if (lostEngine(e)) throw e
       return { ok: false, problem: errorMessage(e), added: [] as string[] }
     })
-  await fs.promises.rm(tarDir, { recursive: true, force: true })
+  if (inPlace === undefined) await fs.promises.rm(tarDir, { recursive: true, force: true })
   if (!loaded.ok) {
     log.warn(`image cache: refused the restored image (${loaded.problem ?? 'unknown'}); building`)
     return { use: { ...use, detail: `refused: ${loaded.problem ?? 'unknown'}` }, meta: undefined }
@@ -257,7 +262,7 @@ export async function saveImage(
       bases: saved.bases
     }
     // The image first, its record last: a record always names an entry that exists.
-    const outcome = await store.save(tarDir, keys.key)
+    const outcome = await store.save(tarDir, keys.key, { move: true })
     await fs.promises.rm(metaDir, { recursive: true, force: true })
     await fs.promises.mkdir(metaDir, { recursive: true })
     await fs.promises.writeFile(path.join(metaDir, META_FILE), JSON.stringify(meta))

@@ -24,8 +24,17 @@ export interface CacheStore {
    * starts with one of `restoreKeys`, in order. Returns the key found, or undefined.
    */
   restore(dir: string, key: string, restoreKeys: string[]): Promise<string | undefined>
-  /** Saves `dir` under `key`; an existing entry of that key is kept as it is. */
-  save(dir: string, key: string): Promise<'saved' | 'exists'>
+  /**
+   * Saves `dir` under `key`; an existing entry of that key is kept as it is. With `move`, the
+   * caller gives `dir` up (it is removed or emptied either way): a store may take it as it is.
+   */
+  save(dir: string, key: string, options?: { move?: boolean }): Promise<'saved' | 'exists'>
+  /**
+   * The folder of the entry `key`, to read in place without a copy, where the store keeps its
+   * entries as folders on this machine (undefined: no such entry, or a store that cannot).
+   * Nothing may write to it.
+   */
+  readInPlace?(key: string): Promise<string | undefined>
 }
 
 const KEY = /^[A-Za-z0-9._-]{1,200}$/
@@ -51,15 +60,28 @@ export class FolderStore implements CacheStore {
     return found
   }
 
-  async save(dir: string, key: string): Promise<'saved' | 'exists'> {
+  async save(
+    dir: string,
+    key: string,
+    options: { move?: boolean } = {}
+  ): Promise<'saved' | 'exists'> {
     if (!KEY.test(key)) throw new Error(`not a cache key: ${key}`)
     const target = path.join(this.root, key)
     if (fs.existsSync(target)) return 'exists'
     await fs.promises.mkdir(this.root, { recursive: true, mode: 0o700 })
     const partial = path.join(this.root, `.partial-${randomBytes(6).toString('hex')}`)
     try {
-      await fs.promises.mkdir(partial, { mode: 0o700 })
-      await copyTree(dir, partial)
+      // A folder given up on the same filesystem is renamed in, not copied (EXDEV: copied).
+      const moved =
+        options.move === true &&
+        (await fs.promises.rename(dir, partial).then(
+          () => true,
+          () => false
+        ))
+      if (!moved) {
+        await fs.promises.mkdir(partial, { mode: 0o700 })
+        await copyTree(dir, partial)
+      }
       await fs.promises.rename(partial, target)
       return 'saved'
     } catch (error) {
@@ -67,6 +89,13 @@ export class FolderStore implements CacheStore {
       if (fs.existsSync(target)) return 'exists'
       throw error
     }
+  }
+
+  async readInPlace(key: string): Promise<string | undefined> {
+    if (!KEY.test(key)) return undefined
+    const dir = path.join(this.root, key)
+    const st = await fs.promises.lstat(dir).catch(() => undefined)
+    return st?.isDirectory() === true ? dir : undefined
   }
 
   private async find(key: string, restoreKeys: string[]): Promise<string | undefined> {

@@ -11,13 +11,13 @@
 // The installs run in a container of the Node image with the install phase's cache variables
 // (CACHE_ENV), on an internal network whose only other member is the registry.
 import { createHash } from 'node:crypto'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
-import * as net from 'node:net'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
+import { freePort, startDockerRegistry, stopDockerRegistry } from '../scripts/docker-registry.mjs'
 import { gzipSync } from 'node:zlib'
 import { parseArgs } from 'node:util'
 import Docker from 'dockerode'
@@ -258,17 +258,6 @@ async function main(): Promise<void> {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-    server.on('error', reject)
-  })
-}
-
 function removeImages(ids: Iterable<string>): void {
   for (const id of new Set(ids)) {
     try {
@@ -299,24 +288,9 @@ async function imageCase(tmp: string, results: Comparison[], built: string[]): P
   const builderEnv = process.env.DOCKER_BUILDKIT
   process.env.DOCKER_BUILDKIT = '0'
   const port = await freePort()
-  const regDir = path.join(tmp, 'docker-registry')
-  fs.mkdirSync(regDir)
-  const config = path.join(regDir, 'config.yml')
-  fs.writeFileSync(
-    config,
-    `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${regDir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`
-  )
-  const registry = spawn('docker-registry', ['serve', config], { stdio: 'ignore' })
+  const registry = await startDockerRegistry(path.join(tmp, 'docker-registry'), port)
   let baseId: string | undefined
   try {
-    for (let i = 0; ; i++) {
-      const ok = await fetch(`http://127.0.0.1:${port}/v2/`)
-        .then((r) => r.ok)
-        .catch(() => false)
-      if (ok) break
-      if (i > 100) throw new Error('docker-registry did not start')
-      await new Promise((r) => setTimeout(r, 100))
-    }
     const repo = `127.0.0.1:${port}/airlock-bench/node`
     const donor = sh('docker', [
       'create',
@@ -413,7 +387,7 @@ async function imageCase(tmp: string, results: Comparison[], built: string[]): P
   } finally {
     removeImages(built)
     if (baseId !== undefined) removeImages([baseId])
-    registry.kill('SIGKILL')
+    await stopDockerRegistry(registry)
     if (builderEnv === undefined) delete process.env.DOCKER_BUILDKIT
     else process.env.DOCKER_BUILDKIT = builderEnv
   }

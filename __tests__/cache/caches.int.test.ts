@@ -2,11 +2,10 @@
 // fresh machine simulated by removing the built image), a tampered entry refused; and GitHub's own
 // `@actions/cache` client against a local stand-in of the cache service, where the action's keys
 // keep a pull request's entry away from the default branch even though the stand-in does not.
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
-import * as net from 'node:net'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import Docker from 'dockerode'
@@ -16,6 +15,11 @@ import { restoreImage, saveImage } from '../../src/cache/caches.js'
 import { ActionsStore, FolderStore } from '../../src/cache/store.js'
 import type { ImagePlan } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
+import {
+  freePort,
+  startDockerRegistry,
+  stopDockerRegistry
+} from '../../scripts/docker-registry.mjs'
 import { startCacheService } from '../support/cache-service.js'
 import type { CacheService } from '../support/cache-service.js'
 
@@ -104,43 +108,6 @@ describe('the agent image across machines', () => {
   }, 180_000)
 })
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-    server.on('error', reject)
-  })
-}
-
-/** Debian's docker-registry on loopback, serving `data` (kept across a stop and a start). */
-async function startRegistry(dir: string, port: number): Promise<ChildProcess> {
-  const config = path.join(dir, 'config.yml')
-  fs.writeFileSync(
-    config,
-    `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`
-  )
-  const child = spawn('docker-registry', ['serve', config], { stdio: 'ignore' })
-  for (let i = 0; i < 100; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/v2/`)
-      .then((r) => r.ok)
-      .catch(() => false)
-    if (ok) return child
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  child.kill('SIGKILL')
-  throw new Error('the test registry did not start')
-}
-
-async function stopRegistry(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const gone = new Promise((r) => child.once('exit', r))
-  child.kill('SIGKILL')
-  await gone
-}
-
 /** The sha256 of every layer file a save file holds, and its manifest's layer count. */
 async function layersOf(file: string): Promise<{ digests: Set<string>; declared: number }> {
   const digests = new Set<string>()
@@ -182,10 +149,10 @@ describe('the agent image on a base pinned by digest', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(tmp, 'registry-'))
     port = await freePort()
-    registry = await startRegistry(dir, port)
+    registry = await startDockerRegistry(dir, port)
   })
   afterAll(async () => {
-    if (registry) await stopRegistry(registry)
+    if (registry) await stopDockerRegistry(registry)
   })
 
   test("the saved file holds only the image's own layers; a fresh runner pulls the base by digest and loads the image; a base it cannot pull means a build", async () => {
@@ -270,7 +237,7 @@ describe('the agent image on a base pinned by digest', () => {
 
       // The base cannot be pulled (its registry is down): nothing is loaded, the entry is not used.
       fresh()
-      await stopRegistry(registry!)
+      await stopDockerRegistry(registry!)
       registry = undefined
       const r3 = await restoreImage(runtime, store, 'local', plan, work, quiet)
       expect(r3?.use).toMatchObject({ restored: null })
@@ -278,7 +245,7 @@ describe('the agent image on a base pinned by digest', () => {
       expect(r3?.meta).toBeUndefined()
       expect(inspectId(first.id)).toBeUndefined()
       // With its registry back, the build does its usual thing.
-      registry = await startRegistry(dir, port)
+      registry = await startDockerRegistry(dir, port)
       const third = await runtime.resolveImage(plan, quiet)
       created.push(third.id)
       expect(third.cached).toBe(false)

@@ -1,34 +1,15 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import * as fs from 'node:fs'
-import * as net from 'node:net'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import {
+  freePort,
+  startDockerRegistry,
+  stopDockerRegistry
+} from '../../scripts/docker-registry.mjs'
 import { InfrastructureError } from '../../src/errors.js'
 import { BUSYBOX, imageId, makeWorkspace, runAirlock } from '../support/run.js'
-
-/** A real registry on loopback (Debian's docker-registry), for digest-pinned `image` inputs. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-    server.on('error', reject)
-  })
-}
-
-async function waitForRegistry(port: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/v2/`)
-      .then((r) => r.ok)
-      .catch(() => false)
-    if (ok) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('the test registry did not start')
-}
 
 describe('a digest-pinned image', () => {
   let registry: ChildProcess
@@ -39,18 +20,13 @@ describe('a digest-pinned image', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-registry-'))
     port = await freePort()
-    const config = path.join(dir, 'config.yml')
-    fs.writeFileSync(
-      config,
-      `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`
-    )
-    registry = spawn('docker-registry', ['serve', config], { stdio: 'ignore' })
-    await waitForRegistry(port)
+    // A real registry on loopback (Debian's docker-registry), for digest-pinned `image` inputs.
+    registry = await startDockerRegistry(dir, port)
     ws = makeWorkspace()
   })
 
-  afterAll(() => {
-    registry?.kill('SIGKILL')
+  afterAll(async () => {
+    if (registry) await stopDockerRegistry(registry)
     fs.rmSync(dir, { recursive: true, force: true })
     fs.rmSync(ws, { recursive: true, force: true })
   })

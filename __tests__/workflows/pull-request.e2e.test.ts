@@ -55,8 +55,11 @@ beforeAll(async () => {
   makeCerts(path.join(tmp, 'certs'))
   ca = fs.readFileSync(path.join(tmp, 'certs', 'ca.crt'), 'utf8')
   stubs = await startStubs(docker, path.join(tmp, 'certs'))
+  // One results service (and its Azurite) for the file, emptied after each test.
+  results = await startResultsService()
 }, 300_000)
 afterAll(async () => {
+  await results?.close()
   await stubs?.remove()
   fs.rmSync(tmp, { recursive: true, force: true })
 }, 60_000)
@@ -79,7 +82,6 @@ let base: string
 let merge: string
 
 beforeEach(async () => {
-  results = await startResultsService()
   world = await makeWorld({
     'README.md': '# hello\n',
     // The example policy, on the base branch where the action reads it, naming an approver;
@@ -123,8 +125,8 @@ function updatePullRefs(): void {
   ])
 }
 afterEach(async () => {
-  results?.close()
   const violations = [...world.api.violations, ...results.violations]
+  results.reset()
   await world.close()
   expect(violations).toEqual([])
 })

@@ -3,13 +3,13 @@
 // refused load removes again; how a base the saved image needs is provided.
 import { createHash } from 'node:crypto'
 import type Docker from 'dockerode'
+import { provideBase } from '../../src/sandbox/docker/image-cache.js'
 import {
   chainIds,
   declaredImages,
   imagesToRemove,
-  ownLayers,
-  provideBase
-} from '../../src/sandbox/docker/image-cache.js'
+  ownLayers
+} from '../../src/sandbox/docker/save-file.js'
 
 const d = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`
 

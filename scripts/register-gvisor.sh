@@ -99,7 +99,11 @@ find_runsc() {
   if command -v apt-get >/dev/null 2>&1; then
     log "installing gVisor (package runsc)..."
     as_root apt-get update -qq >&2
-    if apt-cache policy runsc 2>/dev/null | grep -Eq 'Candidate: [^(]'; then
+    # Captured first: under pipefail, `apt-cache … | grep -q` fails when grep stops reading early
+    # (apt-cache dies of SIGPIPE), which would report a package the archive has as missing.
+    local policy
+    policy="$(apt-cache policy runsc 2>/dev/null || true)"
+    if printf '%s\n' "$policy" | grep -Eq 'Candidate: [^(]'; then
       as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runsc >&2
       found="$(command -v runsc 2>/dev/null || true)"
       [ -n "$found" ] || found=/usr/bin/runsc

@@ -39,7 +39,8 @@ export async function main(argv: string[]): Promise<number> {
       `unknown command "${command}"; use run, plan, verify or cleanup`
     )
   }
-  const ctx = defaultContext()
+  // The CLI never reads a runner's event, whatever the environment holds.
+  const ctx = defaultContext(process.env, 'local')
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
   const policy = await policyForRun({
     read,
@@ -47,7 +48,8 @@ export async function main(argv: string[]): Promise<number> {
   })
   const run = await runInputs(read, {
     workspace: ctx.workspace,
-    env: { ...process.env, GITHUB_EVENT_NAME: undefined, GITHUB_EVENT_PATH: undefined },
+    env: process.env,
+    event: ctx.event,
     policyNetwork: policy.policy.values.network
   })
   const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })

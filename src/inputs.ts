@@ -36,8 +36,9 @@ import type { ServiceSpec } from './services/inputs.js'
 import { FALLBACK_INPUT } from './isolation/isolation.js'
 import { isolationFor } from './isolation/inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
-import { scopeFromEnv } from './cache/keys.js'
+import { scopeForEvent } from './cache/keys.js'
 import type { CacheScope } from './cache/keys.js'
+import type { RunEvent } from './event.js'
 import { readWorkspaceSize } from './workspace/inputs.js'
 import type { WorkspaceBound } from './workspace/bounded.js'
 
@@ -116,6 +117,8 @@ export interface InputContext {
   workspace: string
   /** The environment variables that `env` may name. */
   environment: NodeJS.ProcessEnv
+  /** The workflow run's event, parsed once (src/event.ts); LOCAL_EVENT for the CLI. */
+  event: RunEvent
   /** Host uid, to choose a non-root container user that can write the workspace. */
   hostUid: number
   hostCpus: number
@@ -257,10 +260,15 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
         read(INPUT.imageCache) ?? (ctx.environment.GITHUB_ACTIONS === 'true' ? 'auto' : 'off'),
         CACHE_MODES
       ),
-      scope: scopeFromEnv(ctx.environment)
+      scope: scopeForEvent(ctx.event)
     },
     services: servicesFor(read),
-    ...isolationFor(read, given, policy.policy.values[FALLBACK_INPUT] ?? null, ctx.environment),
+    ...isolationFor(
+      read,
+      given,
+      policy.policy.values[FALLBACK_INPUT] ?? null,
+      ctx.event.pullRequest?.fork ?? null
+    ),
     task: taskInput(INPUT.task, read(INPUT.task), workspace),
     model: read(INPUT.model),
     ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),

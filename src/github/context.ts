@@ -1,5 +1,5 @@
-import * as fs from 'node:fs'
 import { ConfigurationError } from '../errors.js'
+import type { RunEvent } from '../event.js'
 import { bool, list } from '../input-read.js'
 import type { InputReader } from '../input-read.js'
 import { boundedReader } from '../input-bounds.js'
@@ -157,25 +157,31 @@ export interface EventContext {
   /** GITHUB_REF_NAME: the branch a workflow_dispatch ran on. */
   refName?: string
   serverUrl: string
+  /** GITHUB_RUN_ID of this workflow run. */
+  runId?: string
 }
 
-export function readEventContext(env: NodeJS.ProcessEnv = process.env): EventContext {
-  const repository = env.GITHUB_REPOSITORY ?? ''
-  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(repository)
-  if (!m) throw new Error(`GITHUB_REPOSITORY "${repository}" is not owner/name`)
-  let payload: Record<string, unknown> = {}
-  const eventPath = env.GITHUB_EVENT_PATH
-  if (eventPath !== undefined && eventPath !== '' && fs.existsSync(eventPath)) {
-    const parsed: unknown = JSON.parse(fs.readFileSync(eventPath, 'utf8'))
-    if (typeof parsed === 'object' && parsed !== null) payload = parsed as Record<string, unknown>
-  }
+/** What the modes know of the runner, built once by the entry: the event and the folders. */
+export interface ModeEnv {
+  event: RunEvent
+  /** GITHUB_WORKSPACE (relative inputs resolve against it). */
+  workspace: string
+  /** RUNNER_TEMP, when the runner has one. */
+  runnerTemp?: string
+}
+
+/** The event as the modes use it; the repository must be owner/name. */
+export function eventContext(event: RunEvent): EventContext {
+  if (event.repository === undefined)
+    throw new Error('GITHUB_REPOSITORY is not owner/name: the modes run only on a GitHub runner')
   return {
-    eventName: env.GITHUB_EVENT_NAME ?? '',
-    owner: m[1],
-    repo: m[2],
-    payload,
-    refName: env.GITHUB_REF_NAME,
-    serverUrl: (env.GITHUB_SERVER_URL ?? 'https://github.com').replace(/\/+$/, '')
+    eventName: event.name,
+    owner: event.repository.owner,
+    repo: event.repository.repo,
+    payload: event.payload,
+    refName: event.refName,
+    serverUrl: event.serverUrl,
+    ...(event.run !== undefined ? { runId: event.run.id } : {})
   }
 }
 
@@ -196,20 +202,3 @@ export function eventPullNumber(ctx: EventContext, override?: number): number | 
 }
 
 export { obj as asObject }
-
-/** The base SHA of the pull request in the event payload, if the event is about one. */
-export function eventBaseSha(
-  eventPath: string | undefined,
-  readFile: (p: string) => string
-): string | undefined {
-  if (eventPath === undefined || eventPath === '') return undefined
-  try {
-    const event = JSON.parse(readFile(eventPath)) as {
-      pull_request?: { base?: { sha?: unknown } }
-    }
-    const sha = event.pull_request?.base?.sha
-    return typeof sha === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha) ? sha : undefined
-  } catch {
-    return undefined
-  }
-}

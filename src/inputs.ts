@@ -79,7 +79,6 @@ export interface Inputs {
   /** The agent preset (`agent`) whose defaults apply. */
   preset?: string
   network: NetworkMode
-  allowHosts: string[]
   /** With `network: allowlist`: the proxy's rules, credentials (secrets resolved) and image. */
   egress?: EgressInputs
   runtime: string
@@ -193,17 +192,16 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     'none',
     'allowlist'
   ] as const)
-  const allowHosts = list(read(INPUT.allowHosts))
-  if (
-    bool(INPUT.compareBase, read(INPUT.compareBase), false) &&
-    read(INPUT.testCommand) === undefined
-  ) {
+  const testCommand = read(INPUT.testCommand)
+  const compareBase = bool(INPUT.compareBase, read(INPUT.compareBase), false)
+  if (compareBase && testCommand === undefined) {
     throw new ConfigurationError(
       INPUT.compareBase,
       'needs `test-command`: it runs the tests on the unchanged tree too'
     )
   }
 
+  const outputDir = read(INPUT.outputDir) ?? DEFAULTS.outputDir
   const runtime = runtimeName(INPUT.runtime, read(INPUT.runtime) ?? DEFAULTS.runtime)
 
   const env = passedEnv(read(INPUT.env), ctx.environment)
@@ -234,18 +232,14 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   return {
     path: repoPath,
     ref: gitRef(read(INPUT.ref) ?? DEFAULTS.ref),
-    outputDir: outputFolder(
-      INPUT.outputDir,
-      read(INPUT.outputDir) ?? DEFAULTS.outputDir,
-      path.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir)
-    ),
+    outputDir: outputFolder(INPUT.outputDir, outputDir, path.resolve(workspace, outputDir)),
     dockerfile,
     image,
     buildContext: buildContext ?? (dockerfile === undefined ? undefined : path.dirname(dockerfile)),
     buildArgs: keyValues(INPUT.buildArgs, read(INPUT.buildArgs)),
     allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
     agentCommand,
-    testCommand: read(INPUT.testCommand),
+    testCommand,
     ...(setup !== undefined ? { setup } : {}),
     cache: {
       dependencies: oneOf(
@@ -273,7 +267,6 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     model: read(INPUT.model),
     ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),
     network,
-    allowHosts,
     ...(egress !== undefined ? { egress } : {}),
     runtime,
     timeoutMinutes: timerDuration(
@@ -300,7 +293,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     user: containerUser(read(INPUT.user), ctx.hostUid),
     env,
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),
-    compareBase: bool(INPUT.compareBase, read(INPUT.compareBase), false),
+    compareBase,
     maxLogBytes: positiveInteger(
       INPUT.maxLogBytes,
       read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)

@@ -93,7 +93,6 @@ describe('a test phase with services joins their network only', () => {
     testCommand: 't',
     task: { text: 't', source: 'text' },
     network: 'none',
-    allowHosts: [],
     runtime: 'runc',
     timeoutMinutes: 1,
     graceSeconds: 1,

@@ -18,13 +18,7 @@ import { createClient } from './client.js'
 import { contentsReader } from './contents.js'
 import type { FileReader } from './contents.js'
 import type { EventContext, GitHubInputs, ModeEnv } from './context.js'
-import {
-  GITHUB_INPUT,
-  GITHUB_OUTPUT,
-  eventPullNumber,
-  eventContext,
-  getGitHubInputs
-} from './context.js'
+import { GITHUB_OUTPUT, eventPullNumber, eventContext, getGitHubInputs } from './context.js'
 import { readEvidence } from './evidence.js'
 import type { RunEvidence } from './evidence.js'
 import { requireMatchingStatement } from '../report/provenance-verify.js'
@@ -167,7 +161,7 @@ export type PolicyReader = (at: {
  * decides on the action's own review and status alone.
  */
 function approvalEvidence(read: InputReader, outputDir: string): RunEvidence | undefined {
-  if (read(GITHUB_INPUT.outputDir) === undefined) return undefined
+  if (read(INPUT.outputDir) === undefined) return undefined
   requireMatchingStatement(outputDir)
   return readEvidence(outputDir)
 }

@@ -3,8 +3,9 @@
 // cannot provide for this run fails closed, unless the policy file names a fallback.
 import picomatch from 'picomatch'
 import { ConfigurationError } from '../errors.js'
+import { INPUT } from '../input-names.js'
 
-export const ISOLATION_INPUT = 'isolation'
+export const ISOLATION_INPUT = INPUT.isolation
 export const FALLBACK_INPUT = 'isolation-fallback'
 
 /** The tier auto picks for risky runs, and for the rest. */

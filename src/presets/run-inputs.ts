@@ -4,6 +4,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { RunEvent } from '../event.js'
+import { INPUT } from '../input-names.js'
 import { runRef } from '../workspace/event-ref.js'
 import { withPreset } from './presets.js'
 
@@ -31,8 +32,8 @@ export async function runInputs(
 }> {
   const { env } = options
   const ref = await runRef({
-    given: given('ref'),
-    repoPath: path.resolve(options.workspace, given('path') ?? '.'),
+    given: given(INPUT.ref),
+    repoPath: path.resolve(options.workspace, given(INPUT.path) ?? '.'),
     headSha: options.event.pullRequest?.headSha
   })
   const withRef = (name: string): string | undefined => (name === 'ref' ? ref : given(name))

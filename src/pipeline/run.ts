@@ -1,7 +1,6 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { CancelledError } from '../errors.js'
-import type { EgressInputs } from '../egress/inputs.js'
 import { captureDiff } from '../evidence/capture.js'
 import type { DiffCapture } from '../evidence/capture.js'
 import { runnerFacts } from '../evidence/metadata.js'
@@ -9,7 +8,7 @@ import { Redactor } from '../evidence/redact.js'
 import { maskLine, runSecretValues } from '../evidence/secrets.js'
 import { maskingLogger } from '../log.js'
 import type { Logger } from '../log.js'
-import type { PhaseName, PhasePlan, RunPlan } from '../plan.js'
+import type { PhaseName, PhasePlan, RunPlan, RunSecrets } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
@@ -33,15 +32,7 @@ import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
 import { runBaseline, runTests } from './tests.js'
 
-export interface RunSecrets {
-  /** The task text (the plan only holds its hash). */
-  task: string
-  env: { name: string; value: string }[]
-  /** With `network: allowlist`: the proxy's settings, credentials included. */
-  egress?: EgressInputs
-  /** Other values to mask in every output (credentials the run holds). */
-  secrets?: string[]
-}
+export type { RunSecrets } from '../plan.js'
 
 export interface PipelineDeps {
   runtime: Runtime

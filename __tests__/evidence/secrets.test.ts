@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto'
-import { Redactor } from '../../src/evidence/redact.js'
+import { Redactor } from '../../src/redact.js'
 import {
   decodedViews,
   maskLine,

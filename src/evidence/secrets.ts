@@ -15,7 +15,7 @@ import type {
   SecretLintRuleCreator,
   SecretLintSourceCode
 } from '@secretlint/types'
-import { Redactor } from './redact.js'
+import { Redactor } from '../redact.js'
 import { CONFIG } from './secret-rules.js'
 
 export interface SecretFinding {

@@ -4,7 +4,7 @@ import { CancelledError } from '../errors.js'
 import { captureDiff } from '../evidence/capture.js'
 import type { DiffCapture } from '../evidence/capture.js'
 import { runnerFacts } from '../evidence/metadata.js'
-import { Redactor } from '../evidence/redact.js'
+import { Redactor } from '../redact.js'
 import { maskLine, runSecretValues } from '../evidence/secrets.js'
 import { maskingLogger } from '../log.js'
 import type { Logger } from '../log.js'
@@ -15,7 +15,7 @@ import type { Report } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { CacheStore } from '../cache/store.js'
-import { finishSetupReport } from '../setup/setup.js'
+import { lockfileFindings } from '../evidence/lockfiles.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
 import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
@@ -203,8 +203,11 @@ function recordCapture(report: Report, capture: DiffCapture): void {
   report.policy.violations.push(...capture.violations)
   report.policy.protected.push(...capture.protected)
   report.dependencies = capture.dependencies
-  if (report.setup)
-    report.policy.protected.push(...finishSetupReport(report.setup, report.dependencies))
+  if (report.setup) {
+    const { lockfiles, findings } = lockfileFindings(report.setup, report.dependencies)
+    report.setup.lockfiles = lockfiles
+    report.policy.protected.push(...findings)
+  }
 }
 
 function findPhase(plan: RunPlan, name: PhaseName): PhasePlan | undefined {

@@ -20,6 +20,8 @@ import { prepareWorkspace } from '../workspace/workspace.js'
 import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { runAgent } from './agent.js'
+import type { AgentRecord } from './agent.js'
+import { tokenUsage } from '../evidence/cost.js'
 import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
 import { finishRun } from './finish.js'
@@ -31,6 +33,7 @@ import { ownership } from './phase.js'
 import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
 import { runBaseline, runTests } from './tests.js'
+import type { ServiceReport } from '../services/record.js'
 
 export type { RunSecrets } from '../plan.js'
 
@@ -111,6 +114,10 @@ export async function runPipeline(
     })
     report.repo.headSha = ws.commit
     cancel.check()
+    // The service containers of the test phases, recorded as they start (also when they fail).
+    const onServices = (reports: ServiceReport[]): void => {
+      report.services = [...(report.services ?? []), ...reports]
+    }
     const ctx: PhaseContext = {
       plan,
       runtime,
@@ -136,15 +143,37 @@ export async function runPipeline(
     }
 
     const baselinePhase = findPhase(plan, 'baseline')
-    if (baselinePhase)
-      await runBaseline(ctx, baselinePhase, ws, report, bounded.dir, setupPhase !== undefined)
+    if (baselinePhase) {
+      const b = await runBaseline(
+        ctx,
+        baselinePhase,
+        ws,
+        bounded.dir,
+        setupPhase !== undefined,
+        onServices
+      )
+      report.tests.baseline = b.baseline
+      if (b.cancelled) throw new CancelledError('signal')
+    }
     cancel.check()
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
-    const agent = await runAgent(ctx, agentPhase, ws, secrets.egress, bounded, report, phases, {
-      ...deps,
-      log
-    })
+    const agent = await runAgent(
+      ctx,
+      agentPhase,
+      ws,
+      bounded,
+      secrets.egress,
+      (summary) => (report.egress = summary),
+      { ...deps, log }
+    )
+    recordAgent(report, agent)
+    phases.agent = {
+      ...agent.run.result,
+      timeoutMs: agentPhase.timeoutMs,
+      memoryBytes: plan.sandbox.memoryBytes
+    }
+    await checkFull(bounded, report)
 
     const capture = await log.group('diff', async () => {
       const c = await captureDiff(ws, plan.policy, redactor, path.join(out, OUTPUT_FILES.diff))
@@ -155,14 +184,27 @@ export async function runPipeline(
       return c
     })
     recordCapture(report, capture)
-    if (agent.result.cancelled) throw new CancelledError('signal')
+    if (agent.run.result.cancelled) throw new CancelledError('signal')
 
     const testsPhase = findPhase(plan, 'tests')
-    const a = agent.result
+    const a = agent.run.result
     if (testsPhase && a.error === undefined && !a.timedOut && !a.oomKilled && a.exitCode === 0) {
       cancel.check()
-      phases.tests = await runTests(ctx, testsPhase, ws, report, bounded.dir, capture.ignoredRaw)
+      const t = await runTests(
+        ctx,
+        testsPhase,
+        ws,
+        report.diff.resultTree,
+        report.tests.baseline,
+        bounded.dir,
+        capture.ignoredRaw,
+        onServices
+      )
+      Object.assign(report.tests, t.tests)
+      phases.tests = t.outcome
       await checkFull(bounded, report)
+      if (t.outcome.cancelled) throw new CancelledError('signal')
+      cancel.check()
     }
   } catch (error) {
     caught = error
@@ -195,6 +237,26 @@ async function resolved(
   report.sandbox.runtime = r.sandbox.runtime
   report.runner = runnerFacts(r.resolution.engine, r.sandbox.runtime)
   return r
+}
+
+/** The agent's phase, where its settings were applied, and its model use, into the report. */
+function recordAgent(report: Report, agent: AgentRecord): void {
+  Object.assign(report.agent, agent.run.report)
+  if (agent.run.result.applied) {
+    report.sandbox.applied = agent.run.result.applied
+    report.sandbox.source = 'inspect'
+  }
+  const { usage } = agent
+  report.cost.usageFile = {
+    status: usage.status,
+    ...(usage.detail !== undefined ? { detail: usage.detail } : {})
+  }
+  // What the agent said about its model use (usage.json), below what the proxy measured.
+  const measured = report.egress.transcript
+  report.cost.tokens = tokenUsage(measured, usage.usage)
+  if (usage.usage) report.cost.usd = usage.usage.costUsd ?? null
+  if (measured && report.agent.model === null && measured.models.length > 0)
+    report.agent.model = measured.models.join(', ')
 }
 
 /** The diff, its violations and protected changes, and the dependency changes, into the report. */

@@ -159,7 +159,7 @@ export function helpText(command?: string): string {
   const out = { text: '' }
   const root = program(out, () => undefined)
   const c = root.commands.find((x) => x.name() === command) ?? root
-  return c.helpInformation() + (c === root ? TOP_HELP_AFTER : EXAMPLES[c.name()])
+  return `${c.helpInformation()}${c === root ? TOP_HELP_AFTER : EXAMPLES[c.name()]}\n`
 }
 
 /**
@@ -168,6 +168,7 @@ export function helpText(command?: string): string {
  */
 function commandFirst(argv: string[]): { argv: string[]; version: boolean } {
   let version = false
+  let command: number | undefined
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--') break
@@ -179,14 +180,27 @@ function commandFirst(argv: string[]): { argv: string[]; version: boolean } {
       if (a.includes('=')) continue
       const spec = ALL_FLAGS.get(a.replace(/^--?/, ''))
       if (spec === undefined) continue
+      const next = argv[i + 1]
+      if (
+        spec.kind !== 'switch' &&
+        next?.startsWith('--') &&
+        ALL_FLAGS.has(next.slice(2).split('=')[0])
+      )
+        throw new ConfigurationError(
+          a,
+          `needs a value (${spec.value ?? 'VALUE'}) before ${next}: ${a} ${spec.value ?? 'VALUE'}; a value that starts with -- is written ${a}=VALUE`
+        )
       if (spec.kind !== 'switch') i++
       else if (argv[i + 1] === 'true' || argv[i + 1] === 'false') i++
       continue
     }
-    if (i === 0) return { argv, version }
-    return { argv: [a, ...argv.slice(0, i), ...argv.slice(i + 1)], version }
+    if (command === undefined) command = i
   }
-  return { argv, version }
+  if (command === undefined || command === 0) return { argv, version }
+  return {
+    argv: [argv[command], ...argv.slice(0, command), ...argv.slice(command + 1)],
+    version
+  }
 }
 
 /** Parses the command line; every mistake is a ConfigurationError that names it and the fix. */
@@ -194,6 +208,21 @@ export function parse(argv: string[]): Parsed {
   const ordered = commandFirst(argv)
   if (argv.length === 0) return { command: 'print', text: helpText() }
   if (ordered.version) return { command: 'print', text: `${packageVersion()}\n` }
+  if (ordered.argv[0] === 'help') {
+    const [, topic, ...rest] = ordered.argv
+    if (topic === undefined) return { command: 'print', text: helpText() }
+    if (!(COMMANDS as readonly string[]).includes(topic))
+      throw new ConfigurationError(
+        'command',
+        `"${topic}" is not a command.${didYouMean(topic, COMMANDS)} Use run, plan, verify or cleanup; see airlock --help.`
+      )
+    if (rest.length > 0)
+      throw new ConfigurationError(
+        'arguments',
+        `unexpected "${rest.join(' ')}": airlock help takes one command`
+      )
+    return { command: 'print', text: helpText(topic === 'help' ? undefined : topic) }
+  }
   const out = { text: '' }
   let parsed: Parsed | undefined
   const root = program(out, (p) => {

@@ -51,7 +51,7 @@ describe('planSummary', () => {
       [
         'Plan of run r1 (nothing has run; airlock plan --json prints all of it)',
         '  repository  . at main',
-        '  image       built from agent/Dockerfile (context agent; every FROM pinned by digest)',
+        '  image       built from agent/Dockerfile (context agent); every FROM pinned by digest',
         '  isolation   runtime runc',
         '  network     none: the agent reaches nothing',
         '  phases      baseline npm test',

@@ -70,7 +70,12 @@ export function planSummary(plan: RunPlan, ctx: SummaryContext): string {
   const image =
     plan.image.kind === 'pinned'
       ? `pinned ${plan.image.ref}`
-      : `built from ${shown(plan.image.dockerfile)} (context ${shown(plan.image.context)}; ${plan.image.allowUnpinnedBase ? 'unpinned FROM accepted' : 'every FROM pinned by digest'})`
+      : `built from ${
+          plan.preset !== undefined &&
+          plan.image.dockerfile.endsWith(path.join('images', 'agents', plan.preset, 'Dockerfile'))
+            ? `the ${plan.preset} preset's bundled Dockerfile`
+            : `${shown(plan.image.dockerfile)} (context ${shown(plan.image.context)})`
+        }; ${plan.image.allowUnpinnedBase ? 'unpinned FROM accepted' : 'every FROM pinned by digest'}`
   row('image', image, ...(agent.length > 0 ? [agent.join(', ')] : []))
   row(
     'isolation',

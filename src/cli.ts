@@ -1,11 +1,12 @@
 // The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub).
 // Its flags are in cli/flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
 // plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
-import { EXIT, errorMessage, exitCodeFor } from './errors.js'
+import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT, getInputs } from './inputs.js'
 import { defaultContext } from './inputs/context.js'
 import { runPipeline } from './pipeline/run.js'
-import { planRun } from './plan.js'
+import { printablePlan, resolvePlan } from './pipeline/resolve.js'
+import { planRun, secretsOf } from './plan.js'
 import { policyForRun } from './policy/load.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
 import { runInputs } from './presets/run-inputs.js'
@@ -29,7 +30,8 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'cleanup') return cleanupCommand(values)
   if (command === 'verify') return verifyCommand(args[0])
   const read = reader(values)
-  const base = defaultContext()
+  // The CLI never reads a runner's event, whatever the environment holds.
+  const base = defaultContext(process.env, 'local')
   checkOutputInside(read(INPUT.outputDir), base.workspace)
   // `plan` works without the model key and says the run needs it.
   const keyed =
@@ -44,24 +46,36 @@ export async function main(argv: string[]): Promise<number> {
   })
   const run = await runInputs(read, {
     workspace: ctx.workspace,
-    env: { ...ctx.environment, GITHUB_EVENT_NAME: undefined, GITHUB_EVENT_PATH: undefined },
+    env: ctx.environment,
+    event: ctx.event,
     policyNetwork: policy.policy.values.network
   })
   const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
   const plan = planRun(inputs)
   await checkPlan(plan)
+  const runtime = new DockerRuntime()
   if (command === 'plan') {
+    // The plan the run would use: resolved on the engine, or with what the engine must decide.
+    const resolved = await resolvePlan(plan, runtime).catch((error: unknown) => {
+      if (error instanceof ConfigurationError) throw error
+      return {
+        undecided: `the engine did not answer (${errorMessage(error)}); the runtime is decided when the run starts`
+      }
+    })
     process.stdout.write(
       values.json === true
-        ? JSON.stringify(plan, null, 2) + '\n'
-        : planSummary(plan, { cwd: ctx.workspace, needs: keyed.needs })
+        ? JSON.stringify(printablePlan(plan, resolved), null, 2) + '\n'
+        : planSummary(plan, {
+            cwd: ctx.workspace,
+            needs: keyed.needs,
+            resolution: 'resolution' in resolved ? resolved.resolution : resolved
+          })
     )
     return EXIT.ok
   }
 
   const log = new TerminalLogger(values.quiet === true)
   const controller = new AbortController()
-  const runtime = new DockerRuntime()
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
       // A second signal (the runner's SIGTERM after SIGINT): no more grace, remove the containers.
@@ -77,20 +91,12 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
-    const result = await runPipeline(
-      plan,
-      {
-        task: inputs.task.text,
-        env: inputs.env,
-        ...(inputs.egress ? { egress: inputs.egress } : {})
-      },
-      {
-        runtime,
-        log,
-        signal: controller.signal,
-        cache: { store: new FolderStore(defaultCacheRoot()) }
-      }
-    )
+    const result = await runPipeline(plan, secretsOf(inputs), {
+      runtime,
+      log,
+      signal: controller.signal,
+      cache: { store: new FolderStore(defaultCacheRoot()) }
+    })
     const r = result.report
     process.stderr.write(
       `==> outcome: ${r.outcome} — ${stripControls(r.outcomeReason)}\n` +

@@ -286,7 +286,22 @@ describe('what works', () => {
 
   it('documents every input as a flag of run and plan, and says paths stay inside', async () => {
     const run = (await airlock(['run', '--help'])).stdout
-    for (const name of Object.values(INPUT)) expect(run).toContain(`--${name} `)
+    // The inputs of the action's GitHub modes (publish, approve, apply, command) are no flags.
+    const githubOnly = new Set<string>([
+      INPUT.mode,
+      INPUT.githubToken,
+      INPUT.publish,
+      INPUT.gateContext,
+      INPUT.failOutcomes,
+      INPUT.allowSelfApproval,
+      INPUT.appSlug,
+      INPUT.pullRequest,
+      INPUT.branch,
+      INPUT.base
+    ])
+    for (const name of Object.values(INPUT).filter((n) => !githubOnly.has(n)))
+      expect(run).toContain(`--${name} `)
+    expect(await airlock(['run', '--github-token', 'x'])).toMatchObject({ code: 2 })
     expect(run).toMatch(/must stay inside the current folder/)
     expect(run).toMatch(/--workspace-size <SIZE>/)
     expect(run).toMatch(/--dry-run/)

@@ -19,7 +19,6 @@ function inputs(overrides: Partial<Inputs> = {}): Inputs {
     compareBase: true,
     task: { text: 'Fix it', source: 'file', file: 'task.md' },
     network: 'none',
-    allowHosts: [],
     runtime: 'runc',
     timeoutMinutes: 30,
     graceSeconds: 10,
@@ -107,7 +106,7 @@ describe('planSummary', () => {
     const text = planSummary(plan, { cwd: '/elsewhere', needs: ['$KEY at run time'] })
     expect(text).toContain(`  image       pinned ghcr.io/acme/agent@sha256:${'b'.repeat(64)}\n`)
     expect(text).toContain(
-      "  isolation   auto: the tier is chosen from the run's risk when it starts (fallback runc)\n"
+      "  isolation   auto: the tier is chosen from the run's risk (fallback runc)\n"
     )
     expect(text).toContain(
       '  network     allowlist through the egress proxy: api.example.com, *.example.org:8443\n              budget: 50 requests\n'
@@ -117,5 +116,34 @@ describe('planSummary', () => {
       `  policy file .github/airlock.yml at origin/main (${'d'.repeat(12)}): sets network, allowed-paths; flags override network\n`
     )
     expect(text).toContain('  needs       $KEY at run time\n')
+  })
+
+  it('shows what the engine decided, or why nothing is decided yet', () => {
+    const plan = planRun(inputs({ isolation: { requested: 'auto', fallback: null, fork: null } }))
+    const decided = planSummary(plan, {
+      cwd: '/repo',
+      resolution: {
+        runtime: 'runsc',
+        note: null,
+        isolation: {
+          requested: 'auto',
+          tier: 'runsc',
+          runtime: 'runsc',
+          reasons: ['the agent has network (allowlist)'],
+          fellBackFrom: null
+        },
+        engine: {} as never
+      }
+    })
+    expect(decided).toContain(
+      '  isolation   runsc on runtime runsc: the agent has network (allowlist)\n'
+    )
+    const undecided = planSummary(plan, {
+      cwd: '/repo',
+      resolution: { undecided: 'the engine did not answer' }
+    })
+    expect(undecided).toContain(
+      "  isolation   auto: the tier is chosen from the run's risk\n              the engine did not answer\n"
+    )
   })
 })

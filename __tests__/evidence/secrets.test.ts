@@ -186,7 +186,7 @@ test('runSecretValues: env values, extra secrets and every credential value', ()
     runSecretValues({
       env: [{ value: 'env-value-1' }],
       secrets: ['extra-secret'],
-      egress: { credentials: [{ secret: 'credential-value' }] }
+      egress: { credentials: { route: 'credential-value' } }
     })
   ).toEqual(['env-value-1', 'extra-secret', 'credential-value'])
 })

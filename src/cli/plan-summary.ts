@@ -2,6 +2,7 @@
 // function of the RunPlan; the whole plan is `airlock plan --json`.
 import * as path from 'node:path'
 import type { RunPlan } from '../plan.js'
+import type { Resolution } from '../pipeline/resolve.js'
 import type { HostRule } from '../egress/policy.js'
 import { DEFAULT_PROTECTED_PATHS } from '../path-rules.js'
 
@@ -10,6 +11,8 @@ export interface SummaryContext {
   cwd: string
   /** Lines about what the run will need that the plan could not check (a missing key). */
   needs?: string[]
+  /** The engine's decision of the runtime, or why there is none yet. */
+  resolution?: Resolution | { undecided: string }
 }
 
 const LABEL = 12
@@ -52,6 +55,27 @@ function oneLine(command: string[], max = 72): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
+function isolationLines(plan: RunPlan, r: SummaryContext['resolution']): string[] {
+  const fallback =
+    plan.isolation !== null && plan.isolation.fallback !== null
+      ? ` (fallback ${plan.isolation.fallback})`
+      : ''
+  const asked =
+    plan.isolation === null
+      ? `runtime ${plan.sandbox.runtime}`
+      : plan.isolation.requested === 'auto'
+        ? `auto: the tier is chosen from the run's risk${fallback}`
+        : `tier ${plan.isolation.requested}${fallback}`
+  if (r === undefined) return [asked]
+  if ('undecided' in r) return [asked, r.undecided]
+  const d = r.isolation
+  if (d !== null)
+    return [
+      `${d.tier} on runtime ${r.runtime}${d.fellBackFrom !== null ? ` (fallback from ${d.fellBackFrom})` : ''}: ${d.reasons.join('; ')}`
+    ]
+  return [`runtime ${r.runtime}${r.note !== null ? ` (${r.note})` : ''}, checked on the engine`]
+}
+
 export function planSummary(plan: RunPlan, ctx: SummaryContext): string {
   const shown = (p: string): string => {
     const rel = path.relative(ctx.cwd, p)
@@ -77,14 +101,7 @@ export function planSummary(plan: RunPlan, ctx: SummaryContext): string {
             : `${shown(plan.image.dockerfile)} (context ${shown(plan.image.context)})`
         }; ${plan.image.allowUnpinnedBase ? 'unpinned FROM accepted' : 'every FROM pinned by digest'}`
   row('image', image, ...(agent.length > 0 ? [agent.join(', ')] : []))
-  row(
-    'isolation',
-    plan.isolation === null
-      ? `runtime ${plan.sandbox.runtime}`
-      : plan.isolation.requested === 'auto'
-        ? `auto: the tier is chosen from the run's risk when it starts${plan.isolation.fallback !== null ? ` (fallback ${plan.isolation.fallback})` : ''}`
-        : `tier ${plan.isolation.requested}${plan.isolation.fallback !== null ? ` (fallback ${plan.isolation.fallback})` : ''}, checked against the engine when the run starts`
-  )
+  row('isolation', ...isolationLines(plan, ctx.resolution))
   if (plan.sandbox.network === 'none') row('network', 'none: the agent reaches nothing')
   else {
     const e = plan.egress

@@ -283,6 +283,9 @@ describe('the CLI', () => {
     )
     expect(r.status).toBe(3)
     expect(r.stderr.toString()).toMatch(/Docker engine is not reachable/)
+    // A user's repository has none of this project's scripts: the message points to the docs.
+    expect(r.stderr.toString()).not.toMatch(/scripts\//)
+    expect(r.stderr.toString()).toMatch(/README/)
     expect(JSON.parse(read(path.join(ws, 'airlock-out', 'report.json'))).outcome).toBe(
       'infrastructure-error'
     )

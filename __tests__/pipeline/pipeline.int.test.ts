@@ -226,6 +226,7 @@ describe('the CLI', () => {
     const plan = cliSync(
       [
         'plan',
+        '--json',
         '--path',
         'repo',
         '--dockerfile',
@@ -251,12 +252,15 @@ describe('the CLI', () => {
     ws = makeWorkspace()
     const flags = ['--path', 'repo', '--dockerfile', 'agent/Dockerfile', '--agent-command', 'true']
     // isolation auto is decided with the engine's runtimes and the repository: by the resolve step.
-    const plan = cliSync(['plan', ...flags, '--isolation', 'auto'], ws)
+    const plan = cliSync(['plan', '--json', ...flags, '--isolation', 'auto'], ws)
     expect(plan.stderr.toString()).toBe('')
     expect(plan.status).toBe(0)
     const printed = JSON.parse(plan.stdout.toString())
     expect(printed.resolution.isolation.tier).toBe('runsc')
     expect(printed.sandbox.runtime).toBe(printed.resolution.runtime)
+    // The summary a person reads says the same tier and runtime.
+    const summary = cliSync(['plan', ...flags, '--isolation', 'auto'], ws).stdout.toString()
+    expect(summary).toContain(`runsc on runtime ${printed.sandbox.runtime}`)
     const run = cliSync(['run', ...flags, '--isolation', 'auto'], ws)
     expect(run.status).toBe(0)
     const report = JSON.parse(read(path.join(ws, 'airlock-out', 'report.json')))
@@ -264,7 +268,7 @@ describe('the CLI', () => {
     expect(report.sandbox.applied.runtime).toBe(printed.sandbox.runtime)
     expect(report.isolation.tier).toBe(printed.resolution.isolation.tier)
     // Without an engine, plan still prints and says what it could not decide.
-    const offline = cliSync(['plan', ...flags, '--isolation', 'auto'], ws, {
+    const offline = cliSync(['plan', '--json', ...flags, '--isolation', 'auto'], ws, {
       ...process.env,
       DOCKER_HOST: `unix://${path.join(os.tmpdir(), 'no-docker-here.sock')}`
     })

@@ -131,7 +131,7 @@ export async function runPipeline(
 
     const setupPhase = findPhase(plan, 'setup')
     if (setupPhase) {
-      await runInstallPhase(ctx, setupPhase, ws, report, {
+      const install = await runInstallPhase(ctx, setupPhase, ws, {
         runtime,
         log,
         ...(deps.proxyScript !== undefined ? { proxyScript: deps.proxyScript } : {}),
@@ -139,6 +139,9 @@ export async function runPipeline(
         scratch: bounded,
         imageKey: (await runtime.imageBuildKey?.(image.id)) ?? image.id
       })
+      report.setup = install.setup
+      await checkFull(bounded, report, install.filledScratch)
+      if (install.stop) throw install.stop
       cancel.check()
     }
 

@@ -4,7 +4,7 @@ import { defaultProxyScript } from '../egress/session.js'
 import type { Logger } from '../log.js'
 import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
-import type { Report, SetupReport } from '../report/report.js'
+import type { SetupReport } from '../report/report.js'
 import type { Runtime } from '../sandbox/types.js'
 import { describeAllowHosts, runSetup } from '../setup/setup.js'
 import { diffTrees } from '../evidence/diff.js'
@@ -21,7 +21,6 @@ import { hashLockfiles } from '../evidence/metadata.js'
 import { ownForSandbox } from './phase.js'
 import * as path from 'node:path'
 import type { Scratch } from '../workspace/bounded.js'
-import { checkFull } from './scratch.js'
 
 /** How many files the install changed are listed by name (the rest are counted). */
 const MAX_CHANGED_LISTED = 100
@@ -29,11 +28,20 @@ const MAX_CHANGED_LISTED = 100
 /** The install phase did not succeed: nothing after it runs (the evidence so far is written). */
 export class SetupFailed extends Error {}
 
+/**
+ * What the install stage returns: its record, whether it filled the scratch filesystem, and why
+ * nothing after it may run (a cancellation or a failed install), if so.
+ */
+export interface InstallRecord {
+  setup: SetupReport
+  filledScratch: boolean
+  stop?: CancelledError | SetupFailed
+}
+
 export async function runInstallPhase(
   ctx: PhaseContext,
   phase: PhasePlan,
   ws: Workspace,
-  report: Report,
   deps: {
     runtime: Runtime
     log: Logger
@@ -45,7 +53,7 @@ export async function runInstallPhase(
     /** What the install depends on besides the lockfiles: the image's build key or id. */
     imageKey: string
   }
-): Promise<void> {
+): Promise<InstallRecord> {
   let cache: OpenDepsCache | undefined
   if (ctx.plan.cache.dependencies && deps.cache) {
     cache = await openDepsCache(
@@ -102,16 +110,19 @@ export async function runInstallPhase(
       changedTotal: changed.totalFiles
     } satisfies SetupReport
   }
-  report.setup = setup.report
   // Before the cache is closed (which removes its folder): did the install fill the limit?
-  await checkFull(deps.scratch, report)
+  const filledScratch = await deps.scratch.full()
   const r = setup.result
   const ok = r.error === undefined && !r.timedOut && !r.oomKilled && r.exitCode === 0
-  if (cache) report.setup.cache = await cache.close(ok && !r.cancelled)
-  if (r.cancelled) throw new CancelledError('signal')
-  if (r.error !== undefined || r.timedOut || r.oomKilled || r.exitCode !== 0) {
+  const record: SetupReport = cache
+    ? { ...setup.report, cache: await cache.close(ok && !r.cancelled) }
+    : setup.report
+  if (r.cancelled) return { setup: record, filledScratch, stop: new CancelledError('signal') }
+  if (!ok) {
     const why =
       r.error ?? (r.timedOut ? 'timed out' : r.oomKilled ? 'out of memory' : `exit ${r.exitCode}`)
-    throw new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
+    const stop = new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
+    return { setup: record, filledScratch, stop }
   }
+  return { setup: record, filledScratch }
 }

@@ -23,11 +23,9 @@ import { runInputs } from './presets/run-inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
 import { boundedReader } from './input-bounds.js'
-import { removeRunTemps } from './workspace/temp.js'
 import { ActionsStore } from './cache/store.js'
+import { STATE } from './state.js'
 
-/** Names shared by the main and post steps. */
-export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
 const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
@@ -135,21 +133,5 @@ export async function run(): Promise<void> {
     }
   } catch (error) {
     core.setFailed(errorMessage(error))
-  }
-}
-
-/** The action's post step: removes whatever a cancelled or killed run left behind. */
-export async function cleanupAfterRun(): Promise<void> {
-  try {
-    const runId = core.getState(STATE.runId)
-    if (runId === '') return
-    const removed = await new DockerRuntime().cleanup(runId)
-    const tempRoot = core.getState(STATE.tempRoot)
-    const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
-    core.info(
-      `cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`
-    )
-  } catch (error) {
-    core.warning(`cleanup: ${errorMessage(error)}`)
   }
 }

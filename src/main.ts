@@ -2,7 +2,8 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import * as core from '@actions/core'
-import { ConfigurationError, errorMessage } from './errors.js'
+import { ConfigurationError } from './errors.js'
+import { reportFailure } from './github/failure.js'
 import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
 import { eventBaseSha } from './github/context.js'
 import { ActionLogger } from './github/logger.js'
@@ -117,7 +118,12 @@ export async function run(): Promise<void> {
       diffSha256: result.diffSha256
     })
     const artifact = await publishArtifact(plan.outputDir, inputs.artifactName, inputs.dryRun)
-    if (result.error !== undefined) core.setFailed(errorMessage(result.error))
+    if (result.error !== undefined) {
+      await reportFailure(result.error, {
+        outputDir: plan.outputDir,
+        ...(artifact.status === 'uploaded' ? { artifact: artifact.name } : {})
+      })
+    }
     if (artifact.status === 'failed') {
       core.setFailed(
         `artifact ${artifact.name} was not uploaded after ${artifact.attempts} attempt(s): ${artifact.error}`
@@ -132,6 +138,7 @@ export async function run(): Promise<void> {
       await publishMode(readInput, new ActionLogger(), path.dirname(result.reportPath))
     }
   } catch (error) {
-    core.setFailed(errorMessage(error))
+    // A configuration error, an infrastructure failure, or a bug: each reported as what it is.
+    await reportFailure(error)
   }
 }

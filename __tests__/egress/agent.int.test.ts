@@ -14,6 +14,7 @@ import { planRun } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 /** The releases the tests install (each native Linux binary ships in this npm package). */
 const CLAUDE_PACKAGE = '@anthropic-ai/claude-code-linux-x64@2.1.332'
@@ -104,6 +105,7 @@ async function runAgent(setup: AgentSetup, runId: string) {
     workspace: ws,
     environment: { EGTEST_PROVIDER_KEY: SECRET, ...setup.env },
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId
   })

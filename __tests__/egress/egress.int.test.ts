@@ -25,6 +25,7 @@ import {
   egressWorld
 } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
@@ -81,6 +82,7 @@ function inputsFor(ws: string, runId: string, overrides: Record<string, string> 
     workspace: ws,
     environment: { EGTEST_CANARY_SECRET: SECRET },
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId
   })

@@ -29,6 +29,7 @@ import {
   egressWorld
 } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const docker = new Docker()
 // A printable-ASCII key with characters that need care in headers and URLs.
@@ -309,6 +310,7 @@ describe('credential values are checked at start', () => {
         workspace: ws,
         environment: { API_SECRET: value },
         hostUid: 1000,
+        event: LOCAL_EVENT,
         hostCpus: 2,
         defaultRunId: 'x'
       })
@@ -381,6 +383,7 @@ describe('a run whose agent leaks what it holds', () => {
       workspace: ws,
       environment: { EGRET_SECRET: SECRET },
       hostUid: process.getuid?.() ?? 1000,
+      event: LOCAL_EVENT,
       hostCpus: os.cpus().length,
       defaultRunId: runId
     })

@@ -16,6 +16,7 @@ import { runPipeline } from '../../src/pipeline/run.js'
 import { planRun } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import type { Report } from '../../src/report/report.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 import {
   FIXTURES,
   buildProxy,
@@ -166,6 +167,7 @@ async function run(
     workspace: ws,
     environment: {},
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId
   })

@@ -18,6 +18,7 @@ import { runInputs } from '../../src/presets/run-inputs.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from '../egress/helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
@@ -69,11 +70,16 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
     'run-id': runId
   }
   const environment = { [AGENT_KEY_ENV]: SECRET }
-  const run = await runInputs((n) => raw[n], { workspace: ws, env: environment })
+  const run = await runInputs((n) => raw[n], {
+    workspace: ws,
+    env: environment,
+    event: LOCAL_EVENT
+  })
   const inputs = getInputs(run.read, {
     workspace: ws,
     environment,
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId,
     ...run.context

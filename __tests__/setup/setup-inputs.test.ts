@@ -8,6 +8,7 @@ import { planRun } from '../../src/plan.js'
 import { parsePolicy } from '../../src/policy.js'
 import { finishSetupReport } from '../../src/setup/setup.js'
 import type { SetupReport } from '../../src/setup/setup.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const PROXY = `sha256:${'b'.repeat(64)}`
 let workspace: string
@@ -16,7 +17,14 @@ let ctx: InputContext
 beforeAll(() => {
   workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-setup-inputs-'))
   fs.writeFileSync(path.join(workspace, 'Dockerfile'), 'FROM scratch\n')
-  ctx = { workspace, environment: {}, hostUid: 1000, hostCpus: 2, defaultRunId: 'run-1' }
+  ctx = {
+    workspace,
+    environment: {},
+    hostUid: 1000,
+    event: LOCAL_EVENT,
+    hostCpus: 2,
+    defaultRunId: 'run-1'
+  }
 })
 afterAll(() => fs.rmSync(workspace, { recursive: true, force: true }))
 

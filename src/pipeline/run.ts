@@ -24,7 +24,8 @@ import { runAgent } from './agent.js'
 import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
 import { finishRun } from './finish.js'
-import { decideIsolation, servingRuntime } from './isolation.js'
+import { isResolved, resolvePlan } from './resolve.js'
+import type { ResolvedPlan } from './resolve.js'
 import { recordImage, resolveRunImage } from './image.js'
 import type { PhaseOutcomes } from './outcome.js'
 import { ownership } from './phase.js'
@@ -94,7 +95,7 @@ export async function runPipeline(
   let caught: unknown
   let scratch: Scratch | undefined
   try {
-    plan = await chooseRuntime(plan, runtime, report, log)
+    plan = await resolved(plan, runtime, report, log)
     cancel.check()
     const cache = deps.cache
       ? { store: deps.cache.store, dir: deps.cache.dir ?? path.join(tmp, 'cache') }
@@ -187,33 +188,22 @@ export async function runPipeline(
   }
 }
 
-/** The isolation tier (when the plan asks for one), checked on the engine, with its facts. */
-async function chooseRuntime(
+/** The resolution of the plan (the resolve step, unless the caller resolved it) into the report. */
+async function resolved(
   plan: RunPlan,
   runtime: Runtime,
   report: Report,
   log: Logger
-): Promise<RunPlan> {
-  let chosen = plan
-  if (plan.isolation !== null && plan.isolation !== undefined) {
-    // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
-    const decision = await decideIsolation(plan, runtime)
-    chosen = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.runtime } }
-    report.isolation = decision
-    report.sandbox.runtime = decision.runtime
-    log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
-  } else {
-    // A runtime named directly: gVisor without network support cannot serve a networked run.
-    const served = await servingRuntime(plan, runtime)
-    if (served.note !== null) log.info(`runtime: ${served.runtime} (${served.note})`)
-    chosen = { ...plan, sandbox: { ...plan.sandbox, runtime: served.runtime } }
-    report.sandbox.runtime = served.runtime
-  }
-  const facts = runtime.engineFacts() // asked alongside the runtime check
-  facts.catch(() => undefined)
-  await runtime.preflight(chosen.sandbox.runtime)
-  report.runner = runnerFacts(await facts, chosen.sandbox.runtime)
-  return chosen
+): Promise<ResolvedPlan> {
+  const r = isResolved(plan) ? plan : await resolvePlan(plan, runtime)
+  const { isolation, note } = r.resolution
+  if (isolation !== null) {
+    report.isolation = isolation
+    log.info(`isolation: ${isolation.tier} (${isolation.reasons.join('; ')})`)
+  } else if (note !== null) log.info(`runtime: ${r.sandbox.runtime} (${note})`)
+  report.sandbox.runtime = r.sandbox.runtime
+  report.runner = runnerFacts(r.resolution.engine, r.sandbox.runtime)
+  return r
 }
 
 /** The diff, its violations and protected changes, and the dependency changes, into the report. */

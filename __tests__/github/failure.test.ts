@@ -6,6 +6,8 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { jest } from '@jest/globals'
 import { ConfigurationError, InfrastructureError } from '../../src/errors.js'
+import { GitHubRequestError } from '../../src/github/client.js'
+import { ApplyRefused } from '../../src/github/patch-tree.js'
 
 // The command mode stands in for "some work the step does": each test says what it throws.
 const commandMode = jest.fn<() => Promise<void>>()
@@ -123,6 +125,27 @@ test('a configuration error found by the run names the input the same way', asyn
   )
   expect(errors()[0]?.title).toBe('Agent Airlock: configuration')
   expect(fs.readFileSync(summary, 'utf8')).toContain('`runtime`')
+})
+
+test('a deliberate refusal is neither a bug nor the environment', async () => {
+  process.env.INPUT_MODE = 'command'
+  commandMode.mockRejectedValueOnce(new ApplyRefused('the branch moved'))
+  await run()
+  expect(process.exitCode).toBe(1)
+  expect(errors()).toEqual([
+    { title: 'Agent Airlock: refused', message: 'apply refused: the branch moved' }
+  ])
+  const text = fs.readFileSync(summary, 'utf8')
+  expect(text).toMatch(/not a bug/)
+  expect(text).not.toMatch(/report it|infrastructure/i)
+})
+
+test.each<[number, string]>([
+  [403, 'Agent Airlock: refused'],
+  [502, 'Agent Airlock: infrastructure']
+])('GitHub answering %d is reported as %s', async (status, title) => {
+  await reportFailure(new GitHubRequestError(status, 'POST', '/x', `GitHub answered ${status}`))
+  expect(errors()[0]?.title).toBe(title)
 })
 
 test('anything else is an internal error', async () => {

@@ -2,14 +2,22 @@
 // a bug are told apart — each with its own annotation title and job summary section — so the
 // reader knows whether to change the workflow, re-run the job, or report a bug.
 import * as core from '@actions/core'
-import { CancelledError, ConfigurationError, InfrastructureError, errorMessage } from '../errors.js'
+import {
+  CancelledError,
+  ConfigurationError,
+  InfrastructureError,
+  RefusedError,
+  errorMessage
+} from '../errors.js'
 import { escapeMarkdown } from '../report/escape.js'
+import { GitHubRequestError } from './client.js'
 
-export type FailureKind = 'configuration' | 'infrastructure' | 'cancelled' | 'internal'
+export type FailureKind = 'configuration' | 'infrastructure' | 'refused' | 'cancelled' | 'internal'
 
 export const FAILURE_TITLE: Record<FailureKind, string> = {
   configuration: 'Agent Airlock: configuration',
   infrastructure: 'Agent Airlock: infrastructure',
+  refused: 'Agent Airlock: refused',
   cancelled: 'Agent Airlock: cancelled',
   internal: 'Agent Airlock: internal error'
 }
@@ -21,9 +29,20 @@ export interface EvidencePlace {
   artifact?: string
 }
 
+const HEADING: Record<FailureKind, string> = {
+  configuration: 'Agent Airlock: configuration error',
+  infrastructure: 'Agent Airlock: infrastructure error',
+  refused: 'Agent Airlock: refused',
+  cancelled: 'Agent Airlock: cancelled',
+  internal: 'Agent Airlock: internal error'
+}
+
 export function failureKind(error: unknown): FailureKind {
   if (error instanceof ConfigurationError) return 'configuration'
   if (error instanceof InfrastructureError) return 'infrastructure'
+  // GitHub failing (5xx after the retries) is the environment; a 4xx is GitHub refusing.
+  if (error instanceof GitHubRequestError && error.status >= 500) return 'infrastructure'
+  if (error instanceof RefusedError) return 'refused'
   if (error instanceof CancelledError) return 'cancelled'
   return 'internal'
 }
@@ -48,7 +67,7 @@ function code(text: string): string {
 
 function section(kind: FailureKind, error: unknown, evidence?: EvidencePlace): string {
   const message = escapeMarkdown(errorMessage(error))
-  const heading = `### ${FAILURE_TITLE[kind].replace(/ error$/, '')} error\n\n`
+  const heading = `### ${HEADING[kind]}\n\n`
   switch (kind) {
     case 'configuration': {
       const input = (error as ConfigurationError).input
@@ -64,8 +83,14 @@ function section(kind: FailureKind, error: unknown, evidence?: EvidencePlace): s
         heading +
         `The environment failed: ${message}\n\n` +
         'This is not a verdict on the agent or on your configuration. ' +
-        `${keptMarkdown(evidence)} Run the job again once the environment is back (for the ` +
-        'container engine: `docker info` answers on the runner).\n'
+        `${keptMarkdown(evidence)} Run the job again once the environment is back (the container ` +
+        'engine answers `docker info` on the runner; GitHub answers).\n'
+      )
+    case 'refused':
+      return (
+        heading +
+        `Agent Airlock refused to go on: ${message}\n\n` +
+        'This is a deliberate check, not a bug: the message says what stopped it and what to change.\n'
       )
     case 'cancelled':
       return heading + `${message}\n\n${keptMarkdown(evidence)}\n`

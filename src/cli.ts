@@ -6,7 +6,7 @@ import { defaultContext } from './inputs/context.js'
 import { defaultTempRoot, removeRunTemps } from './workspace/temp.js'
 import { runPipeline } from './pipeline/run.js'
 import { printablePlan, resolvePlan } from './pipeline/resolve.js'
-import { planRun } from './plan.js'
+import { planRun, secretsOf } from './plan.js'
 import { policyForRun } from './policy/load.js'
 import { runInputs } from './presets/run-inputs.js'
 import { stripControls } from './report/escape.js'
@@ -85,20 +85,12 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
-    const result = await runPipeline(
-      plan,
-      {
-        task: inputs.task.text,
-        env: inputs.env,
-        ...(inputs.egress ? { egress: inputs.egress } : {})
-      },
-      {
-        runtime,
-        log,
-        signal: controller.signal,
-        cache: { store: new FolderStore(defaultCacheRoot()) }
-      }
-    )
+    const result = await runPipeline(plan, secretsOf(inputs), {
+      runtime,
+      log,
+      signal: controller.signal,
+      cache: { store: new FolderStore(defaultCacheRoot()) }
+    })
     const r = result.report
     process.stderr.write(
       `==> outcome: ${r.outcome} — ${stripControls(r.outcomeReason)}\n` +

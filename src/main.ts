@@ -14,7 +14,7 @@ import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
 import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
-import { planRun } from './plan.js'
+import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
@@ -96,29 +96,21 @@ export async function run(): Promise<void> {
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const result = await runPipeline(
-      plan,
-      {
-        task: inputs.task.text,
-        env: inputs.env,
-        ...(inputs.egress ? { egress: inputs.egress } : {})
-      },
-      {
-        runtime: new DockerRuntime(),
-        log: new ActionLogger(),
-        signal: controller.signal,
-        tempRoot,
-        // The Actions cache when the runner offers it: entries staged at one path in every run.
-        ...(ActionsStore.available()
-          ? {
-              cache: {
-                store: new ActionsStore(new ActionLogger()),
-                dir: path.join(tempRoot, 'airlock-cache')
-              }
+    const result = await runPipeline(plan, secretsOf(inputs), {
+      runtime: new DockerRuntime(),
+      log: new ActionLogger(),
+      signal: controller.signal,
+      tempRoot,
+      // The Actions cache when the runner offers it: entries staged at one path in every run.
+      ...(ActionsStore.available()
+        ? {
+            cache: {
+              store: new ActionsStore(new ActionLogger()),
+              dir: path.join(tempRoot, 'airlock-cache')
             }
-          : {})
-      }
-    )
+          }
+        : {})
+    })
     await writeJobSummary(path.join(plan.outputDir, OUTPUT_FILES.comment))
     setRunOutputs({
       ...result.report,

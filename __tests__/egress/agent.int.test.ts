@@ -10,7 +10,7 @@ import Docker from 'dockerode'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
@@ -110,11 +110,12 @@ async function runAgent(setup: AgentSetup, runId: string) {
     defaultRunId: runId
   })
   const log = new MemoryLogger()
-  const { report } = await runPipeline(
-    planRun(inputs),
-    { task: inputs.task.text, env: inputs.env, egress: inputs.egress! },
-    { runtime: new DockerRuntime(docker), log, proxyScript: world.proxyScript, tempRoot: world.tmp }
-  )
+  const { report } = await runPipeline(planRun(inputs), secretsOf(inputs), {
+    runtime: new DockerRuntime(docker),
+    log,
+    proxyScript: world.proxyScript,
+    tempRoot: world.tmp
+  })
   const out = path.join(ws, 'out')
   const agentLog = fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')
   expect([report.outcome, report.outcomeReason, agentLog.slice(-3000)]).toEqual([

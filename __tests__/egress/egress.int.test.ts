@@ -9,7 +9,7 @@ import Docker from 'dockerode'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { startEgress } from '../../src/egress/session.js'
 import { parseHostRule } from '../../src/egress/policy.js'
@@ -98,11 +98,7 @@ async function run(
   const log = new MemoryLogger()
   const result = await runPipeline(
     planRun(inputs),
-    {
-      task: 'probe the network',
-      env: inputs.env,
-      ...(inputs.egress ? { egress: inputs.egress } : {})
-    },
+    { ...secretsOf(inputs), task: 'probe the network' },
     {
       runtime: new DockerRuntime(docker),
       log,

@@ -12,7 +12,7 @@ import { ConfigurationError } from '../../src/errors.js'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { startEgress, type EgressCapture } from '../../src/egress/session.js'
 import { parseCredential } from '../../src/egress/credential-routes.js'
@@ -390,7 +390,7 @@ describe('a run whose agent leaks what it holds', () => {
     const log = new MemoryLogger()
     const run = await runPipeline(
       planRun(inputs),
-      { task: 'leak', env: inputs.env, ...(inputs.egress ? { egress: inputs.egress } : {}) },
+      { ...secretsOf(inputs), task: 'leak' },
       {
         runtime: new DockerRuntime(docker),
         log,

@@ -12,7 +12,7 @@ import Docker from 'dockerode'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { AGENT_KEY_ENV, PRESETS } from '../../src/presets/presets.js'
 import { runInputs } from '../../src/presets/run-inputs.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
@@ -89,11 +89,12 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
   expect(inputs.agentCommand).toBe(preset.command(model))
   expect(inputs.network).toBe('allowlist')
   const log = new MemoryLogger()
-  const { report } = await runPipeline(
-    planRun(inputs),
-    { task: inputs.task.text, env: inputs.env, egress: inputs.egress! },
-    { runtime: new DockerRuntime(docker), log, proxyScript: world.proxyScript, tempRoot: world.tmp }
-  )
+  const { report } = await runPipeline(planRun(inputs), secretsOf(inputs), {
+    runtime: new DockerRuntime(docker),
+    log,
+    proxyScript: world.proxyScript,
+    tempRoot: world.tmp
+  })
   const out = path.join(ws, 'out')
   const agentLog = fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')
   if (report.outcome !== 'success') {

@@ -1,22 +1,21 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { CancelledError } from '../errors.js'
-import type { EgressInputs } from '../egress/inputs.js'
 import { captureDiff } from '../evidence/capture.js'
 import type { DiffCapture } from '../evidence/capture.js'
 import { runnerFacts } from '../evidence/metadata.js'
-import { Redactor } from '../evidence/redact.js'
+import { Redactor } from '../redact.js'
 import { maskLine, runSecretValues } from '../evidence/secrets.js'
 import { maskingLogger } from '../log.js'
 import type { Logger } from '../log.js'
-import type { PhaseName, PhasePlan, RunPlan } from '../plan.js'
+import type { PhaseName, PhasePlan, RunPlan, RunSecrets } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { CacheStore } from '../cache/store.js'
-import { finishSetupReport } from '../setup/setup.js'
+import { lockfileFindings } from '../evidence/lockfiles.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
 import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
@@ -33,15 +32,7 @@ import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
 import { runBaseline, runTests } from './tests.js'
 
-export interface RunSecrets {
-  /** The task text (the plan only holds its hash). */
-  task: string
-  env: { name: string; value: string }[]
-  /** With `network: allowlist`: the proxy's settings, credentials included. */
-  egress?: EgressInputs
-  /** Other values to mask in every output (credentials the run holds). */
-  secrets?: string[]
-}
+export type { RunSecrets } from '../plan.js'
 
 export interface PipelineDeps {
   runtime: Runtime
@@ -212,8 +203,11 @@ function recordCapture(report: Report, capture: DiffCapture): void {
   report.policy.violations.push(...capture.violations)
   report.policy.protected.push(...capture.protected)
   report.dependencies = capture.dependencies
-  if (report.setup)
-    report.policy.protected.push(...finishSetupReport(report.setup, report.dependencies))
+  if (report.setup) {
+    const { lockfiles, findings } = lockfileFindings(report.setup, report.dependencies)
+    report.setup.lockfiles = lockfiles
+    report.policy.protected.push(...findings)
+  }
 }
 
 function findPhase(plan: RunPlan, name: PhaseName): PhasePlan | undefined {

@@ -19,6 +19,13 @@ export class InfrastructureError extends Error {
   }
 }
 
+/**
+ * The action refused what it was asked, on purpose: evidence that is invalid or does not match
+ * its statement, a branch that moved since the approval, a request GitHub refused. Not a bug and
+ * not the environment: the message says what stopped it and what to change.
+ */
+export class RefusedError extends Error {}
+
 /** The run was cancelled (SIGINT/SIGTERM, or the job was cancelled). */
 export class CancelledError extends Error {
   constructor(signal: string) {

@@ -1,7 +1,8 @@
 import * as os from 'node:os'
 import * as path from 'node:path'
 import * as core from '@actions/core'
-import { ConfigurationError, errorMessage } from './errors.js'
+import { ConfigurationError } from './errors.js'
+import { reportFailure } from './github/failure.js'
 import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
 import { ActionLogger } from './github/logger.js'
 import { getInputs } from './inputs.js'
@@ -23,11 +24,9 @@ import { getGitHubInputs } from './github/context.js'
 import type { ModeEnv } from './github/context.js'
 import type { RunEvent } from './event.js'
 import { boundedReader } from './input-bounds.js'
-import { removeRunTemps } from './workspace/temp.js'
 import { ActionsStore } from './cache/store.js'
+import { STATE } from './state.js'
 
-/** Names shared by the main and post steps. */
-export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
 const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
@@ -119,7 +118,12 @@ export async function run(): Promise<void> {
       diffSha256: result.diffSha256
     })
     const artifact = await publishArtifact(plan.outputDir, inputs.artifactName, inputs.dryRun)
-    if (result.error !== undefined) core.setFailed(errorMessage(result.error))
+    if (result.error !== undefined) {
+      await reportFailure(result.error, {
+        outputDir: plan.outputDir,
+        ...(artifact.status === 'uploaded' ? { artifact: artifact.name } : {})
+      })
+    }
     if (artifact.status === 'failed') {
       core.setFailed(
         `artifact ${artifact.name} was not uploaded after ${artifact.attempts} attempt(s): ${artifact.error}`
@@ -134,22 +138,7 @@ export async function run(): Promise<void> {
       await publishMode(readInput, new ActionLogger(), modeEnv, path.dirname(result.reportPath))
     }
   } catch (error) {
-    core.setFailed(errorMessage(error))
-  }
-}
-
-/** The action's post step: removes whatever a cancelled or killed run left behind. */
-export async function cleanupAfterRun(): Promise<void> {
-  try {
-    const runId = core.getState(STATE.runId)
-    if (runId === '') return
-    const removed = await new DockerRuntime().cleanup(runId)
-    const tempRoot = core.getState(STATE.tempRoot)
-    const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
-    core.info(
-      `cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`
-    )
-  } catch (error) {
-    core.warning(`cleanup: ${errorMessage(error)}`)
+    // A configuration error, an infrastructure failure, or a bug: each reported as what it is.
+    await reportFailure(error)
   }
 }

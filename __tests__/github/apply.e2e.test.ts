@@ -145,7 +145,7 @@ describe('apply', () => {
     const run = await apply()
     expect(run.code).toBe(1)
     expect(run.stdout).toMatch(
-      /::error::apply refused: the branch moved: approved head [0-9a-f]{12}, now [0-9a-f]{12}/
+      /::error title=Agent Airlock%3A refused::apply refused: the branch moved: approved head [0-9a-f]{12}, now [0-9a-f]{12}/
     )
     expect(world.api.writes()).toEqual([])
     expect(remote(['rev-parse', 'refs/heads/feature'])).toBe(moved)

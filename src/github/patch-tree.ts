@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { ConfigurationError } from '../errors.js'
+import { ConfigurationError, RefusedError } from '../errors.js'
 import { GitError, git } from '../workspace/git.js'
 
 /** One path the patch changes, as the Git Data API wants it. */
@@ -15,7 +15,7 @@ export interface TreeChange {
   content: Buffer | null
 }
 
-export class ApplyRefused extends Error {
+export class ApplyRefused extends RefusedError {
   constructor(message: string) {
     super(`apply refused: ${message}`)
     this.name = 'ApplyRefused'

@@ -1,5 +1,6 @@
 // Checking an output folder against its provenance.json, offline: the statement's form, the
 // report's agreement with it, and the SHA-256 of every evidence file (changed, missing or added).
+import { RefusedError } from '../errors.js'
 import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
@@ -158,7 +159,7 @@ export function verifyProvenance(outDir: string): VerifyResult {
 }
 
 /** Evidence that does not match its statement: refused by the modes that act on it. */
-export class EvidenceMismatchError extends Error {
+export class EvidenceMismatchError extends RefusedError {
   constructor(readonly problems: string[]) {
     super(
       `the evidence does not match its ${PROVENANCE_FILE}: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ''}`

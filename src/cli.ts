@@ -8,7 +8,7 @@ import { runPipeline } from './pipeline/run.js'
 import { planRun } from './plan.js'
 import { policyForRun } from './policy/load.js'
 import { runInputs } from './presets/run-inputs.js'
-import { stripControls } from './report/escape.js'
+import { stripHidden } from './text-filter.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { FolderStore, defaultCacheRoot } from './cache/store.js'
 import { USAGE, parse, reader } from './cli/args.js'
@@ -91,7 +91,7 @@ export async function main(argv: string[]): Promise<number> {
     )
     const r = result.report
     process.stderr.write(
-      `==> outcome: ${r.outcome} — ${stripControls(r.outcomeReason)}\n` +
+      `==> outcome: ${r.outcome} — ${stripHidden(r.outcomeReason)}\n` +
         `    files changed: ${r.diff.files.length}` +
         (r.tests.command !== null
           ? ` · tests: ${r.tests.summary.passed} passed, ${r.tests.summary.failed} failed, ${r.tests.summary.skipped} skipped`

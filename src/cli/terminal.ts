@@ -1,6 +1,6 @@
 // The CLI's log: phases and notes on stderr, the sandbox's output on stdout (controls stripped).
 import type { Logger } from '../log.js'
-import { stripControls } from '../report/escape.js'
+import { stripHidden } from '../text-filter.js'
 
 export class TerminalLogger implements Logger {
   constructor(private readonly quiet: boolean) {}
@@ -18,6 +18,6 @@ export class TerminalLogger implements Logger {
     process.stderr.write(`    error: ${message}\n`)
   }
   output(phase: string, line: string): void {
-    if (!this.quiet) process.stdout.write(`${phase} | ${stripControls(line)}\n`)
+    if (!this.quiet) process.stdout.write(`${phase} | ${stripHidden(line)}\n`)
   }
 }

@@ -1,7 +1,7 @@
 import { DEFAULT_DIFF_LIMITS } from '../path-rules.js'
 import type { DiffLimits } from '../path-rules.js'
 import { git } from '../workspace/git.js'
-import { displayPath } from './snapshot.js'
+import { displayPath, splitNul } from '../git-listing.js'
 
 export type FileStatus = 'added' | 'modified' | 'deleted' | 'type-changed'
 
@@ -149,17 +149,7 @@ interface RawEntry {
 
 /** Parses `diff-tree -z --raw --numstat` output (raw records first, then numstat records). */
 export function parseRawNumstat(out: Buffer): RawEntry[] {
-  const fields: Buffer[] = []
-  let start = 0
-  while (start < out.length) {
-    const end = out.indexOf(0, start)
-    if (end < 0) {
-      fields.push(out.subarray(start))
-      break
-    }
-    fields.push(out.subarray(start, end))
-    start = end + 1
-  }
+  const fields = splitNul(out)
   const byPath = new Map<string, RawEntry>()
   const order: string[] = []
   let i = 0

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs'
+import { displayPath } from '../git-listing.js'
 import { NO_STAT_RECORD, recordedOid, statKey } from '../workspace/stat-record.js'
 import type { StatKey, StatRecord } from '../workspace/stat-record.js'
 import { objectIds, objectWriter, writeTrees } from './git-objects.js'
@@ -47,19 +48,6 @@ export interface Snapshot {
   read: number
   /** Files and links whose blob id came from the workspace's stat record, unchanged. */
   reused: number
-}
-
-/** Shows a byte path as text: UTF-8 where valid, other bytes as \xNN. */
-export function displayPath(p: Buffer): string {
-  const text = p.toString('utf8')
-  if (Buffer.from(text, 'utf8').equals(p)) return text
-  let out = ''
-  for (const byte of p)
-    out +=
-      byte >= 0x20 && byte < 0x7f
-        ? String.fromCharCode(byte)
-        : `\\x${byte.toString(16).padStart(2, '0')}`
-  return out
 }
 
 interface Found {

@@ -1,7 +1,7 @@
 // The agent stage: the agent phase inside the egress session (when the plan has one), and what
 // the run learns from it: its phase report, the proxy's evidence and the model use.
 import * as path from 'node:path'
-import type { EgressInputs } from '../egress/inputs.js'
+import type { EgressSecrets } from '../egress/plan.js'
 import { tokenUsage } from '../evidence/cost.js'
 import { readUsage } from '../evidence/metadata.js'
 import type { Logger } from '../log.js'
@@ -21,7 +21,7 @@ export async function runAgent(
   ctx: PhaseContext,
   agentPhase: PhasePlan,
   ws: Workspace,
-  egressSettings: EgressInputs | undefined,
+  egressSecrets: EgressSecrets | undefined,
   scratch: Scratch,
   report: Report,
   phases: PhaseOutcomes,
@@ -30,7 +30,7 @@ export async function runAgent(
   const { plan } = ctx
   // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
   const agentOut = await sandboxFolder(plan, path.join(scratch.dir, 'out'))
-  const egress = await openEgress(plan, egressSettings, deps)
+  const egress = await openEgress(plan, egressSecrets, deps)
   let agent: PhaseRun
   try {
     agent = await runPhase(ctx, agentPhase, ws.dir, OUTPUT_FILES.agentLog, {
@@ -38,7 +38,7 @@ export async function runAgent(
       ...(egress ? { egress: { network: egress.network, env: egress.env } } : {})
     })
   } finally {
-    if (egress) report.egress = await closeEgress(egress, egressSettings, plan.outputDir, deps.log)
+    if (egress) report.egress = await closeEgress(egress, plan, egressSecrets, deps.log)
   }
   Object.assign(report.agent, agent.report)
   phases.agent = {

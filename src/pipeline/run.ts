@@ -1,22 +1,21 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { CancelledError } from '../errors.js'
-import type { EgressInputs } from '../egress/inputs.js'
 import { captureDiff } from '../evidence/capture.js'
 import type { DiffCapture } from '../evidence/capture.js'
 import { runnerFacts } from '../evidence/metadata.js'
-import { Redactor } from '../evidence/redact.js'
+import { Redactor } from '../redact.js'
 import { maskLine, runSecretValues } from '../evidence/secrets.js'
 import { maskingLogger } from '../log.js'
 import type { Logger } from '../log.js'
-import type { PhaseName, PhasePlan, RunPlan } from '../plan.js'
+import type { PhaseName, PhasePlan, RunPlan, RunSecrets } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { CacheStore } from '../cache/store.js'
-import { finishSetupReport } from '../setup/setup.js'
+import { lockfileFindings } from '../evidence/lockfiles.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
 import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
@@ -24,7 +23,8 @@ import { runAgent } from './agent.js'
 import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
 import { finishRun } from './finish.js'
-import { decideIsolation, servingRuntime } from './isolation.js'
+import { isResolved, resolvePlan } from './resolve.js'
+import type { ResolvedPlan } from './resolve.js'
 import { recordImage, resolveRunImage } from './image.js'
 import type { PhaseOutcomes } from './outcome.js'
 import { ownership } from './phase.js'
@@ -32,15 +32,7 @@ import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
 import { runBaseline, runTests } from './tests.js'
 
-export interface RunSecrets {
-  /** The task text (the plan only holds its hash). */
-  task: string
-  env: { name: string; value: string }[]
-  /** With `network: allowlist`: the proxy's settings, credentials included. */
-  egress?: EgressInputs
-  /** Other values to mask in every output (credentials the run holds). */
-  secrets?: string[]
-}
+export type { RunSecrets } from '../plan.js'
 
 export interface PipelineDeps {
   runtime: Runtime
@@ -94,7 +86,7 @@ export async function runPipeline(
   let caught: unknown
   let scratch: Scratch | undefined
   try {
-    plan = await chooseRuntime(plan, runtime, report, log)
+    plan = await resolved(plan, runtime, report, log)
     cancel.check()
     const cache = deps.cache
       ? { store: deps.cache.store, dir: deps.cache.dir ?? path.join(tmp, 'cache') }
@@ -187,33 +179,22 @@ export async function runPipeline(
   }
 }
 
-/** The isolation tier (when the plan asks for one), checked on the engine, with its facts. */
-async function chooseRuntime(
+/** The resolution of the plan (the resolve step, unless the caller resolved it) into the report. */
+async function resolved(
   plan: RunPlan,
   runtime: Runtime,
   report: Report,
   log: Logger
-): Promise<RunPlan> {
-  let chosen = plan
-  if (plan.isolation !== null && plan.isolation !== undefined) {
-    // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
-    const decision = await decideIsolation(plan, runtime)
-    chosen = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.runtime } }
-    report.isolation = decision
-    report.sandbox.runtime = decision.runtime
-    log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
-  } else {
-    // A runtime named directly: gVisor without network support cannot serve a networked run.
-    const served = await servingRuntime(plan, runtime)
-    if (served.note !== null) log.info(`runtime: ${served.runtime} (${served.note})`)
-    chosen = { ...plan, sandbox: { ...plan.sandbox, runtime: served.runtime } }
-    report.sandbox.runtime = served.runtime
-  }
-  const facts = runtime.engineFacts() // asked alongside the runtime check
-  facts.catch(() => undefined)
-  await runtime.preflight(chosen.sandbox.runtime)
-  report.runner = runnerFacts(await facts, chosen.sandbox.runtime)
-  return chosen
+): Promise<ResolvedPlan> {
+  const r = isResolved(plan) ? plan : await resolvePlan(plan, runtime)
+  const { isolation, note } = r.resolution
+  if (isolation !== null) {
+    report.isolation = isolation
+    log.info(`isolation: ${isolation.tier} (${isolation.reasons.join('; ')})`)
+  } else if (note !== null) log.info(`runtime: ${r.sandbox.runtime} (${note})`)
+  report.sandbox.runtime = r.sandbox.runtime
+  report.runner = runnerFacts(r.resolution.engine, r.sandbox.runtime)
+  return r
 }
 
 /** The diff, its violations and protected changes, and the dependency changes, into the report. */
@@ -222,8 +203,11 @@ function recordCapture(report: Report, capture: DiffCapture): void {
   report.policy.violations.push(...capture.violations)
   report.policy.protected.push(...capture.protected)
   report.dependencies = capture.dependencies
-  if (report.setup)
-    report.policy.protected.push(...finishSetupReport(report.setup, report.dependencies))
+  if (report.setup) {
+    const { lockfiles, findings } = lockfileFindings(report.setup, report.dependencies)
+    report.setup.lockfiles = lockfiles
+    report.policy.protected.push(...findings)
+  }
 }
 
 function findPhase(plan: RunPlan, name: PhaseName): PhasePlan | undefined {

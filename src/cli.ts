@@ -10,7 +10,7 @@ import { planRun, secretsOf } from './plan.js'
 import { policyForRun } from './policy/load.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
 import { runInputs } from './presets/run-inputs.js'
-import { stripControls } from './report/escape.js'
+import { stripHidden } from './text-filter.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { FolderStore, defaultCacheRoot } from './cache/store.js'
 import { parse, reader } from './cli/args.js'
@@ -99,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
     })
     const r = result.report
     process.stderr.write(
-      `==> outcome: ${r.outcome} — ${stripControls(r.outcomeReason)}\n` +
+      `==> outcome: ${r.outcome} — ${stripHidden(r.outcomeReason)}\n` +
         `    files changed: ${r.diff.files.length}` +
         (r.tests.command !== null
           ? ` · tests: ${r.tests.summary.passed} passed, ${r.tests.summary.failed} failed, ${r.tests.summary.skipped} skipped`

@@ -2,6 +2,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
 import { editDistance } from './suggest.js'
+import { hasControl } from './text-filter.js'
 
 /**
  * Bounds every input is held to before it is read for its meaning: its shape (length, line
@@ -36,10 +37,6 @@ export const MULTILINE_INPUTS: ReadonlySet<string> = new Set([
 const MAX_CHARS: Record<string, number> = { task: 1024 * 1024, 'upstream-ca': 256 * 1024 }
 const DEFAULT_MAX_CHARS = 64 * 1024
 
-// NUL and the C0/C1 controls; tab and line breaks are judged separately.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
-
 /** Throws when a raw input value has a shape no input accepts. */
 export function checkShape(name: string, raw: string): void {
   const max = MAX_CHARS[name] ?? DEFAULT_MAX_CHARS
@@ -52,7 +49,7 @@ export function checkShape(name: string, raw: string): void {
   if (raw.includes('\0')) {
     throw new ConfigurationError(name, 'contains a NUL character; remove it')
   }
-  if (name !== 'task' && CONTROL.test(raw)) {
+  if (name !== 'task' && hasControl(raw)) {
     throw new ConfigurationError(
       name,
       'contains a control character (escape, backspace, ...); remove it'

@@ -17,6 +17,7 @@ import {
   listFolder
 } from './provenance.js'
 import type { BoundFile, Listing, ProvenancePredicate, Statement } from './provenance.js'
+import { hasControl } from '../text-filter.js'
 import type { Report } from './report.js'
 
 export interface VerifyResult {
@@ -101,8 +102,8 @@ function safeRelative(p: string): boolean {
     p.length <= 4096 &&
     !p.startsWith('/') &&
     !p.includes('\\') &&
-    // eslint-disable-next-line no-control-regex
-    !/[\u0000-\u001f]/.test(p) &&
+    !hasControl(p) &&
+    !/[\t\n\r]/.test(p) &&
     p.split('/').every((s) => s !== '' && s !== '.' && s !== '..')
   )
 }

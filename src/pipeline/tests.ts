@@ -1,7 +1,7 @@
 // The tests stage: the test command on the agent's tree, one re-run of failures on a fresh copy
 // (tests that pass then are flaky), and the comparison with the baseline.
 import * as path from 'node:path'
-import { CancelledError } from '../errors.js'
+import { CancelledError, InfrastructureError } from '../errors.js'
 import { compareTests, markFlaky, shouldRerun } from '../evidence/compare.js'
 import { collectTestReports, summarize } from '../evidence/tests/index.js'
 import type { PhasePlan } from '../plan.js'
@@ -82,6 +82,9 @@ export async function runBaseline(
   const results = await collectTestReports(dir, ctx.plan.capture.testReports)
   report.tests.baseline = { phase: baseline.report, summary: results.summary, cases: results.cases }
   if (baseline.result.cancelled) throw new CancelledError('signal')
+  // The engine failed under the baseline: the run ends here (infrastructure-error).
+  if (baseline.result.engineFault === true)
+    throw new InfrastructureError(`the baseline container failed: ${baseline.result.error}`)
 }
 
 function recordServices(report: Report): (reports: ServiceReport[]) => void {

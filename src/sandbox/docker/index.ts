@@ -20,6 +20,7 @@ import type {
   SidecarSpec
 } from '../types.js'
 import {
+  ENGINE_RETRY_WINDOW_MS,
   EngineFault,
   engineTimeoutMs,
   isEngineError,
@@ -153,14 +154,18 @@ export class DockerRuntime implements Runtime {
 
   /**
    * Removes everything carrying the run's label. Each request has a deadline and is retried
-   * while the engine is away (a daemon restarting); what still fails is thrown after the rest.
+   * while the engine is away (a daemon restarting), within one retry window
+   * (ENGINE_RETRY_WINDOW_MS); what still fails is thrown after the rest.
    */
   async cleanup(runId: string): Promise<{ containers: number; networks: number; volumes: number }> {
     const filters = JSON.stringify({ label: [`${LABELS.runId}=${runId}`] })
     const removed = { containers: 0, networks: 0, volumes: 0 }
     const failures: string[] = []
+    // One retry window for the whole cleanup: an engine that is not back by then is left to
+    // `airlock cleanup --run-id` (or the Action's post step).
+    const until = Date.now() + ENGINE_RETRY_WINDOW_MS
     const call = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
-      retryWhileAway(() => withDeadline(fn(), engineTimeoutMs(), what), { attempts: 8 })
+      retryWhileAway(() => withDeadline(fn(), engineTimeoutMs(), what), { until })
     const each = async (what: string, fn: () => Promise<unknown>): Promise<boolean> => {
       try {
         await call(what, fn)

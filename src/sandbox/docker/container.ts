@@ -35,6 +35,13 @@ export class ManagedContainer {
   exited: Promise<ExitInfo> = Promise.resolve({ exitCode: null, error: 'not started' })
   /** Why the engine was found lost (undefined: it was not). */
   lostReason: string | undefined
+  /**
+   * A question of the watch the engine failed (no answer in time, connection lost), even when
+   * the container's exit came through anyway: the engine misbehaved during the run.
+   */
+  probeFault: string | undefined
+  /** Settles when the watch has ended (after its last question is answered or has failed). */
+  watched: Promise<void> = Promise.resolve()
   private lose: (reason: string) => void = () => undefined
   private wake: () => void = () => undefined
   private ended: Promise<void> = Promise.resolve()
@@ -130,7 +137,7 @@ export class ManagedContainer {
       this.wake()
     })
     await withDeadline(this.container.start(), engineTimeoutMs(), 'container start')
-    void this.watch(() => settled)
+    this.watched = this.watch(() => settled)
   }
 
   /** Waits for the exit (or the loss of the engine), the deadline or the abort signal. */
@@ -175,6 +182,7 @@ export class ManagedContainer {
         if (stoppedSince !== undefined && Date.now() - stoppedSince >= UNANSWERED_WAIT_MS)
           return this.lose('the container stopped but the engine never answered the wait')
       } catch (error) {
+        if (isEngineError(error)) this.probeFault ??= errorMessage(error)
         if (done()) return
         if (!isEngineError(error)) return this.lose(`the container is gone: ${errorMessage(error)}`)
         if (isEngineGone(error))

@@ -60,6 +60,9 @@ export async function runPhase(
         `the engine stopped the container (exit ${result.exitCode}, a signal this run did not send: a daemon restart or stop)`
       )
     }
+    await container.watched
+    if (container.probeFault !== undefined)
+      throw new Error(`the engine failed a question about the container: ${container.probeFault}`)
     if (container.streamError !== undefined)
       throw new Error(`the engine cut the output stream: ${container.streamError}`)
     const statsFailure = await stats.settled()

@@ -27,12 +27,11 @@ import {
 } from './context.js'
 import { readEvidence } from './evidence.js'
 import type { RunEvidence } from './evidence.js'
+import { DRY_RUN_FILE } from '../report/provenance.js'
 import { requireMatchingStatement } from '../report/provenance-verify.js'
 import { publishRun } from './publish.js'
 import { Writes, resolveIdentity } from './writes.js'
 import type { WriteCall } from './writes.js'
-
-export const DRY_RUN_FILE = 'dry-run.json'
 
 function workspace(): string {
   return process.env.GITHUB_WORKSPACE ?? process.cwd()

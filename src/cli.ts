@@ -5,7 +5,8 @@ import { INPUT, getInputs } from './inputs.js'
 import { defaultContext } from './inputs/context.js'
 import { defaultTempRoot, removeRunTemps } from './workspace/temp.js'
 import { runPipeline } from './pipeline/run.js'
-import { planRun } from './plan.js'
+import { printablePlan, resolvePlan } from './pipeline/resolve.js'
+import { planRun, secretsOf } from './plan.js'
 import { policyForRun } from './policy/load.js'
 import { runInputs } from './presets/run-inputs.js'
 import { stripControls } from './report/escape.js'
@@ -39,7 +40,8 @@ export async function main(argv: string[]): Promise<number> {
       `unknown command "${command}"; use run, plan, verify or cleanup`
     )
   }
-  const ctx = defaultContext()
+  // The CLI never reads a runner's event, whatever the environment holds.
+  const ctx = defaultContext(process.env, 'local')
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
   const policy = await policyForRun({
     read,
@@ -47,19 +49,27 @@ export async function main(argv: string[]): Promise<number> {
   })
   const run = await runInputs(read, {
     workspace: ctx.workspace,
-    env: { ...process.env, GITHUB_EVENT_NAME: undefined, GITHUB_EVENT_PATH: undefined },
+    env: process.env,
+    event: ctx.event,
     policyNetwork: policy.policy.values.network
   })
   const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
   const plan = planRun(inputs)
+  const runtime = new DockerRuntime()
   if (command === 'plan') {
-    process.stdout.write(JSON.stringify(plan, null, 2) + '\n')
+    // The plan the run would use: resolved on the engine, or with what the engine must decide.
+    const resolved = await resolvePlan(plan, runtime).catch((error: unknown) => {
+      if (error instanceof ConfigurationError) throw error
+      return {
+        undecided: `the engine did not answer (${errorMessage(error)}); the runtime is decided when the run starts`
+      }
+    })
+    process.stdout.write(JSON.stringify(printablePlan(plan, resolved), null, 2) + '\n')
     return EXIT.ok
   }
 
   const log = new TerminalLogger(values.quiet === true)
   const controller = new AbortController()
-  const runtime = new DockerRuntime()
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
       // A second signal (the runner's SIGTERM after SIGINT): no more grace, remove the containers.
@@ -75,20 +85,12 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
-    const result = await runPipeline(
-      plan,
-      {
-        task: inputs.task.text,
-        env: inputs.env,
-        ...(inputs.egress ? { egress: inputs.egress } : {})
-      },
-      {
-        runtime,
-        log,
-        signal: controller.signal,
-        cache: { store: new FolderStore(defaultCacheRoot()) }
-      }
-    )
+    const result = await runPipeline(plan, secretsOf(inputs), {
+      runtime,
+      log,
+      signal: controller.signal,
+      cache: { store: new FolderStore(defaultCacheRoot()) }
+    })
     const r = result.report
     process.stderr.write(
       `==> outcome: ${r.outcome} — ${stripControls(r.outcomeReason)}\n` +

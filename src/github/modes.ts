@@ -21,12 +21,11 @@ import type { EventContext, GitHubInputs, ModeEnv } from './context.js'
 import { GITHUB_OUTPUT, eventPullNumber, eventContext, getGitHubInputs } from './context.js'
 import { readEvidence } from './evidence.js'
 import type { RunEvidence } from './evidence.js'
+import { DRY_RUN_FILE } from '../report/provenance.js'
 import { requireMatchingStatement } from '../report/provenance-verify.js'
 import { publishRun } from './publish.js'
 import { Writes, resolveIdentity } from './writes.js'
 import type { WriteCall } from './writes.js'
-
-export const DRY_RUN_FILE = 'dry-run.json'
 
 function runUrl(ctx: EventContext): string | undefined {
   const id = ctx.runId

@@ -3,7 +3,13 @@
 // the runtime (src/sandbox/docker/), and the small HTTP client of the post step (engine-http.ts),
 // which keeps the action's cleanup bundle free of the engine library.
 import { errorMessage } from '../errors.js'
-import { EngineFault, engineTimeoutMs, retryWhileAway, withDeadline } from './engine-faults.js'
+import {
+  ENGINE_RETRY_WINDOW_MS,
+  EngineFault,
+  engineTimeoutMs,
+  retryWhileAway,
+  withDeadline
+} from './engine-faults.js'
 import { engineEndpoint, engineRequest } from './engine-http.js'
 import type { EngineEndpoint } from './engine-http.js'
 
@@ -32,15 +38,18 @@ export function runFilters(runId: string): string {
 
 /**
  * Removes everything carrying the run's label. Each request has a deadline and is retried while
- * the engine is away (a daemon restarting); an object already gone (404) is not counted; what
+ * the engine is away (a daemon restarting), within one retry window; an object already gone (404) is not counted; what
  * still fails is thrown, after the rest was removed, as an EngineFault.
  */
 export async function removeRunObjects(engine: CleanupEngine, runId: string): Promise<Removed> {
   const filters = runFilters(runId)
   const removed: Removed = { containers: 0, networks: 0, volumes: 0 }
   const failures: string[] = []
+  // One retry window for the whole cleanup: an engine that is not back by then is left to
+  // `airlock cleanup --run-id` (or the action's post step).
+  const until = Date.now() + ENGINE_RETRY_WINDOW_MS
   const call = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
-    retryWhileAway(() => withDeadline(fn(), engineTimeoutMs(), what), { attempts: 8 })
+    retryWhileAway(() => withDeadline(fn(), engineTimeoutMs(), what), { until })
   const order: [ObjectKind, keyof Removed][] = [
     ['container', 'containers'],
     ['network', 'networks'],

@@ -5,10 +5,11 @@ import { ConfigurationError } from './errors.js'
 import { reportFailure } from './github/failure.js'
 import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
 import { ActionLogger } from './github/logger.js'
-import { getInputs } from './inputs.js'
+import { INPUT } from './input-names.js'
+import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
 import { POLICY_INPUT, describePolicy } from './policy.js'
-import { policyForRun, policyValuesAt } from './policy/load.js'
+import { policyValuesAt } from './policy/load.js'
 import type { ContentsApi } from './policy/load.js'
 import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
@@ -18,7 +19,6 @@ import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
-import { runInputs } from './presets/run-inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
 import type { ModeEnv } from './github/context.js'
@@ -48,7 +48,7 @@ function policyApi(token: string | undefined, event: RunEvent): { api?: Contents
 /** The action's main step. */
 export async function run(): Promise<void> {
   try {
-    const mode = readInput('mode') ?? 'run'
+    const mode = readInput(INPUT.mode) ?? 'run'
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
@@ -70,20 +70,12 @@ export async function run(): Promise<void> {
       return await approveMode(readInput, new ActionLogger(), modeEnv, policyValuesAt)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
-    const policy = await policyForRun({
-      read: readInput,
-      workspace: ctx.workspace,
-      eventBase: ctx.event.pullRequest?.baseSha,
-      ...policyApi(readInput('github-token'), ctx.event)
-    })
-    // The pull request's head (not the merge commit), and the agent preset's defaults.
-    const run = await runInputs(readInput, {
-      workspace: ctx.workspace,
-      env: process.env,
-      event: ctx.event,
-      policyNetwork: policy.policy.values.network
-    })
-    const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
+    // The policy from the base, the pull request's head (not the merge commit), the preset.
+    const inputs = await readRunInputs(
+      readInput,
+      ctx,
+      policyApi(readInput(INPUT.githubToken), ctx.event).api
+    )
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)
@@ -131,8 +123,8 @@ export async function run(): Promise<void> {
     }
     // Publishing right after the run (a separate `publish` job needs no Docker and less trust).
     if (
-      bool('publish', readInput('publish'), true) &&
-      readInput('github-token') !== undefined &&
+      bool(INPUT.publish, readInput(INPUT.publish), true) &&
+      readInput(INPUT.githubToken) !== undefined &&
       ctx.event.name !== ''
     ) {
       await publishMode(readInput, new ActionLogger(), modeEnv, path.dirname(result.reportPath))

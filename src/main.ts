@@ -17,7 +17,7 @@ import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
-import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
+import { applyMode, approveMode, commandMode, locateMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 import { runInputs } from './presets/run-inputs.js'
 import { signProvenance } from './github/attest.js'
@@ -28,7 +28,7 @@ import { ActionsStore } from './cache/store.js'
 
 /** Names shared by the main and post steps. */
 export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
-const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
+const MODES = ['run', 'publish', 'approve', 'locate', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
 const readInput = boundedReader((name: string): string | undefined => {
@@ -61,6 +61,7 @@ export async function run(): Promise<void> {
       return await publishMode(readInput, log)
     }
     if (mode === 'approve') return await approveMode(readInput, new ActionLogger(), policyValuesAt)
+    if (mode === 'locate') return await locateMode(readInput, new ActionLogger())
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
     if (mode === 'command') return await commandMode(readInput, new ActionLogger())
     const ctx = defaultContext()

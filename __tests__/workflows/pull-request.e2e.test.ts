@@ -266,9 +266,12 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   // The action got the head commit and the preset, and the key only as the proxy's credential.
   const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
   expect(action.inputs).toMatchObject({ ref: head, agent: 'claude-code', env: '' })
-  // No gVisor asked for: the registration step (sudo) does not run.
+  // The call names no tier; the base branch's policy file (isolation: auto) chooses gVisor for a
+  // networked, credentialed run, so the pinned registration step runs first (here the daemon has
+  // both entries already and it changes nothing; a hosted runner gets them registered).
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
-  expect(gvisor.skipped).toBe(true)
+  expect([gvisor.skipped, gvisor.code]).toEqual([false, 0])
+  expect(gvisor.stderr).toMatch(/already has the gVisor runtimes/)
   expect(action.environment.AIRLOCK_AGENT_API_KEY).toBe(SECRET)
   expect((await stubs.seen('upstream')).auth.slice(before)).toContain(`x-api-key: ${SECRET}`)
 

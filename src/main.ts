@@ -1,10 +1,8 @@
-import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import * as core from '@actions/core'
 import { ConfigurationError, errorMessage } from './errors.js'
 import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
-import { eventBaseSha } from './github/context.js'
 import { ActionLogger } from './github/logger.js'
 import { getInputs } from './inputs.js'
 import { defaultContext } from './inputs/context.js'
@@ -15,13 +13,15 @@ import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
 import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
-import { planRun } from './plan.js'
+import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, commandMode, locateMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 import { runInputs } from './presets/run-inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
+import type { ModeEnv } from './github/context.js'
+import type { RunEvent } from './event.js'
 import { boundedReader } from './input-bounds.js'
 import { removeRunTemps } from './workspace/temp.js'
 import { ActionsStore } from './cache/store.js'
@@ -37,11 +37,13 @@ const readInput = boundedReader((name: string): string | undefined => {
 })
 
 /** The contents API (read only) for the policy file when the base is not in the clone. */
-function policyApi(token: string | undefined): { api?: ContentsApi } {
-  const repository = process.env.GITHUB_REPOSITORY
-  if (token === undefined || repository === undefined || repository === '') return {}
+function policyApi(token: string | undefined, event: RunEvent): { api?: ContentsApi } {
+  const r = event.repository
+  if (token === undefined || r === undefined) return {}
   const client = createClient({ token, log: new ActionLogger(), readOnly: true })
-  return { api: contentsReader(client, { repository, refInput: POLICY_INPUT }) }
+  return {
+    api: contentsReader(client, { repository: `${r.owner}/${r.repo}`, refInput: POLICY_INPUT })
+  }
 }
 
 /** The action's main step. */
@@ -51,30 +53,36 @@ export async function run(): Promise<void> {
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
+    // The runner's context, read once: the event file and the variables that describe it.
+    const ctx = defaultContext()
+    const modeEnv: ModeEnv = {
+      event: ctx.event,
+      workspace: ctx.workspace,
+      ...(process.env.RUNNER_TEMP !== undefined ? { runnerTemp: process.env.RUNNER_TEMP } : {})
+    }
     if (mode === 'publish') {
       // The publish job (never the run job) signs provenance.json when it may request an id-token.
       const log = new ActionLogger()
-      const gh = getGitHubInputs(readInput, process.env.GITHUB_WORKSPACE ?? process.cwd(), {
-        tokenRequired: true
-      })
+      const gh = getGitHubInputs(readInput, ctx.workspace, { tokenRequired: true })
       if (!gh.dryRun) await signProvenance(gh.outputDir, { token: gh.token, env: process.env, log })
-      return await publishMode(readInput, log)
+      return await publishMode(readInput, log, modeEnv)
     }
-    if (mode === 'approve') return await approveMode(readInput, new ActionLogger(), policyValuesAt)
-    if (mode === 'locate') return await locateMode(readInput, new ActionLogger())
-    if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
-    if (mode === 'command') return await commandMode(readInput, new ActionLogger())
-    const ctx = defaultContext()
+    if (mode === 'approve')
+      return await approveMode(readInput, new ActionLogger(), modeEnv, policyValuesAt)
+    if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
+    if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
+    if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
     const policy = await policyForRun({
       read: readInput,
       workspace: ctx.workspace,
-      eventBase: eventBaseSha(process.env.GITHUB_EVENT_PATH, (p) => fs.readFileSync(p, 'utf8')),
-      ...policyApi(readInput('github-token'))
+      eventBase: ctx.event.pullRequest?.baseSha,
+      ...policyApi(readInput('github-token'), ctx.event)
     })
     // The pull request's head (not the merge commit), and the agent preset's defaults.
     const run = await runInputs(readInput, {
       workspace: ctx.workspace,
       env: process.env,
+      event: ctx.event,
       policyNetwork: policy.policy.values.network
     })
     const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
@@ -82,7 +90,7 @@ export async function run(): Promise<void> {
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)
     for (const c of inputs.egress?.credentials ?? []) core.setSecret(c.secret)
-    const tempRoot = process.env.RUNNER_TEMP ?? os.tmpdir()
+    const tempRoot = modeEnv.runnerTemp ?? os.tmpdir()
     core.saveState(STATE.runId, plan.runId)
     core.saveState(STATE.tempRoot, tempRoot)
 
@@ -90,29 +98,21 @@ export async function run(): Promise<void> {
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const result = await runPipeline(
-      plan,
-      {
-        task: inputs.task.text,
-        env: inputs.env,
-        ...(inputs.egress ? { egress: inputs.egress } : {})
-      },
-      {
-        runtime: new DockerRuntime(),
-        log: new ActionLogger(),
-        signal: controller.signal,
-        tempRoot,
-        // The Actions cache when the runner offers it: entries staged at one path in every run.
-        ...(ActionsStore.available()
-          ? {
-              cache: {
-                store: new ActionsStore(new ActionLogger()),
-                dir: path.join(tempRoot, 'airlock-cache')
-              }
+    const result = await runPipeline(plan, secretsOf(inputs), {
+      runtime: new DockerRuntime(),
+      log: new ActionLogger(),
+      signal: controller.signal,
+      tempRoot,
+      // The Actions cache when the runner offers it: entries staged at one path in every run.
+      ...(ActionsStore.available()
+        ? {
+            cache: {
+              store: new ActionsStore(new ActionLogger()),
+              dir: path.join(tempRoot, 'airlock-cache')
             }
-          : {})
-      }
-    )
+          }
+        : {})
+    })
     await writeJobSummary(path.join(plan.outputDir, OUTPUT_FILES.comment))
     setRunOutputs({
       ...result.report,
@@ -130,9 +130,9 @@ export async function run(): Promise<void> {
     if (
       bool('publish', readInput('publish'), true) &&
       readInput('github-token') !== undefined &&
-      process.env.GITHUB_EVENT_PATH !== undefined
+      ctx.event.name !== ''
     ) {
-      await publishMode(readInput, new ActionLogger(), path.dirname(result.reportPath))
+      await publishMode(readInput, new ActionLogger(), modeEnv, path.dirname(result.reportPath))
     }
   } catch (error) {
     core.setFailed(errorMessage(error))

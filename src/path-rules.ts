@@ -179,11 +179,38 @@ function checkPattern(input: string, pattern: string): void {
     )
   if (glob.startsWith('/') || glob.split('/').includes('..'))
     throw new ConfigurationError(input, `"${pattern}" must be relative to the repository root`)
+  const unclosed = unclosedBracket(glob)
+  if (unclosed !== null)
+    throw new ConfigurationError(
+      input,
+      `"${pattern}" has an unclosed ${unclosed}; close it, or write \\${unclosed} to match the character itself`
+    )
   try {
     picomatch.makeRe(glob, GLOB_OPTIONS)
   } catch (error) {
     throw new ConfigurationError(input, `"${pattern}" is not a valid glob (${String(error)})`)
   }
+}
+
+/** The first `[`, `{` or `(` a glob opens and never closes (picomatch would match it literally). */
+function unclosedBracket(glob: string): string | null {
+  const close: Record<string, string> = { '[': ']', '{': '}', '(': ')' }
+  const open: string[] = []
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]
+    if (c === '\\') {
+      i++
+      continue
+    }
+    const top = open[open.length - 1]
+    if (top === '[') {
+      if (c === ']' && glob[i - 1] !== '[') open.pop()
+      continue
+    }
+    if (c in close) open.push(c)
+    else if (top !== undefined && c === close[top]) open.pop()
+  }
+  return open[0] ?? null
 }
 
 export const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true }

@@ -12,7 +12,7 @@ import { ConfigurationError } from '../../src/errors.js'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { startEgress, type EgressCapture } from '../../src/egress/session.js'
 import { parseCredential } from '../../src/egress/credential-routes.js'
@@ -29,6 +29,7 @@ import {
   egressWorld
 } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const docker = new Docker()
 // A printable-ASCII key with characters that need care in headers and URLs.
@@ -309,6 +310,7 @@ describe('credential values are checked at start', () => {
         workspace: ws,
         environment: { API_SECRET: value },
         hostUid: 1000,
+        event: LOCAL_EVENT,
         hostCpus: 2,
         defaultRunId: 'x'
       })
@@ -381,13 +383,14 @@ describe('a run whose agent leaks what it holds', () => {
       workspace: ws,
       environment: { EGRET_SECRET: SECRET },
       hostUid: process.getuid?.() ?? 1000,
+      event: LOCAL_EVENT,
       hostCpus: os.cpus().length,
       defaultRunId: runId
     })
     const log = new MemoryLogger()
     const run = await runPipeline(
       planRun(inputs),
-      { task: 'leak', env: inputs.env, ...(inputs.egress ? { egress: inputs.egress } : {}) },
+      { ...secretsOf(inputs), task: 'leak' },
       {
         runtime: new DockerRuntime(docker),
         log,

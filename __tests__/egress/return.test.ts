@@ -19,7 +19,7 @@ import { filterResponse } from '../../src/egress/reflection.js'
 import { parseClientHello } from '../../src/egress/sni.js'
 import { summarizeEgress } from '../../src/egress/evidence.js'
 import { renderEgress } from '../../src/report/egress.js'
-import { StreamRedactor } from '../../src/evidence/redact.js'
+import { StreamRedactor } from '../../src/redact.js'
 import { parsePolicy } from '../../src/policy.js'
 import type { Report } from '../../src/report/report.js'
 

@@ -18,14 +18,8 @@ import { finishedRun, openPullsAt } from './pulls.js'
 import { createClient } from './client.js'
 import { contentsReader } from './contents.js'
 import type { FileReader } from './contents.js'
-import type { EventContext, GitHubInputs } from './context.js'
-import {
-  GITHUB_INPUT,
-  GITHUB_OUTPUT,
-  eventPullNumber,
-  getGitHubInputs,
-  readEventContext
-} from './context.js'
+import type { EventContext, GitHubInputs, ModeEnv } from './context.js'
+import { GITHUB_OUTPUT, eventPullNumber, eventContext, getGitHubInputs } from './context.js'
 import { readEvidence } from './evidence.js'
 import type { RunEvidence } from './evidence.js'
 import { requireMatchingStatement } from '../report/provenance-verify.js'
@@ -35,12 +29,8 @@ import type { WriteCall } from './writes.js'
 
 export const DRY_RUN_FILE = 'dry-run.json'
 
-function workspace(): string {
-  return process.env.GITHUB_WORKSPACE ?? process.cwd()
-}
-
 function runUrl(ctx: EventContext): string | undefined {
-  const id = process.env.GITHUB_RUN_ID
+  const id = ctx.runId
   return id === undefined
     ? undefined
     : `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}/actions/runs/${id}`
@@ -89,11 +79,12 @@ async function reportDryRun(
 export async function publishMode(
   read: InputReader,
   log: Logger,
+  env: ModeEnv,
   outputDirOverride?: string
 ): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
   const outputDir = outputDirOverride ?? inputs.outputDir
-  const ctx = readEventContext()
+  const ctx = eventContext(env.event)
   const evidence = readEvidence(outputDir)
   const evidenceLine = artifactLine(await readArtifactRecord(outputDir), runUrl(ctx))
   const { octokit, writes } = setup(inputs, log)
@@ -180,7 +171,7 @@ function evidenceDownloaded(outputDir: string): boolean {
   }
   if (!st.isDirectory())
     throw new ConfigurationError(
-      GITHUB_INPUT.outputDir,
+      INPUT.outputDir,
       `${outputDir} is not a folder; point output-dir at the folder the run's artifact was downloaded into`
     )
   return true
@@ -202,10 +193,11 @@ function approvalEvidence(outputDir: string): RunEvidence | undefined {
 export async function approveMode(
   read: InputReader,
   log: Logger,
+  env: ModeEnv,
   readPolicy: PolicyReader
 ): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
-  const ctx = readEventContext()
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
+  const ctx = eventContext(env.event)
   const direct = approvalRequest(ctx)
   if (direct === null && ctx.eventName !== 'workflow_run') {
     log.info(`approve: this ${ctx.eventName || 'event'} is not an approval; nothing to do`)
@@ -273,9 +265,9 @@ async function decideAndRecord(
  * are empty when the event is no approval or the pull request has no report (approve then
  * refuses with the reason). It writes nothing.
  */
-export async function locateMode(read: InputReader, log: Logger): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
-  const ctx = readEventContext()
+export async function locateMode(read: InputReader, log: Logger, env: ModeEnv): Promise<void> {
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
+  const ctx = eventContext(env.event)
   core.setOutput(GITHUB_OUTPUT.evidenceRunId, '')
   core.setOutput(GITHUB_OUTPUT.evidenceArtifact, '')
   const direct = approvalRequest(ctx)
@@ -304,7 +296,7 @@ export async function locateMode(read: InputReader, log: Logger): Promise<void> 
   const where = evidenceLocation(report.marker)
   if (where === null) {
     throw new ConfigurationError(
-      GITHUB_INPUT.mode,
+      INPUT.mode,
       `the latest report's run id "${report.marker.runId}" names no workflow run (a run-id input chose it); approve without downloading the evidence, or keep the default run-id`
     )
   }
@@ -316,13 +308,13 @@ export async function locateMode(read: InputReader, log: Logger): Promise<void> 
 }
 
 /** `apply` mode. */
-export async function applyMode(read: InputReader, log: Logger): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
-  const ctx = readEventContext()
+export async function applyMode(read: InputReader, log: Logger, env: ModeEnv): Promise<void> {
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
+  const ctx = eventContext(env.event)
   // Only evidence that matches its provenance statement is applied (a changed byte refuses).
   if (!evidenceDownloaded(inputs.outputDir))
     throw new ConfigurationError(
-      GITHUB_INPUT.outputDir,
+      INPUT.outputDir,
       `${inputs.outputDir} does not exist; download the run's artifact into output-dir before apply`
     )
   requireMatchingStatement(inputs.outputDir)
@@ -339,7 +331,7 @@ export async function applyMode(read: InputReader, log: Logger): Promise<void> {
       gateContext: inputs.gateContext,
       branch: inputs.branch,
       base: inputs.base,
-      tempRoot: process.env.RUNNER_TEMP
+      tempRoot: env.runnerTemp
     },
     log,
     inputs.pullRequest,
@@ -360,9 +352,9 @@ export async function applyMode(read: InputReader, log: Logger): Promise<void> {
  * for the job that runs the agent: `run-requested`, `task`, `head-sha`, `head-repository`,
  * `base-sha` (for `policy-base`), `pull-request`, `fork`. It starts nothing itself and runs nothing from the comment.
  */
-export async function commandMode(read: InputReader, log: Logger): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
-  const ctx = readEventContext()
+export async function commandMode(read: InputReader, log: Logger, env: ModeEnv): Promise<void> {
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
+  const ctx = eventContext(env.event)
   core.setOutput(GITHUB_OUTPUT.runRequested, 'false')
   const cmd = runCommand(ctx)
   if (cmd === null) {

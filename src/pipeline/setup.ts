@@ -4,9 +4,12 @@ import { defaultProxyScript } from '../egress/session.js'
 import type { Logger } from '../log.js'
 import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
-import type { Report } from '../report/report.js'
+import type { Report, SetupReport } from '../report/report.js'
 import type { Runtime } from '../sandbox/types.js'
-import { runSetup } from '../setup/setup.js'
+import { describeAllowHosts, runSetup } from '../setup/setup.js'
+import { diffTrees } from '../evidence/diff.js'
+import { mergeHashes } from '../evidence/lockfiles.js'
+import { snapshotWorkspace } from '../evidence/snapshot.js'
 import type { Workspace } from '../workspace/workspace.js'
 import { runPhase } from './phase.js'
 import type { PhaseContext } from './phase.js'
@@ -19,6 +22,9 @@ import { ownForSandbox } from './phase.js'
 import * as path from 'node:path'
 import type { Scratch } from '../workspace/bounded.js'
 import { checkFull } from './scratch.js'
+
+/** How many files the install changed are listed by name (the rest are counted). */
+const MAX_CHANGED_LISTED = 100
 
 /** The install phase did not succeed: nothing after it runs (the evidence so far is written). */
 export class SetupFailed extends Error {}
@@ -58,26 +64,44 @@ export async function runInstallPhase(
     )
     await ownForSandbox(ctx.plan, cache.dir)
   }
-  const setup = await runSetup(
-    ctx.plan,
-    ws,
-    await baseIgnoreRules(ws.gitDir, ws.tree),
-    ctx.plan.outputDir,
-    {
-      runtime: deps.runtime,
-      proxyScript: deps.proxyScript ?? defaultProxyScript(),
-      info: (l) => deps.log.info(l),
-      // No `env` values: the install gets no secrets of the run.
-      runPhase: (egress) =>
-        runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
-          ...(egress ? { egress: { network: egress.network, env: egress.env } } : {}),
-          ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
-        })
-    }
-  ).catch(async (error: unknown) => {
+  const setupPlan = ctx.plan.phases.find((p) => p.name === 'setup')
+  const before = await hashLockfiles(ws.gitDir, ws.tree, ws.dir)
+  const { ran, egress } = await runSetup(ctx.plan, {
+    runtime: deps.runtime,
+    proxyScript: deps.proxyScript ?? defaultProxyScript(),
+    info: (l) => deps.log.info(l),
+    egressFile: path.join(ctx.plan.outputDir, OUTPUT_FILES.setupEgress),
+    // No `env` values: the install gets no secrets of the run.
+    runPhase: (session) =>
+      runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
+        ...(session ? { egress: { network: session.network, env: session.env } } : {}),
+        ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
+      })
+  }).catch(async (error: unknown) => {
     await cache?.close(false)
     throw error
   })
+  const after = await hashLockfiles(ws.gitDir, ws.tree, ws.dir)
+  // Which tracked files the install changed: its build output is ignored, as in the diff.
+  const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
+  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules, ws.stats)
+  const changed = await diffTrees(ws.gitDir, ws.tree, snap.tree, {
+    maxChangedFiles: MAX_CHANGED_LISTED,
+    maxDiffBytes: 0
+  })
+  const setup = {
+    result: ran.result,
+    report: {
+      command: setupPlan?.command[2] ?? phase.command.join(' '),
+      phase: ran.report,
+      presets: ctx.plan.setup?.presets ?? [],
+      allowHosts: describeAllowHosts(ctx.plan),
+      egress,
+      lockfiles: mergeHashes(before, after),
+      changedFiles: changed.files.map((f) => f.path),
+      changedTotal: changed.totalFiles
+    } satisfies SetupReport
+  }
   report.setup = setup.report
   // Before the cache is closed (which removes its folder): did the install fill the limit?
   await checkFull(deps.scratch, report)

@@ -34,7 +34,7 @@ import { startSidecar } from './sidecar.js'
 
 export function dockerUnreachable(error: unknown): InfrastructureError {
   return new InfrastructureError(
-    `the Docker engine is not reachable (${errorMessage(error)}); start it (bash scripts/ensure-docker.sh installs and starts one) or point DOCKER_HOST at it`,
+    `the Docker engine is not reachable (${errorMessage(error)}); start Docker, or point DOCKER_HOST at a running engine (the README's "Command line" section, and docs/setup.md, say what a run needs)`,
     { cause: error }
   )
 }

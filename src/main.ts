@@ -17,7 +17,7 @@ import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
-import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
+import { applyMode, approveMode, commandMode, locateMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
@@ -27,7 +27,7 @@ import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/store.js'
 import { STATE } from './state.js'
 
-const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
+const MODES = ['run', 'publish', 'approve', 'locate', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
 const readInput = boundedReader((name: string): string | undefined => {
@@ -68,6 +68,7 @@ export async function run(): Promise<void> {
     }
     if (mode === 'approve')
       return await approveMode(readInput, new ActionLogger(), modeEnv, policyValuesAt)
+    if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
     // The policy from the base, the pull request's head (not the merge commit), the preset.

@@ -57,7 +57,7 @@ const lazyModules = {
 export const common = {
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   format: 'esm',
   sourcemap: false,
   legalComments: 'none',

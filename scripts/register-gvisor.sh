@@ -53,7 +53,7 @@ while [ "$#" -gt 0 ]; do
       shift 2
       ;;
     --wait)
-      [ "$#" -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || fail "--wait needs a number of seconds"
+      if [ "$#" -lt 2 ] || ! [[ "$2" =~ ^[0-9]+$ ]]; then fail "--wait needs a number of seconds"; fi
       WAIT_SECONDS="$2"
       shift 2
       ;;
@@ -84,7 +84,7 @@ has_runtimes() {
 find_runsc() {
   [ "$MODE" != merge-only ] || [ -n "$RUNSC" ] || fail "--merge-only needs --runsc PATH"
   if [ -n "$RUNSC" ]; then
-    [ -f "$RUNSC" ] && [ -x "$RUNSC" ] || fail "runsc \"$RUNSC\" (--runsc / AIRLOCK_RUNSC) is not an executable file"
+    { [ -f "$RUNSC" ] && [ -x "$RUNSC" ]; } || fail "runsc \"$RUNSC\" (--runsc / AIRLOCK_RUNSC) is not an executable file"
     (cd "$(dirname "$RUNSC")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$RUNSC")")
     return 0
   fi
@@ -117,6 +117,7 @@ find_runsc() {
 
 # Reads daemon.json on stdin; prints it with the missing gVisor entries added (every other
 # setting kept), or nothing when both are there. Exits 2 with the reason on a malformed file.
+# shellcheck disable=SC2016 # JavaScript source for node -e: nothing in it is for the shell to expand
 MERGE_JS='
 const fs = require("node:fs")
 const [file, runsc] = process.argv.slice(1)

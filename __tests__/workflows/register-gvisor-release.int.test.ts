@@ -89,7 +89,8 @@ afterEach(() => {
  * the release server runs in this process. */
 async function register(
   folder: string,
-  after = ''
+  after = '',
+  script = '/airlock/scripts/register-gvisor.sh'
 ): Promise<{ status: number | null; stderr: string }> {
   const child = spawn(
     'docker',
@@ -111,7 +112,7 @@ async function register(
       IMAGE,
       'bash',
       '-c',
-      'command -v runsc && exit 99; bash /airlock/scripts/register-gvisor.sh --no-reload ' +
+      `command -v runsc && exit 99; bash ${script} --no-reload ` +
         '--daemon-json /out/daemon.json --install-dir /out/bin' +
         after
     ],
@@ -162,4 +163,31 @@ test.each([
   expect([r.status, r.stderr]).toEqual([1, expect.stringMatching(message)])
   expect(fs.existsSync(path.join(work, 'out', 'bin'))).toBe(false)
   expect(fs.existsSync(daemonJson())).toBe(false)
+})
+
+test('an archive that has runsc, answered line by line: the package is installed, not reported missing', async () => {
+  // apt-cache writes its answer line by line; a reader that stops at the Candidate line (grep -q
+  // in a pipe) makes the next write fail with SIGPIPE, which pipefail would turn into "no such
+  // package". This stand-in writes the rest after a pause, so that happens every time.
+  fs.writeFileSync(
+    path.join(work, 'stubs', 'apt-cache'),
+    '#!/bin/sh\nprintf "runsc:\\n  Installed: (none)\\n  Candidate: 0.0~20221219.0-2+b3\\n"\n' +
+      'sleep 0.3\nprintf "  Version table:\\n     0.0~20221219.0-2+b3 500\\n"\n',
+    { mode: 0o755 }
+  )
+  fs.writeFileSync(
+    path.join(work, 'stubs', 'apt-get'),
+    '#!/bin/sh\ncase " $* " in *" install "*) printf "#!/bin/sh\\necho runsc\\n" > /usr/local/bin/runsc && chmod 755 /usr/local/bin/runsc ;; esac\n',
+    { mode: 0o755 }
+  )
+  const r = await register('none')
+  expect([r.status, r.stderr]).toEqual([
+    0,
+    expect.stringMatching(/installing gVisor \(package runsc\)/)
+  ])
+  expect(requests).toEqual([])
+  const config = JSON.parse(fs.readFileSync(daemonJson(), 'utf8')) as {
+    runtimes: Record<string, { path: string }>
+  }
+  expect(config.runtimes.runsc.path).toBe('/usr/local/bin/runsc')
 })

@@ -16,7 +16,6 @@ export function fixturePlan(overrides: Partial<Inputs> = {}): RunPlan {
     agentCommand: 'agent',
     task: { text: 'task', source: 'text' },
     network: 'none',
-    allowHosts: [],
     runtime: 'runc',
     timeoutMinutes: 30,
     graceSeconds: 10,

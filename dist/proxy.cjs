@@ -875,7 +875,7 @@ var Budget = class {
   }
 };
 
-// src/evidence/redact.ts
+// src/redact.ts
 var MASK = "***";
 var MIN_SECRET_LENGTH = 6;
 var MIN_FRAGMENT = 8;

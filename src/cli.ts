@@ -1,65 +1,70 @@
 // The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub).
-// Its flags are in cli/args.ts, its log in cli/terminal.ts, `verify` in cli/verify.ts.
+// Its flags are in cli/flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
+// plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
-import { INPUT, getInputs } from './inputs.js'
+import { INPUT } from './inputs.js'
+import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
-import { defaultTempRoot, removeRunTemps } from './workspace/temp.js'
 import { runPipeline } from './pipeline/run.js'
-import { planRun } from './plan.js'
-import { policyForRun } from './policy/load.js'
-import { runInputs } from './presets/run-inputs.js'
-import { stripControls } from './report/escape.js'
+import { printablePlan, resolvePlan } from './pipeline/resolve.js'
+import { planRun, secretsOf } from './plan.js'
+import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
+import { stripHidden } from './text-filter.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { FolderStore, defaultCacheRoot } from './cache/store.js'
-import { USAGE, parse, reader } from './cli/args.js'
+import { parse, reader } from './cli/args.js'
+import { checkOutputInside, checkPlan, planEnvironment } from './cli/checks.js'
+import { cleanupCommand } from './cli/cleanup.js'
+import { planSummary } from './cli/plan-summary.js'
 import { TerminalLogger } from './cli/terminal.js'
 import { verifyCommand } from './cli/verify.js'
 
 export async function main(argv: string[]): Promise<number> {
-  const { command, values, args } = parse(argv)
-  if (values.help === true || command === '' || command === 'help') {
-    process.stdout.write(USAGE)
-    return command === '' && values.help !== true ? EXIT.configuration : EXIT.ok
-  }
-  const read = reader(values)
-  if (command === 'cleanup') {
-    const runId = read(INPUT.runId)
-    if (runId === undefined)
-      throw new ConfigurationError(INPUT.runId, 'is required: the run to clean up')
-    const removed = await new DockerRuntime().cleanup(runId)
-    // After the containers: nothing of the run can still write into its folders.
-    const tempDirs = await removeRunTemps(defaultTempRoot(), runId)
-    process.stdout.write(JSON.stringify({ ...removed, tempDirs }) + '\n')
+  const parsed = parse(argv)
+  if (parsed.command === 'print') {
+    process.stdout.write(parsed.text)
     return EXIT.ok
   }
+  const { command, values, args } = parsed
+  if (command === 'cleanup') return cleanupCommand(values)
   if (command === 'verify') return verifyCommand(args[0])
-  if (command !== 'run' && command !== 'plan') {
-    throw new ConfigurationError(
-      'command',
-      `unknown command "${command}"; use run, plan, verify or cleanup`
-    )
-  }
-  const ctx = defaultContext()
+  const read = reader(values)
+  // The CLI never reads a runner's event, whatever the environment holds.
+  const base = defaultContext(process.env, 'local')
+  checkOutputInside(read(INPUT.outputDir), base.workspace)
+  // `plan` works without the model key and says the run needs it.
+  const keyed =
+    command === 'plan'
+      ? planEnvironment(base.environment, values[AGENT_INPUT], AGENT_KEY_ENV)
+      : { env: base.environment, needs: [] }
+  const ctx = { ...base, environment: keyed.env }
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
-  const policy = await policyForRun({
-    read,
-    workspace: ctx.workspace
-  })
-  const run = await runInputs(read, {
-    workspace: ctx.workspace,
-    env: { ...process.env, GITHUB_EVENT_NAME: undefined, GITHUB_EVENT_PATH: undefined },
-    policyNetwork: policy.policy.values.network
-  })
-  const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
+  const inputs = await readRunInputs(read, ctx)
   const plan = planRun(inputs)
+  await checkPlan(plan)
+  const runtime = new DockerRuntime()
   if (command === 'plan') {
-    process.stdout.write(JSON.stringify(plan, null, 2) + '\n')
+    // The plan the run would use: resolved on the engine, or with what the engine must decide.
+    const resolved = await resolvePlan(plan, runtime).catch((error: unknown) => {
+      if (error instanceof ConfigurationError) throw error
+      return {
+        undecided: `the engine did not answer (${errorMessage(error)}); the runtime is decided when the run starts`
+      }
+    })
+    process.stdout.write(
+      values.json === true
+        ? JSON.stringify(printablePlan(plan, resolved), null, 2) + '\n'
+        : planSummary(plan, {
+            cwd: ctx.workspace,
+            needs: keyed.needs,
+            resolution: 'resolution' in resolved ? resolved.resolution : resolved
+          })
+    )
     return EXIT.ok
   }
 
   const log = new TerminalLogger(values.quiet === true)
   const controller = new AbortController()
-  const runtime = new DockerRuntime()
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
       // A second signal (the runner's SIGTERM after SIGINT): no more grace, remove the containers.
@@ -75,23 +80,15 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
-    const result = await runPipeline(
-      plan,
-      {
-        task: inputs.task.text,
-        env: inputs.env,
-        ...(inputs.egress ? { egress: inputs.egress } : {})
-      },
-      {
-        runtime,
-        log,
-        signal: controller.signal,
-        cache: { store: new FolderStore(defaultCacheRoot()) }
-      }
-    )
+    const result = await runPipeline(plan, secretsOf(inputs), {
+      runtime,
+      log,
+      signal: controller.signal,
+      cache: { store: new FolderStore(defaultCacheRoot()) }
+    })
     const r = result.report
     process.stderr.write(
-      `==> outcome: ${r.outcome} — ${stripControls(r.outcomeReason)}\n` +
+      `==> outcome: ${r.outcome} — ${stripHidden(r.outcomeReason)}\n` +
         `    files changed: ${r.diff.files.length}` +
         (r.tests.command !== null
           ? ` · tests: ${r.tests.summary.passed} passed, ${r.tests.summary.failed} failed, ${r.tests.summary.skipped} skipped`

@@ -1,6 +1,8 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
+import { editDistance } from './suggest.js'
+import { hasControl } from './text-filter.js'
 
 /**
  * Bounds every input is held to before it is read for its meaning: its shape (length, line
@@ -35,10 +37,6 @@ export const MULTILINE_INPUTS: ReadonlySet<string> = new Set([
 const MAX_CHARS: Record<string, number> = { task: 1024 * 1024, 'upstream-ca': 256 * 1024 }
 const DEFAULT_MAX_CHARS = 64 * 1024
 
-// NUL and the C0/C1 controls; tab and line breaks are judged separately.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
-
 /** Throws when a raw input value has a shape no input accepts. */
 export function checkShape(name: string, raw: string): void {
   const max = MAX_CHARS[name] ?? DEFAULT_MAX_CHARS
@@ -51,7 +49,7 @@ export function checkShape(name: string, raw: string): void {
   if (raw.includes('\0')) {
     throw new ConfigurationError(name, 'contains a NUL character; remove it')
   }
-  if (name !== 'task' && CONTROL.test(raw)) {
+  if (name !== 'task' && hasControl(raw)) {
     throw new ConfigurationError(
       name,
       'contains a control character (escape, backspace, ...); remove it'
@@ -159,15 +157,28 @@ export function taskInput(name: string, raw: string | undefined, workspace: stri
   if (raw === undefined) return { text: '', source: 'text' }
   const single = !raw.includes('\n') && raw.length < 4096
   if (!single) return { text: raw, source: 'text' }
-  const candidate = path.resolve(workspace, raw.trim())
+  const given = raw.trim()
+  const candidate = path.resolve(workspace, given)
   const rel = path.relative(workspace, candidate)
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel))
-    return { text: raw, source: 'text' }
+  const pathLike = looksLikePath(given)
+  const asText =
+    'or give the task as text: a sentence with spaces, or several lines (text is never read as a path)'
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
+    if (!pathLike) return { text: raw, source: 'text' }
+    throw new ConfigurationError(
+      name,
+      `"${given}" looks like a file path but is outside the workspace ${workspace}; put the task file inside it, ${asText}`
+    )
+  }
   let st: fs.Stats
   try {
     st = fs.lstatSync(candidate)
   } catch {
-    return { text: raw, source: 'text' }
+    if (!pathLike) return { text: raw, source: 'text' }
+    throw new ConfigurationError(
+      name,
+      `"${given}" looks like a file path but there is no such file in ${workspace}${closeFile(candidate)}; check the name, ${asText}`
+    )
   }
   const hint =
     'give a regular file inside the workspace, or the task as text (text that spans lines is never read as a path)'
@@ -209,6 +220,33 @@ export function taskInput(name: string, raw: string | undefined, workspace: stri
   } finally {
     fs.closeSync(fd)
   }
+}
+
+/**
+ * A single word that reads as a file name rather than an instruction: it has a slash, or ends in
+ * an extension (`task.md`, `../x.txt`). A web address is text.
+ */
+export function looksLikePath(given: string): boolean {
+  if (given === '' || /\s/.test(given) || /^[a-z][a-z0-9+.-]*:\/\//i.test(given)) return false
+  return given.includes('/') || given.includes('\\') || /[^./]\.[A-Za-z0-9]{1,10}$/.test(given)
+}
+
+/** " (did you mean task.md?)" for a missing file whose folder has one of a close name. */
+function closeFile(candidate: string): string {
+  let names: string[]
+  try {
+    names = fs.readdirSync(path.dirname(candidate))
+  } catch {
+    return ''
+  }
+  const base = path.basename(candidate)
+  const close = names
+    .map((n) => ({ n, d: editDistance(base, n) }))
+    .filter((x) => x.d <= Math.max(1, Math.floor(base.length / 3)))
+    .sort((a, b) => a.d - b.d)[0]
+  if (close === undefined) return ''
+  const rel = path.join(path.dirname(candidate), close.n)
+  return ` (did you mean ${path.basename(rel) === rel ? rel : close.n}?)`
 }
 
 function kindOf(st: fs.Stats): string {

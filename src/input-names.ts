@@ -1,5 +1,10 @@
-/** Input names: the action's inputs and the CLI's flags (as `--name`) are the same words. */
+/**
+ * The one table of input names: exactly the inputs of action.yml (a test holds them equal). The
+ * CLI's flags are the same words (`--name`); the policy file's settings are some of them.
+ */
 export const INPUT = {
+  mode: 'mode',
+  agent: 'agent',
   path: 'path',
   ref: 'ref',
   outputDir: 'output-dir',
@@ -46,5 +51,16 @@ export const INPUT = {
   dryRun: 'dry-run',
   runId: 'run-id',
   artifactName: 'artifact-name',
-  policyBase: 'policy-base'
+  policyBase: 'policy-base',
+  githubToken: 'github-token',
+  publish: 'publish',
+  gateContext: 'gate-context',
+  failOutcomes: 'fail-outcomes',
+  allowSelfApproval: 'allow-self-approval',
+  appSlug: 'app-slug',
+  pullRequest: 'pull-request',
+  branch: 'branch',
+  base: 'base'
 } as const
+
+export type InputName = (typeof INPUT)[keyof typeof INPUT]

@@ -6,13 +6,17 @@ import { INPUT } from './input-names.js'
 /** Reads one raw input; absent or empty → undefined. */
 export type InputReader = (name: string) => string | undefined
 
-/** Splits a list input: one item per line, or comma-separated; blank items dropped. */
-export function list(raw: string | undefined): string[] {
+/**
+ * Splits a list input, the one splitter of every list: one item per line, or comma-separated
+ * (`commas: false` for items that may hold commas, such as credential routes); blank items and
+ * `#` comment lines dropped.
+ */
+export function list(raw: string | undefined, options: { commas?: boolean } = {}): string[] {
   if (raw === undefined) return []
   return raw
-    .split(/[\n,]/)
+    .split(options.commas === false ? /\n/ : /[\n,]/)
     .map((s) => s.trim())
-    .filter((s) => s !== '')
+    .filter((s) => s !== '' && !s.startsWith('#'))
 }
 
 export function bool(name: string, raw: string | undefined, fallback: boolean): boolean {
@@ -81,7 +85,7 @@ export function memory(raw: string, name: string = INPUT.memory): number {
   }
   const bytes = Math.floor(Number(m[1]) * UNITS[unit])
   if (!Number.isSafeInteger(bytes)) {
-    throw new ConfigurationError(INPUT.memory, `"${raw}" is too large; use a size such as 2g`)
+    throw new ConfigurationError(name, `"${raw}" is too large; use a size such as 2g`)
   }
   if (bytes < MIN_MEMORY) {
     throw new ConfigurationError(name, `"${raw}" is below Docker's minimum of 6m; use at least 6m`)

@@ -36,8 +36,9 @@ import type { ServiceSpec } from './services/inputs.js'
 import { FALLBACK_INPUT } from './isolation/isolation.js'
 import { isolationFor } from './isolation/inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
-import { scopeFromEnv } from './cache/keys.js'
+import { scopeForEvent } from './cache/keys.js'
 import type { CacheScope } from './cache/keys.js'
+import type { RunEvent } from './event.js'
 import { readWorkspaceSize } from './workspace/inputs.js'
 import type { WorkspaceBound } from './workspace/bounded.js'
 
@@ -78,7 +79,6 @@ export interface Inputs {
   /** The agent preset (`agent`) whose defaults apply. */
   preset?: string
   network: NetworkMode
-  allowHosts: string[]
   /** With `network: allowlist`: the proxy's rules, credentials (secrets resolved) and image. */
   egress?: EgressInputs
   runtime: string
@@ -116,6 +116,8 @@ export interface InputContext {
   workspace: string
   /** The environment variables that `env` may name. */
   environment: NodeJS.ProcessEnv
+  /** The workflow run's event, parsed once (src/event.ts); LOCAL_EVENT for the CLI. */
+  event: RunEvent
   /** Host uid, to choose a non-root container user that can write the workspace. */
   hostUid: number
   hostCpus: number
@@ -190,17 +192,16 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     'none',
     'allowlist'
   ] as const)
-  const allowHosts = list(read(INPUT.allowHosts))
-  if (
-    bool(INPUT.compareBase, read(INPUT.compareBase), false) &&
-    read(INPUT.testCommand) === undefined
-  ) {
+  const testCommand = read(INPUT.testCommand)
+  const compareBase = bool(INPUT.compareBase, read(INPUT.compareBase), false)
+  if (compareBase && testCommand === undefined) {
     throw new ConfigurationError(
       INPUT.compareBase,
       'needs `test-command`: it runs the tests on the unchanged tree too'
     )
   }
 
+  const outputDir = read(INPUT.outputDir) ?? DEFAULTS.outputDir
   const runtime = runtimeName(INPUT.runtime, read(INPUT.runtime) ?? DEFAULTS.runtime)
 
   const env = passedEnv(read(INPUT.env), ctx.environment)
@@ -231,18 +232,14 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
   return {
     path: repoPath,
     ref: gitRef(read(INPUT.ref) ?? DEFAULTS.ref),
-    outputDir: outputFolder(
-      INPUT.outputDir,
-      read(INPUT.outputDir) ?? DEFAULTS.outputDir,
-      path.resolve(workspace, read(INPUT.outputDir) ?? DEFAULTS.outputDir)
-    ),
+    outputDir: outputFolder(INPUT.outputDir, outputDir, path.resolve(workspace, outputDir)),
     dockerfile,
     image,
     buildContext: buildContext ?? (dockerfile === undefined ? undefined : path.dirname(dockerfile)),
     buildArgs: keyValues(INPUT.buildArgs, read(INPUT.buildArgs)),
     allowUnpinnedBase: bool(INPUT.allowUnpinnedBase, read(INPUT.allowUnpinnedBase), false),
     agentCommand,
-    testCommand: read(INPUT.testCommand),
+    testCommand,
     ...(setup !== undefined ? { setup } : {}),
     cache: {
       dependencies: oneOf(
@@ -257,15 +254,19 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
         read(INPUT.imageCache) ?? (ctx.environment.GITHUB_ACTIONS === 'true' ? 'auto' : 'off'),
         CACHE_MODES
       ),
-      scope: scopeFromEnv(ctx.environment)
+      scope: scopeForEvent(ctx.event)
     },
     services: servicesFor(read),
-    ...isolationFor(read, given, policy.policy.values[FALLBACK_INPUT] ?? null, ctx.environment),
+    ...isolationFor(
+      read,
+      given,
+      policy.policy.values[FALLBACK_INPUT] ?? null,
+      ctx.event.pullRequest?.fork ?? null
+    ),
     task: taskInput(INPUT.task, read(INPUT.task), workspace),
     model: read(INPUT.model),
     ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),
     network,
-    allowHosts,
     ...(egress !== undefined ? { egress } : {}),
     runtime,
     timeoutMinutes: timerDuration(
@@ -292,7 +293,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     user: containerUser(read(INPUT.user), ctx.hostUid),
     env,
     testReports: list(read(INPUT.testReports)).map((p) => relativeInside(INPUT.testReports, p)),
-    compareBase: bool(INPUT.compareBase, read(INPUT.compareBase), false),
+    compareBase,
     maxLogBytes: positiveInteger(
       INPUT.maxLogBytes,
       read(INPUT.maxLogBytes) ?? String(DEFAULTS.maxLogBytes)

@@ -1,33 +1,32 @@
-import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import * as core from '@actions/core'
-import { ConfigurationError, errorMessage } from './errors.js'
+import { ConfigurationError } from './errors.js'
+import { reportFailure } from './github/failure.js'
 import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
-import { eventBaseSha } from './github/context.js'
 import { ActionLogger } from './github/logger.js'
-import { getInputs } from './inputs.js'
+import { INPUT } from './input-names.js'
+import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
 import { POLICY_INPUT, describePolicy } from './policy.js'
-import { policyForRun, policyValuesAt } from './policy/load.js'
+import { policyValuesAt } from './policy/load.js'
 import type { ContentsApi } from './policy/load.js'
 import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
 import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
-import { planRun } from './plan.js'
+import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
-import { runInputs } from './presets/run-inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
+import type { ModeEnv } from './github/context.js'
+import type { RunEvent } from './event.js'
 import { boundedReader } from './input-bounds.js'
-import { removeRunTemps } from './workspace/temp.js'
 import { ActionsStore } from './cache/store.js'
+import { STATE } from './state.js'
 
-/** Names shared by the main and post steps. */
-export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
 const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
@@ -37,51 +36,51 @@ const readInput = boundedReader((name: string): string | undefined => {
 })
 
 /** The contents API (read only) for the policy file when the base is not in the clone. */
-function policyApi(token: string | undefined): { api?: ContentsApi } {
-  const repository = process.env.GITHUB_REPOSITORY
-  if (token === undefined || repository === undefined || repository === '') return {}
+function policyApi(token: string | undefined, event: RunEvent): { api?: ContentsApi } {
+  const r = event.repository
+  if (token === undefined || r === undefined) return {}
   const client = createClient({ token, log: new ActionLogger(), readOnly: true })
-  return { api: contentsReader(client, { repository, refInput: POLICY_INPUT }) }
+  return {
+    api: contentsReader(client, { repository: `${r.owner}/${r.repo}`, refInput: POLICY_INPUT })
+  }
 }
 
 /** The action's main step. */
 export async function run(): Promise<void> {
   try {
-    const mode = readInput('mode') ?? 'run'
+    const mode = readInput(INPUT.mode) ?? 'run'
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
+    }
+    // The runner's context, read once: the event file and the variables that describe it.
+    const ctx = defaultContext()
+    const modeEnv: ModeEnv = {
+      event: ctx.event,
+      workspace: ctx.workspace,
+      ...(process.env.RUNNER_TEMP !== undefined ? { runnerTemp: process.env.RUNNER_TEMP } : {})
     }
     if (mode === 'publish') {
       // The publish job (never the run job) signs provenance.json when it may request an id-token.
       const log = new ActionLogger()
-      const gh = getGitHubInputs(readInput, process.env.GITHUB_WORKSPACE ?? process.cwd(), {
-        tokenRequired: true
-      })
+      const gh = getGitHubInputs(readInput, ctx.workspace, { tokenRequired: true })
       if (!gh.dryRun) await signProvenance(gh.outputDir, { token: gh.token, env: process.env, log })
-      return await publishMode(readInput, log)
+      return await publishMode(readInput, log, modeEnv)
     }
-    if (mode === 'approve') return await approveMode(readInput, new ActionLogger(), policyValuesAt)
-    if (mode === 'apply') return await applyMode(readInput, new ActionLogger())
-    if (mode === 'command') return await commandMode(readInput, new ActionLogger())
-    const ctx = defaultContext()
-    const policy = await policyForRun({
-      read: readInput,
-      workspace: ctx.workspace,
-      eventBase: eventBaseSha(process.env.GITHUB_EVENT_PATH, (p) => fs.readFileSync(p, 'utf8')),
-      ...policyApi(readInput('github-token'))
-    })
-    // The pull request's head (not the merge commit), and the agent preset's defaults.
-    const run = await runInputs(readInput, {
-      workspace: ctx.workspace,
-      env: process.env,
-      policyNetwork: policy.policy.values.network
-    })
-    const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
+    if (mode === 'approve')
+      return await approveMode(readInput, new ActionLogger(), modeEnv, policyValuesAt)
+    if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
+    if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
+    // The policy from the base, the pull request's head (not the merge commit), the preset.
+    const inputs = await readRunInputs(
+      readInput,
+      ctx,
+      policyApi(readInput(INPUT.githubToken), ctx.event).api
+    )
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)
     for (const c of inputs.egress?.credentials ?? []) core.setSecret(c.secret)
-    const tempRoot = process.env.RUNNER_TEMP ?? os.tmpdir()
+    const tempRoot = modeEnv.runnerTemp ?? os.tmpdir()
     core.saveState(STATE.runId, plan.runId)
     core.saveState(STATE.tempRoot, tempRoot)
 
@@ -89,29 +88,21 @@ export async function run(): Promise<void> {
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const result = await runPipeline(
-      plan,
-      {
-        task: inputs.task.text,
-        env: inputs.env,
-        ...(inputs.egress ? { egress: inputs.egress } : {})
-      },
-      {
-        runtime: new DockerRuntime(),
-        log: new ActionLogger(),
-        signal: controller.signal,
-        tempRoot,
-        // The Actions cache when the runner offers it: entries staged at one path in every run.
-        ...(ActionsStore.available()
-          ? {
-              cache: {
-                store: new ActionsStore(new ActionLogger()),
-                dir: path.join(tempRoot, 'airlock-cache')
-              }
+    const result = await runPipeline(plan, secretsOf(inputs), {
+      runtime: new DockerRuntime(),
+      log: new ActionLogger(),
+      signal: controller.signal,
+      tempRoot,
+      // The Actions cache when the runner offers it: entries staged at one path in every run.
+      ...(ActionsStore.available()
+        ? {
+            cache: {
+              store: new ActionsStore(new ActionLogger()),
+              dir: path.join(tempRoot, 'airlock-cache')
             }
-          : {})
-      }
-    )
+          }
+        : {})
+    })
     await writeJobSummary(path.join(plan.outputDir, OUTPUT_FILES.comment))
     setRunOutputs({
       ...result.report,
@@ -119,7 +110,12 @@ export async function run(): Promise<void> {
       diffSha256: result.diffSha256
     })
     const artifact = await publishArtifact(plan.outputDir, inputs.artifactName, inputs.dryRun)
-    if (result.error !== undefined) core.setFailed(errorMessage(result.error))
+    if (result.error !== undefined) {
+      await reportFailure(result.error, {
+        outputDir: plan.outputDir,
+        ...(artifact.status === 'uploaded' ? { artifact: artifact.name } : {})
+      })
+    }
     if (artifact.status === 'failed') {
       core.setFailed(
         `artifact ${artifact.name} was not uploaded after ${artifact.attempts} attempt(s): ${artifact.error}`
@@ -127,29 +123,14 @@ export async function run(): Promise<void> {
     }
     // Publishing right after the run (a separate `publish` job needs no Docker and less trust).
     if (
-      bool('publish', readInput('publish'), true) &&
-      readInput('github-token') !== undefined &&
-      process.env.GITHUB_EVENT_PATH !== undefined
+      bool(INPUT.publish, readInput(INPUT.publish), true) &&
+      readInput(INPUT.githubToken) !== undefined &&
+      ctx.event.name !== ''
     ) {
-      await publishMode(readInput, new ActionLogger(), path.dirname(result.reportPath))
+      await publishMode(readInput, new ActionLogger(), modeEnv, path.dirname(result.reportPath))
     }
   } catch (error) {
-    core.setFailed(errorMessage(error))
-  }
-}
-
-/** The action's post step: removes whatever a cancelled or killed run left behind. */
-export async function cleanupAfterRun(): Promise<void> {
-  try {
-    const runId = core.getState(STATE.runId)
-    if (runId === '') return
-    const removed = await new DockerRuntime().cleanup(runId)
-    const tempRoot = core.getState(STATE.tempRoot)
-    const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
-    core.info(
-      `cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`
-    )
-  } catch (error) {
-    core.warning(`cleanup: ${errorMessage(error)}`)
+    // A configuration error, an infrastructure failure, or a bug: each reported as what it is.
+    await reportFailure(error)
   }
 }

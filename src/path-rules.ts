@@ -103,6 +103,49 @@ const AGENT_FILES = [
   '**/.mcp.json'
 ]
 
+/**
+ * Dependency manifests of the common ecosystems (npm's package.json and Python's pyproject.toml
+ * are protected by their dependency sections below): where code comes from, and from which source
+ * (git sources, `replace` directives, registries), changes only with an explicit approval.
+ */
+const MANIFESTS = [
+  // Python
+  '**/requirements*.in',
+  '**/requirements/*.in',
+  '**/requirements/*.txt',
+  '**/setup.cfg',
+  '**/setup.py',
+  '**/Pipfile',
+  // Go, Rust
+  '**/go.mod',
+  '**/go.work',
+  '**/Cargo.toml',
+  // Ruby, PHP
+  '**/Gemfile',
+  '**/*.gemspec',
+  '**/composer.json',
+  // Java / Kotlin
+  '**/pom.xml',
+  '**/build.gradle',
+  '**/build.gradle.kts',
+  '**/settings.gradle',
+  '**/settings.gradle.kts',
+  '**/*.versions.toml',
+  // .NET
+  '**/*.csproj',
+  '**/*.fsproj',
+  '**/*.vbproj',
+  '**/Directory.Packages.props',
+  '**/Directory.Build.props',
+  '**/Directory.Build.targets',
+  '**/packages.config',
+  '**/[Nn]u[Gg]et.[Cc]onfig',
+  // Deno
+  '**/deno.json',
+  '**/deno.jsonc',
+  '**/import_map.json'
+]
+
 /** Package-manager settings (registries, install hooks, credentials) and build entry points. */
 const PACKAGE_AND_BUILD = [
   '**/.npmrc',
@@ -119,6 +162,7 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
   '.github/airlock/**',
   ...AGENT_FILES,
   ...PACKAGE_AND_BUILD,
+  ...MANIFESTS,
   ...LOCKFILES,
   ...LINT_FORMAT,
   ...EDITOR_AND_GIT,
@@ -179,11 +223,38 @@ function checkPattern(input: string, pattern: string): void {
     )
   if (glob.startsWith('/') || glob.split('/').includes('..'))
     throw new ConfigurationError(input, `"${pattern}" must be relative to the repository root`)
+  const unclosed = unclosedBracket(glob)
+  if (unclosed !== null)
+    throw new ConfigurationError(
+      input,
+      `"${pattern}" has an unclosed ${unclosed}; close it, or write \\${unclosed} to match the character itself`
+    )
   try {
     picomatch.makeRe(glob, GLOB_OPTIONS)
   } catch (error) {
     throw new ConfigurationError(input, `"${pattern}" is not a valid glob (${String(error)})`)
   }
+}
+
+/** The first `[`, `{` or `(` a glob opens and never closes (picomatch would match it literally). */
+function unclosedBracket(glob: string): string | null {
+  const close: Record<string, string> = { '[': ']', '{': '}', '(': ')' }
+  const open: string[] = []
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]
+    if (c === '\\') {
+      i++
+      continue
+    }
+    const top = open[open.length - 1]
+    if (top === '[') {
+      if (c === ']' && glob[i - 1] !== '[') open.pop()
+      continue
+    }
+    if (c in close) open.push(c)
+    else if (top !== undefined && c === close[top]) open.pop()
+  }
+  return open[0] ?? null
 }
 
 export const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true }

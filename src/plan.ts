@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { Inputs, NetworkMode } from './inputs.js'
 import type { PolicyRecord } from './policy.js'
-import { planEgress } from './egress/plan.js'
-import type { EgressPlan } from './egress/plan.js'
+import { egressSecrets, planEgress } from './egress/plan.js'
+import type { EgressPlan, EgressSecrets } from './egress/plan.js'
 import type { HostMapping, HostRule } from './egress/policy.js'
 import type { ServiceSpec } from './services/inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
@@ -246,4 +246,28 @@ export function planRun(inputs: Inputs): RunPlan {
 
 export function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex')
+}
+
+/**
+ * The run's secret values, beside the plan and never in it: one typed value per stage that needs
+ * one. The plan holds what they are for (routes, variable names, the task's hash).
+ */
+export interface RunSecrets {
+  /** The task text (the plan only holds its hash). */
+  task: string
+  /** The `env` values passed into the sandbox. */
+  env: { name: string; value: string }[]
+  /** With `network: allowlist`: each credential route's secret (and the extra CA's text). */
+  egress?: EgressSecrets
+  /** Other values to mask in every output (credentials the run holds). */
+  secrets?: string[]
+}
+
+/** The secrets of a run, from the same inputs as its plan. */
+export function secretsOf(inputs: Inputs): RunSecrets {
+  return {
+    task: inputs.task.text,
+    env: inputs.env,
+    ...(inputs.egress !== undefined ? { egress: egressSecrets(inputs.egress) } : {})
+  }
 }

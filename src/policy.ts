@@ -3,6 +3,7 @@ import { ConfigurationError, errorMessage } from './errors.js'
 import type { InputReader } from './input-read.js'
 import { convert } from './policy/values.js'
 import type { Kind } from './policy/values.js'
+import { INPUT } from './input-names.js'
 
 /**
  * The repository's policy file: the same settings as the inputs, stated once for every workflow.
@@ -10,7 +11,7 @@ import type { Kind } from './policy/values.js'
  * very thing under review — and an input given explicitly in the workflow overrides it.
  */
 export const POLICY_PATH = '.github/airlock.yml'
-export const POLICY_INPUT = 'policy-base'
+export const POLICY_INPUT = INPUT.policyBase
 
 /** Settings the file may hold: input names, with the form each value takes. */
 export const POLICY_KEYS: Readonly<Record<string, Kind>> = {

@@ -1,5 +1,6 @@
 // The import graph of src/: no cycle, dockerode only behind the runtime boundary, and no import
-// that runs against the flow (inputs → plan → sandbox → evidence → report → publishers).
+// that crosses a rule of the layout (__tests__/architecture/layout.json: the parts of the flow,
+// edge → plan → runtime stages → evidence → report → publishers, and what must never import what).
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import ts from 'typescript'
@@ -39,64 +40,38 @@ function specifiers(file: string): string[] {
 
 const rel = (f: string): string => path.relative(SRC, f).split(path.sep).join('/')
 
-/** The stage a file of src/ belongs to (folder, or file name for the top-level modules). */
-export function stageOf(file: string): string {
-  const r = rel(file)
-  if (r.startsWith('sandbox/')) return 'sandbox'
-  if (r.startsWith('workspace/')) return 'workspace'
-  if (r.startsWith('egress/')) return 'egress'
-  if (r.startsWith('evidence/')) return 'evidence'
-  if (r.startsWith('report/')) return 'report'
-  if (r.startsWith('github/')) return 'github'
-  if (r.startsWith('pipeline')) return 'pipeline'
-  if (r.startsWith('setup/')) return 'setup'
-  if (r.startsWith('services/')) return 'services'
-  if (r.startsWith('isolation/')) return 'isolation'
-  if (r.startsWith('cache/')) return 'cache'
-  if (r.startsWith('inputs') || r.startsWith('policy') || r.startsWith('presets/')) return 'inputs'
-  if (r.startsWith('plan')) return 'plan'
-  if (/^(index|post|cli|main|bin)\.ts$/.test(r) || r.startsWith('cli/')) return 'entries'
-  return 'base'
+interface Layout {
+  parts: Record<string, { paths: string[]; says: string }>
+  never: { from: string; to: string; why: string }[]
 }
 
-const FORBIDDEN: Record<string, string[]> = {
-  evidence: ['sandbox', 'egress', 'report', 'github', 'pipeline', 'entries'],
-  sandbox: ['evidence', 'report', 'github', 'egress', 'inputs', 'pipeline', 'entries'],
-  report: ['github', 'sandbox', 'pipeline', 'entries'],
-  egress: ['report', 'github', 'pipeline', 'entries'],
-  plan: ['sandbox', 'evidence', 'report', 'github', 'pipeline', 'entries'],
-  inputs: ['evidence', 'report', 'github', 'sandbox', 'pipeline', 'entries'],
-  workspace: ['inputs', 'evidence', 'report', 'github', 'pipeline', 'entries'],
-  github: ['inputs', 'pipeline', 'entries'],
-  pipeline: ['entries'],
-  // The install phase: runs a phase through the egress proxy and reads the evidence of its result.
-  setup: ['github', 'pipeline', 'entries'],
-  cache: ['evidence', 'egress', 'github', 'pipeline', 'entries'],
-  // Service containers: sidecars of the runtime, nothing after them in the flow.
-  services: ['evidence', 'report', 'github', 'egress', 'inputs', 'pipeline', 'entries'],
-  // The isolation model: pure, read by the inputs and the pipeline.
-  isolation: [
-    'sandbox',
-    'workspace',
-    'evidence',
-    'egress',
-    'report',
-    'github',
-    'pipeline',
-    'entries'
-  ],
-  base: [
-    'inputs',
-    'plan',
-    'sandbox',
-    'workspace',
-    'egress',
-    'evidence',
-    'report',
-    'github',
-    'pipeline',
-    'entries'
-  ]
+/** The stages and the imports that must never exist between them (the picture in the docs). */
+export const LAYOUT = JSON.parse(
+  fs.readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'layout.json'), 'utf8')
+) as Layout
+
+/** The part of the layout a file of src/ belongs to (undefined: none). */
+export function stageOf(file: string): string | undefined {
+  const r = `src/${rel(file)}`
+  for (const [name, part] of Object.entries(LAYOUT.parts))
+    if (part.paths.some((p) => (p.endsWith('/') ? r.startsWith(p) : r === p))) return name
+  return undefined
+}
+
+/** The imports of `edges` that cross a "never" of the layout, or leave the base (below all). */
+export function brokenRules(edges: Map<string, string[]>): string[] {
+  return [...edges].flatMap(([f, to]) => {
+    const from = stageOf(f)
+    return to.flatMap((t) => {
+      const into = stageOf(t)
+      if (from === undefined || into === undefined || from === into) return []
+      const rule = LAYOUT.never.find((n) => n.from === from && n.to === into)
+      if (rule) return [`${rel(f)} (${from}) → ${rel(t)} (${into}): ${rule.why}`]
+      if (from === 'base')
+        return [`${rel(f)} (base) → ${rel(t)} (${into}): the base is below every stage`]
+      return []
+    })
+  })
 }
 
 interface Graph {
@@ -159,17 +134,15 @@ describe('import graph of src/', () => {
     expect(outside).toEqual([])
   })
 
-  test('no import runs against the flow', () => {
-    const against = [...g.edges].flatMap(([f, to]) => {
-      const from = stageOf(f)
-      return to
-        .filter((t) => (FORBIDDEN[from] ?? []).includes(stageOf(t)))
-        .map((t) => `${rel(f)} (${from}) → ${rel(t)} (${stageOf(t)})`)
-    })
-    expect(against).toEqual([])
+  test('every file of src/ is in one part of the layout', () => {
+    expect([...g.edges.keys()].filter((f) => stageOf(f) === undefined).map(rel)).toEqual([])
   })
 
-  test('the checks can fail: a made-up cycle and stage are caught', () => {
+  test('no import crosses a rule of the layout', () => {
+    expect(brokenRules(g.edges)).toEqual([])
+  })
+
+  test('the checks can fail: a made-up cycle and a made-up broken rule are caught', () => {
     const a = path.join(SRC, 'a.ts')
     const b = path.join(SRC, 'b.ts')
     expect(
@@ -182,6 +155,13 @@ describe('import graph of src/', () => {
     ).toEqual([['a.ts', 'b.ts', 'a.ts']])
     expect(stageOf(path.join(SRC, 'evidence/x.ts'))).toBe('evidence')
     expect(stageOf(path.join(SRC, 'cli/args.ts'))).toBe('entries')
-    expect(FORBIDDEN.evidence).toContain(stageOf(path.join(SRC, 'report/report.ts')))
+    expect(stageOf(path.join(SRC, 'nowhere.ts'))).toBeUndefined()
+    const setup = path.join(SRC, 'setup/setup.ts')
+    expect(brokenRules(new Map([[setup, [path.join(SRC, 'evidence/diff.ts')]]]))).toEqual([
+      'setup/setup.ts (capabilities) → evidence/diff.ts (evidence): a run-time stage never reaches the evidence stage'
+    ])
+    expect(
+      brokenRules(new Map([[path.join(SRC, 'errors.ts'), [path.join(SRC, 'plan.ts')]]]))
+    ).toHaveLength(1)
   })
 })

@@ -5,6 +5,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { getInputs } from '../../src/inputs.js'
 import type { InputContext } from '../../src/inputs.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 let workspace: string
 beforeAll(() => {
@@ -14,7 +15,14 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(workspace, { recursive: true, force: true }))
 
 function imageCache(given: Record<string, string>, environment: NodeJS.ProcessEnv): string {
-  const ctx: InputContext = { workspace, environment, hostUid: 0, hostCpus: 2, defaultRunId: 'r' }
+  const ctx: InputContext = {
+    workspace,
+    environment,
+    hostUid: 0,
+    event: LOCAL_EVENT,
+    hostCpus: 2,
+    defaultRunId: 'r'
+  }
   const values: Record<string, string> = {
     dockerfile: 'Dockerfile',
     'agent-command': 'true',

@@ -10,10 +10,11 @@ import Docker from 'dockerode'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 /** The releases the tests install (each native Linux binary ships in this npm package). */
 const CLAUDE_PACKAGE = '@anthropic-ai/claude-code-linux-x64@2.1.332'
@@ -104,15 +105,17 @@ async function runAgent(setup: AgentSetup, runId: string) {
     workspace: ws,
     environment: { EGTEST_PROVIDER_KEY: SECRET, ...setup.env },
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId
   })
   const log = new MemoryLogger()
-  const { report } = await runPipeline(
-    planRun(inputs),
-    { task: inputs.task.text, env: inputs.env, egress: inputs.egress! },
-    { runtime: new DockerRuntime(docker), log, proxyScript: world.proxyScript, tempRoot: world.tmp }
-  )
+  const { report } = await runPipeline(planRun(inputs), secretsOf(inputs), {
+    runtime: new DockerRuntime(docker),
+    log,
+    proxyScript: world.proxyScript,
+    tempRoot: world.tmp
+  })
   const out = path.join(ws, 'out')
   const agentLog = fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')
   expect([report.outcome, report.outcomeReason, agentLog.slice(-3000)]).toEqual([

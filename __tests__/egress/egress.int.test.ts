@@ -9,7 +9,7 @@ import Docker from 'dockerode'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { startEgress } from '../../src/egress/session.js'
 import { parseHostRule } from '../../src/egress/policy.js'
@@ -25,6 +25,7 @@ import {
   egressWorld
 } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
@@ -81,6 +82,7 @@ function inputsFor(ws: string, runId: string, overrides: Record<string, string> 
     workspace: ws,
     environment: { EGTEST_CANARY_SECRET: SECRET },
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId
   })
@@ -96,11 +98,7 @@ async function run(
   const log = new MemoryLogger()
   const result = await runPipeline(
     planRun(inputs),
-    {
-      task: 'probe the network',
-      env: inputs.env,
-      ...(inputs.egress ? { egress: inputs.egress } : {})
-    },
+    { ...secretsOf(inputs), task: 'probe the network' },
     {
       runtime: new DockerRuntime(docker),
       log,

@@ -21,6 +21,7 @@ import type { EgressEvent, TranscriptRecord } from '../../src/egress/proxy.js'
 import { redactHeaders } from '../../src/egress/proxy/headers.js'
 import { renderEgress } from '../../src/report/egress.js'
 import type { Report } from '../../src/report/report.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const PINNED = `img@sha256:${'a'.repeat(64)}`
 const SECRET = 'sk-test-0123456789'
@@ -187,6 +188,7 @@ describe('egress inputs', () => {
       workspace: ws,
       environment: { SECRET_VAR: SECRET, OTHER: 'x', ...env },
       hostUid: 1000,
+      event: LOCAL_EVENT,
       hostCpus: 4,
       defaultRunId: 'r1'
     })

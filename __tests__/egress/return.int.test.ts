@@ -12,7 +12,7 @@ import { ConfigurationError } from '../../src/errors.js'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { startEgress, type EgressCapture } from '../../src/egress/session.js'
 import { parseCredential } from '../../src/egress/credential-routes.js'
@@ -29,6 +29,7 @@ import {
   egressWorld
 } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const docker = new Docker()
 // A printable-ASCII key with characters that need care in headers and URLs.
@@ -81,6 +82,7 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
     forwardedCredential: Reply
     forwardedHttp: Reply
     scope: Record<string, Reply>
+    override: Record<string, Reply>
     broken: Reply
     sni: Record<string, string>
   }
@@ -169,6 +171,25 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
     expect([r.scope.wrongPath.status, r.scope.wrongPath.denied]).toEqual([403, 'route-scope'])
     expect(r.scope.wrongPath.body).toContain('allows only POST /v1/messages')
   })
+
+  test.each([
+    'methodOverride',
+    'httpMethod',
+    'methodOverride2',
+    'originalUrl',
+    'rewriteUrl',
+    'originalMethod',
+    'overrideUrl',
+    'queryMethod',
+    'form'
+  ])(
+    'a scoped route refuses a method or URL override (%s) before it reaches the upstream',
+    (name) => {
+      const reply = r.override[name]
+      expect([reply.status, reply.denied]).toEqual([403, 'route-scope'])
+      expect(reply.body).toContain('override')
+    }
+  )
 
   test.each(['dotdot', 'encodedDots', 'encodedSlash', 'doubleSlash', 'baseEscape'])(
     '%s: refused before matching, nothing reaches the upstream',
@@ -309,6 +330,7 @@ describe('credential values are checked at start', () => {
         workspace: ws,
         environment: { API_SECRET: value },
         hostUid: 1000,
+        event: LOCAL_EVENT,
         hostCpus: 2,
         defaultRunId: 'x'
       })
@@ -381,13 +403,14 @@ describe('a run whose agent leaks what it holds', () => {
       workspace: ws,
       environment: { EGRET_SECRET: SECRET },
       hostUid: process.getuid?.() ?? 1000,
+      event: LOCAL_EVENT,
       hostCpus: os.cpus().length,
       defaultRunId: runId
     })
     const log = new MemoryLogger()
     const run = await runPipeline(
       planRun(inputs),
-      { task: 'leak', env: inputs.env, ...(inputs.egress ? { egress: inputs.egress } : {}) },
+      { ...secretsOf(inputs), task: 'leak' },
       {
         runtime: new DockerRuntime(docker),
         log,

@@ -12,6 +12,7 @@ import { snapshotWorkspace } from '../../src/evidence/snapshot.js'
 import { getInputs } from '../../src/inputs.js'
 import { prepareWorkspace } from '../../src/workspace/workspace.js'
 import { makeRepo } from './helpers.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 let root: string
 beforeEach(() => {
@@ -122,6 +123,7 @@ describe('policy inputs', () => {
     workspace: '',
     environment: {},
     hostUid: 1000,
+    event: LOCAL_EVENT,
     hostCpus: 2,
     defaultRunId: 'r'
   }

@@ -2,7 +2,7 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { CappedLog } from '../../src/evidence/logs.js'
-import { MASK, Redactor, StreamRedactor } from '../../src/evidence/redact.js'
+import { MASK, Redactor, StreamRedactor } from '../../src/redact.js'
 
 const SECRET = 'sk-live/Abc+123:xyz@example'
 const b64 = (s: string): string => Buffer.from(s).toString('base64')

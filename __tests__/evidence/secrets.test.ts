@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto'
-import { Redactor } from '../../src/evidence/redact.js'
+import { Redactor } from '../../src/redact.js'
 import {
   decodedViews,
   maskLine,
@@ -186,7 +186,7 @@ test('runSecretValues: env values, extra secrets and every credential value', ()
     runSecretValues({
       env: [{ value: 'env-value-1' }],
       secrets: ['extra-secret'],
-      egress: { credentials: [{ secret: 'credential-value' }] }
+      egress: { credentials: { route: 'credential-value' } }
     })
   ).toEqual(['env-value-1', 'extra-secret', 'credential-value'])
 })

@@ -1,14 +1,18 @@
 import * as fs from 'node:fs'
 import { parse } from 'yaml'
-import { GITHUB_INPUT, GITHUB_OUTPUT } from '../../src/github/context.js'
+import { GITHUB_OUTPUT } from '../../src/github/context.js'
+import { INPUT } from '../../src/input-names.js'
 
 describe('action.yml', () => {
   const action = parse(fs.readFileSync('action.yml', 'utf8')) as {
     inputs: Record<string, { description: string }>
     outputs: Record<string, { description: string }>
   }
-  test.each(Object.values(GITHUB_INPUT))('declares input %s', (name) => {
+  test.each(Object.values(INPUT))('declares input %s', (name) => {
     expect(action.inputs[name]?.description).toBeTruthy()
+  })
+  test('the one table of input names is exactly the inputs of action.yml', () => {
+    expect(Object.values(INPUT).sort()).toEqual(Object.keys(action.inputs).sort())
   })
   test.each(Object.values(GITHUB_OUTPUT))('declares output %s', (name) => {
     expect(action.outputs[name]?.description).toBeTruthy()

@@ -12,6 +12,7 @@ import { policyForRun } from '../../src/policy/load.js'
 import type { InputContext } from '../../src/inputs.js'
 import { planRun } from '../../src/plan.js'
 import { withPreset } from '../../src/presets/presets.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 let workspace: string
 let ctx: InputContext
@@ -30,6 +31,7 @@ beforeAll(() => {
     workspace,
     environment: { API_KEY: 'k' },
     hostUid: 1000,
+    event: LOCAL_EVENT,
     hostCpus: 2,
     defaultRunId: 'run-1'
   }

@@ -4,6 +4,7 @@ import * as path from 'node:path'
 import { ConfigurationError } from '../../src/errors.js'
 import { getInputs, memory } from '../../src/inputs.js'
 import type { InputContext } from '../../src/inputs.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const DIGEST = 'a'.repeat(64)
 let workspace: string
@@ -19,6 +20,7 @@ beforeAll(() => {
     workspace,
     environment: { API_KEY: 'k', GITHUB_TOKEN: 'ghs_x', ACTIONS_ID_TOKEN_REQUEST_URL: 'u' },
     hostUid: 0,
+    event: LOCAL_EVENT,
     hostCpus: 2,
     defaultRunId: 'run-1'
   }

@@ -3,16 +3,12 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from '../../src/errors.js'
 import { getInputs } from '../../src/inputs.js'
-import {
-  chooseTier,
-  forkFromEvent,
-  resolveIsolation,
-  resolveRuntime
-} from '../../src/isolation/isolation.js'
+import { chooseTier, resolveIsolation, resolveRuntime } from '../../src/isolation/isolation.js'
 import type { DaemonRuntimes, RiskFacts } from '../../src/isolation/isolation.js'
 import { parsePolicy } from '../../src/policy.js'
 import { renderComment } from '../../src/report/comment.js'
 import { sampleReport } from '../report/sample.js'
+import { LOCAL_EVENT, readRunEvent } from '../../src/event.js'
 
 const SAFE: RiskFacts = {
   fork: false,
@@ -182,6 +178,7 @@ describe('inputs and the event', () => {
     workspace: dir,
     environment,
     hostUid: 1000,
+    event: LOCAL_EVENT,
     hostCpus: 2,
     defaultRunId: 'r',
     ...(policy !== undefined
@@ -216,12 +213,12 @@ describe('inputs and the event', () => {
         })
       )
     write('someone/r')
-    expect(forkFromEvent({ GITHUB_EVENT_PATH: event })).toBe(true)
+    expect(readRunEvent({ GITHUB_EVENT_PATH: event }).pullRequest?.fork).toBe(true)
     write('o/r')
-    expect(forkFromEvent({ GITHUB_EVENT_PATH: event })).toBe(false)
+    expect(readRunEvent({ GITHUB_EVENT_PATH: event }).pullRequest?.fork).toBe(false)
     write(null)
-    expect(forkFromEvent({ GITHUB_EVENT_PATH: event })).toBe(true)
-    expect(forkFromEvent({})).toBeNull()
+    expect(readRunEvent({ GITHUB_EVENT_PATH: event }).pullRequest?.fork).toBe(true)
+    expect(readRunEvent({}).pullRequest?.fork ?? null).toBeNull()
   })
 
   test('isolation-fallback only from the policy file; isolation and runtime not both', () => {

@@ -13,9 +13,10 @@ import Docker from 'dockerode'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import type { Report } from '../../src/report/report.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 import {
   FIXTURES,
   buildProxy,
@@ -166,12 +167,13 @@ async function run(
     workspace: ws,
     environment: {},
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId
   })
   const result = await runPipeline(
     planRun(inputs),
-    { task: 'probe', env: inputs.env, ...(inputs.egress ? { egress: inputs.egress } : {}) },
+    { ...secretsOf(inputs), task: 'probe' },
     { runtime: new DockerRuntime(docker), log: new MemoryLogger(), proxyScript, tempRoot: tmp }
   )
   const out = path.join(ws, 'out')

@@ -226,6 +226,7 @@ describe('the CLI', () => {
     const plan = cliSync(
       [
         'plan',
+        '--json',
         '--path',
         'repo',
         '--dockerfile',
@@ -247,6 +248,36 @@ describe('the CLI', () => {
     })
   })
 
+  it('plan prints the resolved runtime, and run then uses exactly that one', () => {
+    ws = makeWorkspace()
+    const flags = ['--path', 'repo', '--dockerfile', 'agent/Dockerfile', '--agent-command', 'true']
+    // isolation auto is decided with the engine's runtimes and the repository: by the resolve step.
+    const plan = cliSync(['plan', '--json', ...flags, '--isolation', 'auto'], ws)
+    expect(plan.stderr.toString()).toBe('')
+    expect(plan.status).toBe(0)
+    const printed = JSON.parse(plan.stdout.toString())
+    expect(printed.resolution.isolation.tier).toBe('runsc')
+    expect(printed.sandbox.runtime).toBe(printed.resolution.runtime)
+    // The summary a person reads says the same tier and runtime.
+    const summary = cliSync(['plan', ...flags, '--isolation', 'auto'], ws).stdout.toString()
+    expect(summary).toContain(`runsc on runtime ${printed.sandbox.runtime}`)
+    const run = cliSync(['run', ...flags, '--isolation', 'auto'], ws)
+    expect(run.status).toBe(0)
+    const report = JSON.parse(read(path.join(ws, 'airlock-out', 'report.json')))
+    expect(report.sandbox.runtime).toBe(printed.sandbox.runtime)
+    expect(report.sandbox.applied.runtime).toBe(printed.sandbox.runtime)
+    expect(report.isolation.tier).toBe(printed.resolution.isolation.tier)
+    // Without an engine, plan still prints and says what it could not decide.
+    const offline = cliSync(['plan', '--json', ...flags, '--isolation', 'auto'], ws, {
+      ...process.env,
+      DOCKER_HOST: `unix://${path.join(os.tmpdir(), 'no-docker-here.sock')}`
+    })
+    expect(offline.status).toBe(0)
+    expect(JSON.parse(offline.stdout.toString()).resolution.undecided).toMatch(
+      /the engine did not answer.*decided when the run starts/
+    )
+  }, 120_000)
+
   it('exits 3 with the report written when Docker is unreachable', () => {
     ws = makeWorkspace()
     const r = cliSync(
@@ -256,6 +287,9 @@ describe('the CLI', () => {
     )
     expect(r.status).toBe(3)
     expect(r.stderr.toString()).toMatch(/Docker engine is not reachable/)
+    // A user's repository has none of this project's scripts: the message points to the docs.
+    expect(r.stderr.toString()).not.toMatch(/scripts\//)
+    expect(r.stderr.toString()).toMatch(/README/)
     expect(JSON.parse(read(path.join(ws, 'airlock-out', 'report.json'))).outcome).toBe(
       'infrastructure-error'
     )

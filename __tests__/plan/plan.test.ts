@@ -16,7 +16,6 @@ function inputs(overrides: Partial<Inputs> = {}): Inputs {
     agentCommand: 'agent --fix',
     task: { text: 'Fix it', source: 'text' },
     network: 'none',
-    allowHosts: [],
     runtime: 'runc',
     timeoutMinutes: 2,
     graceSeconds: 5,

@@ -8,9 +8,9 @@ import type { InputContext } from '../../src/inputs.js'
 import { POLICY_KEYS, nearestKey, parsePolicy, recordFor, withPolicy } from '../../src/policy.js'
 import { loadPolicy } from '../../src/policy/load.js'
 import type { ContentsApi } from '../../src/policy/load.js'
-import { eventBaseSha } from '../../src/github/context.js'
 import { git as testGit } from '../support/git.js'
 import type { LoadedPolicy } from '../../src/policy.js'
+import { LOCAL_EVENT, parseEvent } from '../../src/event.js'
 
 describe('parsePolicy', () => {
   test.each<[string, string, Record<string, string>]>([
@@ -173,6 +173,7 @@ describe('withPolicy and getInputs', () => {
     workspace: ws,
     environment: {},
     hostUid: 1000,
+    event: LOCAL_EVENT,
     hostCpus: 8,
     defaultRunId: 'r1',
     ...(policy ? { policy } : {})
@@ -367,8 +368,8 @@ test.each<[string, string | undefined]>([
   [JSON.stringify({ pull_request: { base: { sha: 'main' } } }), undefined],
   [JSON.stringify({ issue: { number: 1 } }), undefined],
   ['not json', undefined]
-])('eventBaseSha(%s)', (text, expected) => {
-  expect(eventBaseSha('/event.json', () => text)).toBe(expected)
+])('the event base sha (%s)', (text, expected) => {
+  expect(parseEvent({}, text).pullRequest?.baseSha).toBe(expected)
 })
 
 test('no policy setting has an action.yml default (the runner would pass it as if given and it would override the policy)', () => {

@@ -12,12 +12,13 @@ import Docker from 'dockerode'
 import { getInputs } from '../../src/inputs.js'
 import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
-import { planRun } from '../../src/plan.js'
+import { planRun, secretsOf } from '../../src/plan.js'
 import { AGENT_KEY_ENV, PRESETS } from '../../src/presets/presets.js'
 import { runInputs } from '../../src/presets/run-inputs.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from '../egress/helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
@@ -69,11 +70,16 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
     'run-id': runId
   }
   const environment = { [AGENT_KEY_ENV]: SECRET }
-  const run = await runInputs((n) => raw[n], { workspace: ws, env: environment })
+  const run = await runInputs((n) => raw[n], {
+    workspace: ws,
+    env: environment,
+    event: LOCAL_EVENT
+  })
   const inputs = getInputs(run.read, {
     workspace: ws,
     environment,
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId,
     ...run.context
@@ -83,11 +89,12 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
   expect(inputs.agentCommand).toBe(preset.command(model))
   expect(inputs.network).toBe('allowlist')
   const log = new MemoryLogger()
-  const { report } = await runPipeline(
-    planRun(inputs),
-    { task: inputs.task.text, env: inputs.env, egress: inputs.egress! },
-    { runtime: new DockerRuntime(docker), log, proxyScript: world.proxyScript, tempRoot: world.tmp }
-  )
+  const { report } = await runPipeline(planRun(inputs), secretsOf(inputs), {
+    runtime: new DockerRuntime(docker),
+    log,
+    proxyScript: world.proxyScript,
+    tempRoot: world.tmp
+  })
   const out = path.join(ws, 'out')
   const agentLog = fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')
   if (report.outcome !== 'success') {

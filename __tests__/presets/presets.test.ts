@@ -12,9 +12,11 @@ import {
   PRESETS,
   withPreset
 } from '../../src/presets/presets.js'
-import { eventHeadSha, runRef } from '../../src/workspace/event-ref.js'
+import { runRef } from '../../src/workspace/event-ref.js'
+import { parseEvent } from '../../src/event.js'
 import { baseImages } from '../../src/sandbox/dockerfile.js'
 import { ROOT } from '../support/cli.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const KEY = { [AGENT_KEY_ENV]: 'sk-test' }
 const reader =
@@ -29,6 +31,7 @@ function presetInputs(raw: Record<string, string>, environment: NodeJS.ProcessEn
     workspace: ws,
     environment,
     hostUid: 1000,
+    event: LOCAL_EVENT,
     hostCpus: 4,
     defaultRunId: 'unit-1',
     ...(p.preset
@@ -149,7 +152,7 @@ describe('the ref of a pull_request run', () => {
     ['push', undefined],
     ['workflow_dispatch', undefined]
   ])('%s → %s', (eventName, sha) => {
-    expect(eventHeadSha(eventName, event, read)).toBe(sha)
+    expect(parseEvent({ GITHUB_EVENT_NAME: eventName }, read(event)).pullRequest?.headSha).toBe(sha)
   })
 
   test('an explicit ref wins; a head the checkout lacks is an error naming ref', async () => {
@@ -160,27 +163,21 @@ describe('the ref of a pull_request run', () => {
       await runRef({
         given: 'main',
         repoPath: repo,
-        eventName: 'pull_request',
-        eventPath: event,
-        readFile: read
+        headSha: parseEvent({ GITHUB_EVENT_NAME: 'pull_request' }, read(event)).pullRequest?.headSha
       })
     ).toBe('main')
     await expect(
       runRef({
         given: undefined,
         repoPath: repo,
-        eventName: 'pull_request',
-        eventPath: event,
-        readFile: read
+        headSha: parseEvent({ GITHUB_EVENT_NAME: 'pull_request' }, read(event)).pullRequest?.headSha
       })
     ).rejects.toThrow(/^ref: the checkout .* does not contain the pull request's head commit c{40}/)
     expect(
       await runRef({
         given: undefined,
         repoPath: repo,
-        eventName: 'push',
-        eventPath: event,
-        readFile: read
+        headSha: parseEvent({ GITHUB_EVENT_NAME: 'push' }, read(event)).pullRequest?.headSha
       })
     ).toBeUndefined()
   })

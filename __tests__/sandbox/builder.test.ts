@@ -178,5 +178,5 @@ describe('fallback to the classic builder', () => {
     // under them here.
     fs.rmSync(dir, { recursive: true, force: true })
     await new Promise((r) => setTimeout(r, 300))
-  })
+  }, 30_000)
 })

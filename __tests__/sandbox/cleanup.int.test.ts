@@ -30,10 +30,25 @@ describe('airlock cleanup --run-id', () => {
       )
       expect(r.stderr.toString()).toBe('')
       expect(r.status).toBe(0)
-      expect(JSON.parse(r.stdout.toString())).toMatchObject({ containers: 1, tempDirs: 1 })
+      expect(r.stdout.toString()).toMatch(
+        new RegExp(
+          `^removed what run ${runId} left: 1 container\\(s\\), .*1 temporary folder\\(s\\)\\n$`
+        )
+      )
       expect(fs.existsSync(dir)).toBe(false)
       expect(fs.existsSync(other)).toBe(true)
       expect(await leftovers(runId)).toBe(0)
+      const again = spawnSync(
+        process.execPath,
+        [path.join(ROOT, 'dist/cli.js'), 'cleanup', '--run-id', runId, '--json'],
+        { env: { ...process.env, TMPDIR: tmp, RUNNER_TEMP: '' } }
+      )
+      expect(JSON.parse(again.stdout.toString())).toEqual({
+        containers: 0,
+        networks: 0,
+        volumes: 0,
+        tempDirs: 0
+      })
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true })
     }

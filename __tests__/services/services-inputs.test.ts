@@ -4,6 +4,7 @@ import { parseServices } from '../../src/services/inputs.js'
 import { containerSpec } from '../../src/sandbox/spec.js'
 import { planRun } from '../../src/plan.js'
 import type { Inputs } from '../../src/inputs.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const ID = `sha256:${'c'.repeat(64)}`
 
@@ -92,7 +93,6 @@ describe('a test phase with services joins their network only', () => {
     testCommand: 't',
     task: { text: 't', source: 'text' },
     network: 'none',
-    allowHosts: [],
     runtime: 'runc',
     timeoutMinutes: 1,
     graceSeconds: 1,
@@ -158,6 +158,7 @@ describe('services and runtime', () => {
       workspace: dir,
       environment: {},
       hostUid: 1000,
+      event: LOCAL_EVENT,
       hostCpus: 2,
       defaultRunId: 'r'
     })

@@ -6,8 +6,9 @@ import { getInputs } from '../../src/inputs.js'
 import type { InputContext } from '../../src/inputs.js'
 import { planRun } from '../../src/plan.js'
 import { parsePolicy } from '../../src/policy.js'
-import { finishSetupReport } from '../../src/setup/setup.js'
-import type { SetupReport } from '../../src/setup/setup.js'
+import { lockfileFindings } from '../../src/evidence/lockfiles.js'
+import type { SetupReport } from '../../src/report/report.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const PROXY = `sha256:${'b'.repeat(64)}`
 let workspace: string
@@ -16,7 +17,14 @@ let ctx: InputContext
 beforeAll(() => {
   workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-setup-inputs-'))
   fs.writeFileSync(path.join(workspace, 'Dockerfile'), 'FROM scratch\n')
-  ctx = { workspace, environment: {}, hostUid: 1000, hostCpus: 2, defaultRunId: 'run-1' }
+  ctx = {
+    workspace,
+    environment: {},
+    hostUid: 1000,
+    event: LOCAL_EVENT,
+    hostCpus: 2,
+    defaultRunId: 'run-1'
+  }
 })
 afterAll(() => fs.rmSync(workspace, { recursive: true, force: true }))
 
@@ -149,17 +157,18 @@ describe('lockfile hashes across the install and the agent', () => {
 
   test('unchanged by the agent: nothing flagged', () => {
     const r = report()
-    expect(
-      finishSetupReport(r, [{ path: 'package-lock.json', sha256: 'a'.repeat(64), bytes: 1 }])
-    ).toEqual([])
-    expect(r.lockfiles[0].afterAgent).toBe('a'.repeat(64))
+    const { lockfiles, findings } = lockfileFindings(r, [
+      { path: 'package-lock.json', sha256: 'a'.repeat(64), bytes: 1 }
+    ])
+    expect(findings).toEqual([])
+    expect(lockfiles[0].afterAgent).toBe('a'.repeat(64))
   })
 
   test('changed, added or deleted by the agent: flagged; what the install changed is named', () => {
     const r = report()
     r.changedFiles = ['package.json']
     r.changedTotal = 1
-    const findings = finishSetupReport(r, [
+    const { findings } = lockfileFindings(r, [
       { path: 'package-lock.json', sha256: 'c'.repeat(64), bytes: 1 },
       { path: 'web/yarn.lock', sha256: 'd'.repeat(64), bytes: 1 }
     ])

@@ -18,6 +18,7 @@ import { ROOT, TEST_LABEL, buildProxy, imageId, uniqueId } from '../egress/helpe
 import { leftovers } from '../support/run.js'
 import { GIT_TEST_ENV } from '../support/git.js'
 import { FolderStore } from '../../src/cache/store.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 const docker = new Docker()
 const REGISTRY_TOOLS = path.join(ROOT, 'test-tools', 'registry')
@@ -260,6 +261,7 @@ async function run(ws: string, runId: string, extra: Record<string, string>, cac
     workspace: ws,
     environment: {},
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId
   })

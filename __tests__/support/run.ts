@@ -13,6 +13,7 @@ import { git } from './git.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import type { Runtime } from '../../src/sandbox/types.js'
 import type { CacheStore } from '../../src/cache/store.js'
+import { LOCAL_EVENT } from '../../src/event.js'
 
 export const BUSYBOX = 'airlock-local/busybox:1'
 export const docker = new Docker()
@@ -86,6 +87,7 @@ export async function runAirlock(
     workspace: ws,
     environment: options.environment ?? process.env,
     hostUid: process.getuid?.() ?? 1000,
+    event: LOCAL_EVENT,
     hostCpus: os.cpus().length,
     defaultRunId: runId
   })

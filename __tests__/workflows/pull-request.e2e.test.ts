@@ -367,7 +367,9 @@ test('fork pull request → no secret in the run job, a clear failure, nothing p
     expect([s.step.index, seen]).toEqual([s.step.index, []])
   }
   expect(run.result).toBe('failure')
-  expect(log(run)).toMatch(/::error::agent: this pull request comes from a fork/)
+  expect(log(run)).toMatch(
+    /::error title=Agent Airlock%3A configuration::agent: this pull request comes from a fork/
+  )
   expect(publish.ran).toBe(false)
   expect(world.api.writes()).toEqual([])
 }, 300_000)

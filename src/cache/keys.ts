@@ -1,8 +1,8 @@
 // The cache keys and the scope rule, pure. A cache entry is written in the scope of the run that
 // made it and read only from that scope or from the default branch's: a pull request's entry is
 // never restored on the default branch (nor on another pull request), whatever the backend.
-import * as fs from 'node:fs'
 import { createHash } from 'node:crypto'
+import type { RunEvent } from '../event.js'
 
 /**
  * Where a run's cache entries live. `base`: the repository's default branch (trusted: what is
@@ -41,33 +41,13 @@ export function cacheScope(f: ScopeFacts): CacheScope {
     .slice(0, 16)}`
 }
 
-/** The scope facts from the runner's variables and event payload (unreadable payload: no facts). */
-export function scopeFromEnv(env: NodeJS.ProcessEnv): CacheScope {
-  let payload: {
-    repository?: { default_branch?: unknown }
-    pull_request?: { number?: unknown }
-    issue?: { number?: unknown; pull_request?: unknown }
-  } = {}
-  const file = env.GITHUB_EVENT_PATH
-  if (file !== undefined && file !== '') {
-    try {
-      payload = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof payload
-    } catch {
-      payload = {}
-    }
-  }
-  const pr =
-    typeof payload.pull_request?.number === 'number'
-      ? payload.pull_request.number
-      : payload.issue?.pull_request !== undefined && typeof payload.issue.number === 'number'
-        ? payload.issue.number
-        : undefined
-  const def = payload.repository?.default_branch
+/** The scope of the run the event describes (outside GitHub Actions: `local`). */
+export function scopeForEvent(event: RunEvent): CacheScope {
   return cacheScope({
-    eventName: env.GITHUB_EVENT_NAME,
-    ref: env.GITHUB_REF,
-    defaultBranch: typeof def === 'string' ? def : undefined,
-    pullNumber: pr
+    eventName: event.name,
+    ref: event.ref,
+    defaultBranch: event.defaultBranch,
+    pullNumber: event.pullRequest?.number
   })
 }
 

@@ -1,143 +1,333 @@
-// The command line: usage text, one flag per input (lists repeatable, booleans bare) and the
-// reader that hands the flags to the same input code the action uses.
-import { parseArgs } from 'node:util'
-import type { ParseArgsConfig } from 'node:util'
-import { ConfigurationError, errorMessage } from '../errors.js'
-import { INPUT } from '../input-names.js'
+// The command line, on commander: one subcommand each for run, plan, verify and cleanup, help per
+// command with grouped flags and examples, --version, and every parse error turned into a
+// ConfigurationError in this tool's words (the flag, what is wrong, the fix, a close match).
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { ConfigurationError } from '../errors.js'
 import { boundedReader } from '../input-bounds.js'
-import { AGENT_INPUT, AGENT_KEY_ENV, PRESETS } from '../presets/presets.js'
+import { AGENT_KEY_ENV } from '../presets/presets.js'
+import { CLEANUP_FLAGS, INPUT_FLAGS, PLAN_FLAGS, RUN_FLAGS } from './flags.js'
+import type { FlagSpec } from './flags.js'
+import { didYouMean } from '../suggest.js'
+import { packageVersion } from './version.js'
 
-const LIST_INPUTS = new Set<string>([
-  INPUT.allowHosts,
-  INPUT.setupAllowHosts,
-  INPUT.hostMap,
-  INPUT.credentials,
-  INPUT.env,
-  INPUT.testReports,
-  INPUT.buildArgs,
-  INPUT.allowedPaths,
-  INPUT.protectedPaths
-])
-const BOOLEAN_INPUTS = new Set<string>([INPUT.allowUnpinnedBase, INPUT.dryRun, INPUT.compareBase])
+export const COMMANDS = ['run', 'plan', 'verify', 'cleanup', 'help'] as const
+export type CommandName = (typeof COMMANDS)[number]
 
-export const USAGE = `airlock — run an AI coding agent in a hardened, network-isolated sandbox and keep the evidence
+/** What the command line asked for: a command with its flags, or a text to print (help, version). */
+export type Parsed =
+  | {
+      command: 'run' | 'plan' | 'verify' | 'cleanup'
+      values: Record<string, unknown>
+      args: string[]
+    }
+  | { command: 'print'; text: string }
 
-Usage:
-  airlock run  [flags]     run the pipeline; writes the output folder (never talks to GitHub)
-  airlock plan [flags]     print the RunPlan as JSON, run nothing
-  airlock verify DIR       check an output folder against its provenance.json, offline:
-                           exit 0 every file matches · 1 a file is changed, missing, added or
-                           not a regular file, or provenance.json is missing or invalid ·
-                           2 DIR is not a folder
-  airlock cleanup --run-id ID
-                           remove what a run left behind (containers, networks, volumes,
-                           its temporary folders under RUNNER_TEMP or the system temp folder)
-  airlock <command> --help
+const FLAGS_OF: Record<string, FlagSpec[]> = {
+  run: [...INPUT_FLAGS, ...RUN_FLAGS],
+  plan: [...INPUT_FLAGS, ...PLAN_FLAGS],
+  cleanup: CLEANUP_FLAGS,
+  verify: []
+}
+const ALL_FLAGS = new Map<string, FlagSpec>(
+  Object.values(FLAGS_OF)
+    .flat()
+    .map((s) => [s.name, s])
+)
 
-Flags (the action's inputs, same names):
-  --agent NAME             agent preset (${Object.keys(PRESETS).join(', ')}): image, command,
-                           network allowlist, model route (key in $${AGENT_KEY_ENV});
-                           flags given explicitly override its parts
-  --path DIR               repository to work on (default .)
-  --ref REV                revision to work on (default HEAD)
-  --output-dir DIR         where the evidence goes (default airlock-out)
-  --dockerfile FILE        build the agent image from this Dockerfile ...
-  --image NAME@sha256:D    ... or use this digest-pinned image
-  --build-context DIR      build context (default: the Dockerfile's folder)
-  --build-args K=V         build argument (repeatable)
-  --allow-unpinned-base    accept FROM lines not pinned by digest (recorded as a warning)
-  --agent-command CMD      shell command that runs the agent (required)
-  --test-command CMD       shell command that runs the tests, in a fresh network-less container
-  --setup-command CMD      install command run once on the fresh workspace before the baseline
-                           and the agent, in its own container (see docs/setup.md)
-  --setup-allow-hosts H    registries the install may reach through the egress proxy
-                           (repeatable): presets npm, pypi, crates, go, debian, or host names
-  --dependency-cache M     auto (default): keep the install's package cache by lockfile, in
-                           $XDG_CACHE_HOME/airlock (~/.cache/airlock); off
-  --image-cache M          off (default; auto on a GitHub runner): auto keeps a copy of a
-                           built agent image there too, reloaded when this engine lacks it
-  --services YAML          service containers for the test phases: name → {image, health, env,
-                           command, user} (see docs/services.md)
-  --test-reports PATH      report the tests write, relative to the repo (repeatable): JUnit XML,
-                           Jest/Vitest --json, pytest-json-report, go test -json
-  --allowed-paths GLOB     the agent may change only these paths (repeatable); others: violation
-  --protected-paths GLOB   changes here need explicit approval (repeatable); +GLOB extends the
-                           defaults, plain GLOBs replace them, none protects nothing
-  --max-changed-files N    files listed in the report (default 2000); more: truncated, violation
-  --max-diff-bytes N       size of diff.patch (default 20971520); more: cut, violation
-  --compare-base           run the tests on the unchanged tree too and classify each test
-  --task TEXT|FILE         the task, given to the agent at /airlock/task.md
-  --model NAME             the model the agent uses (recorded in the report)
-  --network none|allowlist network of the agent container (default none; allowlist: only
-                           through the egress proxy, see docs/egress.md)
-  --allow-hosts HOST       host the agent may reach in allowlist mode (repeatable; *.example.com,
-                           host:port; ports 443 and 80 unless given)
-  --host-map NAME=IP[:P]   pin a name to an address, like curl --resolve (repeatable)
-  --credentials SPEC       NAME=https://upstream|SECRET_ENV|HEADER[|BASE_URL_ENV[|KEY_ENV]]
-                           [|allow=METHOD /path,...] (repeatable): the proxy adds the secret and
-                           masks it in every answer; the agent never holds it
-  --max-model-requests N   model requests (credentials routes) the run may send; then 429
-  --max-model-tokens N     tokens (input + output) the run may use; then 429
-  --upstream-ca PEM|FILE   extra CA the proxy trusts for credentials upstreams
-  --proxy-image IMAGE      image (node 18+) of the egress proxy: name@sha256:D or sha256:ID
-  --proxy-network NAME     existing network for the proxy's upstream side (default: a new one)
-  --runtime NAME           OCI runtime: runc (default), runsc (gVisor), or one configured in dockerd
-  --isolation auto|NAME    choose the runtime from the run's risk (auto), or a tier by name; one
-                           the daemon cannot provide fails closed (see docs/isolation.md)
-  --timeout-minutes N      per phase (default 30); then SIGTERM, grace-seconds, SIGKILL
-  --grace-seconds N        between SIGTERM and SIGKILL (default 10)
-  --memory SIZE            memory limit, swap included (default 2g)
-  --cpus N                 CPU limit (default 2)
-  --pids-limit N           process limit (default 512)
-  --user UID[:GID]         non-root user of the containers (default: yours, or 1000)
-  --env NAME               host variable to pass in (repeatable); GitHub tokens are refused
-  --max-log-bytes N        cap of each phase log (default 5242880)
-  --run-id ID              name of the run (labels, cleanup)
-  --policy-base REV        read .github/airlock.yml from this commit (flags override it)
-  --fail-on-outcome        exit 1 when the outcome is not success
-  --quiet                  do not echo the sandbox's output
+const EXAMPLES: Record<string, string> = {
+  run: `
+Examples:
+  airlock run --agent claude-code --task .github/airlock/task.md --test-command "npm test"
+  airlock run --dockerfile agent/Dockerfile --agent-command "./agent.sh" --task "fix the failing test"
+  airlock run --image ghcr.io/acme/agent@sha256:<64 hex> --agent-command "agent" \\
+              --network allowlist --allow-hosts api.example.com --task task.md --quiet
 
-Exit codes: 0 evidence written (read outcome in report.json) · 1 non-success with --fail-on-outcome
-            2 bad input · 3 infrastructure error (evidence gathered so far is still written)
+Paths (--path, --output-dir, --dockerfile, --build-context, a task file) must stay inside the
+current folder. Exit codes: 0 evidence written (read the outcome in report.json) · 1 not success
+with --fail-on-outcome · 2 bad input · 3 infrastructure error (evidence so far is still written).
+`,
+  plan: `
+Examples:
+  airlock plan --agent claude-code --task task.md --test-command "npm test"
+  airlock plan --dockerfile agent/Dockerfile --agent-command ./agent.sh --task task.md --json
+
+Checks everything that needs no Docker engine (flags, paths, the ref, the Dockerfile's FROM lines,
+the policy file) and prints what the run would do; runs nothing. With --agent it works without
+$${AGENT_KEY_ENV} and says that the run will need it. The same flags as airlock run.
+`,
+  verify: `
+Examples:
+  airlock verify airlock-out
+
+Exit codes: 0 every file matches provenance.json · 1 a file is changed, missing, added or not a
+regular file, or provenance.json is missing or invalid · 2 DIR is not a folder.
+`,
+  cleanup: `
+Examples:
+  airlock cleanup --run-id local-20261129101500-3fa2c1
+
+Removes the run's containers, networks and volumes, and its temporary folders under RUNNER_TEMP
+or the system temporary folder. The run id is printed by airlock run and stored in report.json.
 `
-
-function optionsConfig(): ParseArgsConfig['options'] {
-  const options: NonNullable<ParseArgsConfig['options']> = {
-    help: { type: 'boolean', short: 'h' },
-    'fail-on-outcome': { type: 'boolean' },
-    quiet: { type: 'boolean' },
-    [AGENT_INPUT]: { type: 'string' }
-  }
-  for (const name of Object.values(INPUT)) {
-    if (BOOLEAN_INPUTS.has(name)) options[name] = { type: 'boolean' }
-    else options[name] = { type: 'string', multiple: LIST_INPUTS.has(name) }
-  }
-  return options
 }
 
-/** The command, the flags and the remaining arguments; an unknown flag is a ConfigurationError. */
-export function parse(argv: string[]): {
-  command: string
-  values: Record<string, unknown>
-  args: string[]
-} {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: optionsConfig(),
-      allowPositionals: true,
-      strict: true
-    })
-  } catch (error) {
-    const message = errorMessage(error)
-    const flag = /'(--?[^']+)'/.exec(message)?.[1] ?? 'arguments'
-    throw new ConfigurationError(flag, `${message}; see airlock --help`)
+const TOP_HELP_AFTER = `
+Examples:
+  airlock plan --agent claude-code --task task.md      what a run would do
+  airlock run  --agent claude-code --task task.md      run it; evidence in airlock-out/
+  airlock verify airlock-out                           check the evidence offline
+  airlock run --help                                   every flag of run, grouped
+
+Docs: README.md and docs/ in this package (npm explore agent-airlock -- ls docs).
+`
+
+function switchValue(name: string): (v: string) => boolean {
+  return (v) => {
+    if (v === 'true') return true
+    if (v === 'false') return false
+    throw new InvalidArgumentError(
+      `"${v}" is not true or false; write --${name} or --${name}=false`
+    )
   }
-  const [command = '', ...rest] = parsed.positionals
-  if (rest.length > (command === 'verify' ? 1 : 0))
-    throw new ConfigurationError('arguments', `unexpected "${rest.join(' ')}"; see airlock --help`)
-  return { command, values: parsed.values, args: rest }
+}
+
+function optionFor(spec: FlagSpec): Option {
+  const flags =
+    spec.kind === 'switch' ? `--${spec.name} [true|false]` : `--${spec.name} <${spec.value}>`
+  const o = new Option(flags, spec.help).helpGroup(spec.group)
+  if (spec.kind === 'switch') return o.argParser(switchValue(spec.name))
+  if (spec.kind === 'list')
+    return o.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+  return o
+}
+
+/** The flag names as commander keys them (camelCase) → our names (the input names). */
+function attributeNames(specs: FlagSpec[]): Map<string, string> {
+  return new Map(specs.map((s) => [optionFor(s).attributeName(), s.name]))
+}
+
+function program(out: { text: string }, onCommand: (p: Parsed) => void): Command {
+  const configure = (c: Command): Command =>
+    c
+      .exitOverride()
+      .configureOutput({
+        writeOut: (s) => {
+          out.text += s
+        },
+        writeErr: () => undefined,
+        outputError: () => undefined
+      })
+      .configureHelp({ helpWidth: 100, showGlobalOptions: false })
+      .allowExcessArguments(false)
+      .helpOption('-h, --help', 'show this help')
+  const root = configure(new Command('airlock'))
+    .description(
+      'Run an AI coding agent against a repository in a pinned, hardened, network-isolated\nDocker container, and keep all the evidence. Never talks to GitHub.'
+    )
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .addHelpText('after', TOP_HELP_AFTER)
+    .helpCommand('help [command]', 'show the help of a command')
+  const sub = (
+    name: 'run' | 'plan' | 'verify' | 'cleanup',
+    description: string,
+    usage: string
+  ): Command => {
+    const c = configure(root.command(name)).description(description).usage(usage)
+    for (const spec of FLAGS_OF[name]) c.addOption(optionFor(spec))
+    c.addHelpText('after', EXAMPLES[name])
+    const names = attributeNames(FLAGS_OF[name])
+    c.action((...a: unknown[]) => {
+      const cmd = a[a.length - 1] as Command
+      const values: Record<string, unknown> = {}
+      for (const [k, v] of Object.entries(cmd.opts())) values[names.get(k) ?? k] = v
+      onCommand({ command: name, values, args: cmd.args })
+    })
+    return c
+  }
+  sub('run', 'run the agent in the sandbox and write the evidence folder', '[flags]')
+  sub('plan', 'check the flags and print what a run would do; runs nothing', '[flags]')
+  sub('verify', 'check an output folder against its provenance.json, offline', 'DIR').argument(
+    '<DIR>',
+    'the output folder of a run'
+  )
+  sub('cleanup', 'remove what a run left behind', '--run-id ID')
+  return root
+}
+
+/** The help of a command (or the top-level help), as printed by `airlock <command> --help`. */
+export function helpText(command?: string): string {
+  const out = { text: '' }
+  const root = program(out, () => undefined)
+  const c = root.commands.find((x) => x.name() === command) ?? root
+  return `${c.helpInformation()}${c === root ? TOP_HELP_AFTER : EXAMPLES[c.name()]}\n`
+}
+
+/**
+ * The command first: `airlock --quiet run` reads as `airlock run --quiet` (flags before the
+ * command kept working before commander). Values of flags are skipped, never taken as the command.
+ */
+function commandFirst(argv: string[]): { argv: string[]; version: boolean } {
+  let version = false
+  let command: number | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--') break
+    if (a === '--version' || a === '-V') {
+      version = true
+      continue
+    }
+    if (a.startsWith('-')) {
+      if (a.includes('=')) continue
+      const spec = ALL_FLAGS.get(a.replace(/^--?/, ''))
+      if (spec === undefined) continue
+      const next = argv[i + 1]
+      if (
+        spec.kind !== 'switch' &&
+        next?.startsWith('--') &&
+        ALL_FLAGS.has(next.slice(2).split('=')[0])
+      )
+        throw new ConfigurationError(
+          a,
+          `needs a value (${spec.value ?? 'VALUE'}) before ${next}: ${a} ${spec.value ?? 'VALUE'}; a value that starts with -- is written ${a}=VALUE`
+        )
+      if (spec.kind !== 'switch') i++
+      else if (argv[i + 1] === 'true' || argv[i + 1] === 'false') i++
+      continue
+    }
+    if (command === undefined) command = i
+  }
+  if (command === undefined || command === 0) return { argv, version }
+  return {
+    argv: [argv[command], ...argv.slice(0, command), ...argv.slice(command + 1)],
+    version
+  }
+}
+
+/** Parses the command line; every mistake is a ConfigurationError that names it and the fix. */
+export function parse(argv: string[]): Parsed {
+  const ordered = commandFirst(argv)
+  if (argv.length === 0) return { command: 'print', text: helpText() }
+  if (ordered.version) return { command: 'print', text: `${packageVersion()}\n` }
+  if (ordered.argv[0] === 'help') {
+    const [, topic, ...rest] = ordered.argv
+    if (topic === undefined) return { command: 'print', text: helpText() }
+    if (!(COMMANDS as readonly string[]).includes(topic))
+      throw new ConfigurationError(
+        'command',
+        `"${topic}" is not a command.${didYouMean(topic, COMMANDS)} Use run, plan, verify or cleanup; see airlock --help.`
+      )
+    if (rest.length > 0)
+      throw new ConfigurationError(
+        'arguments',
+        `unexpected "${rest.join(' ')}": airlock help takes one command`
+      )
+    return { command: 'print', text: helpText(topic === 'help' ? undefined : topic) }
+  }
+  const out = { text: '' }
+  let parsed: Parsed | undefined
+  const root = program(out, (p) => {
+    parsed = p
+  })
+  try {
+    root.parse(ordered.argv, { from: 'user' })
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error
+    if (error.exitCode === 0) return { command: 'print', text: out.text }
+    throw translate(error, ordered.argv)
+  }
+  if (parsed === undefined) return { command: 'print', text: out.text || helpText() }
+  return parsed
+}
+
+function translate(error: CommanderError, argv: string[]): ConfigurationError {
+  const command = (COMMANDS as readonly string[]).includes(argv[0]) ? argv[0] : undefined
+  const where = command !== undefined ? `airlock ${command}` : 'airlock'
+  const helpHint = `See ${where} --help.`
+  const quoted = /'([^']*)'/.exec(error.message)?.[1] ?? ''
+  switch (error.code) {
+    case 'commander.unknownOption': {
+      const flag = quoted.split('=')[0]
+      const known = command !== undefined ? (FLAGS_OF[command] ?? []) : []
+      const elsewhere = Object.entries(FLAGS_OF)
+        .filter(([c, specs]) => c !== command && specs.some((s) => `--${s.name}` === flag))
+        .map(([c]) => `airlock ${c}`)
+      if (command === undefined)
+        return new ConfigurationError(
+          flag,
+          `comes before a command; write it after one: airlock run ${flag} …, airlock plan ${flag} …`
+        )
+      if (elsewhere.length > 0)
+        return new ConfigurationError(
+          flag,
+          `is a flag of ${elsewhere.join(' and ')}, not of ${where}. ${helpHint}`
+        )
+      return new ConfigurationError(
+        flag,
+        `is not a flag of ${where}.${didYouMean(
+          flag.replace(/^-+/, ''),
+          [...known.map((s) => s.name), 'help'],
+          '--'
+        )} ${helpHint}`
+      )
+    }
+    case 'commander.unknownCommand':
+      return new ConfigurationError(
+        'command',
+        `"${quoted}" is not a command.${didYouMean(quoted, COMMANDS)} Use run, plan, verify or cleanup; see airlock --help.`
+      )
+    case 'commander.optionMissingArgument': {
+      const flag = quoted.split(' ')[0]
+      const spec = ALL_FLAGS.get(flag.replace(/^--/, ''))
+      return new ConfigurationError(
+        flag,
+        `needs a value (${spec?.value ?? 'VALUE'}): ${flag} ${spec?.value ?? 'VALUE'}. ${helpHint}`
+      )
+    }
+    case 'commander.missingArgument':
+      return new ConfigurationError(
+        'DIR',
+        'is required: the output folder to verify, e.g. airlock verify airlock-out'
+      )
+    case 'commander.excessArguments': {
+      const extra = excess(argv)
+      return new ConfigurationError(
+        'arguments',
+        `unexpected "${extra}": ${where} ${command === 'verify' ? 'takes one folder' : 'takes flags only'}; quote a value that has spaces (--task "fix the bug"). ${helpHint}`
+      )
+    }
+    case 'commander.invalidArgument': {
+      // "error: option '--compare-base [true|false]' argument 'x' is invalid. <our text>"
+      const flag = quoted.split(' ')[0]
+      const reason = error.message.replace(/^[^.]*\. /, '')
+      return new ConfigurationError(flag, `${reason}. ${helpHint}`)
+    }
+    default:
+      return new ConfigurationError(
+        'arguments',
+        `${error.message.replace(/^error: /, '')}. ${helpHint}`
+      )
+  }
+}
+
+/** The positional arguments of a command line beyond the command (and verify's DIR). */
+function excess(argv: string[]): string {
+  const positional: string[] = []
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--') {
+      positional.push(...argv.slice(i + 1))
+      break
+    }
+    if (a.startsWith('-') && a.length > 1) {
+      if (a.includes('=')) continue
+      const spec = ALL_FLAGS.get(a.replace(/^--?/, ''))
+      if (spec !== undefined && spec.kind !== 'switch') i++
+      else if (spec !== undefined && (argv[i + 1] === 'true' || argv[i + 1] === 'false')) i++
+      continue
+    }
+    positional.push(a)
+  }
+  return (argv[0] === 'verify' ? positional.slice(1) : positional).join(' ')
 }
 
 /** The flags as an input reader: lists joined by lines, booleans as true/false, empty as absent. */

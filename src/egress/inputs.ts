@@ -4,21 +4,25 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError, errorMessage } from '../errors.js'
-import { MIN_SECRET_LENGTH } from '../evidence/redact.js'
+import { INPUT } from '../input-names.js'
+import type { InputName } from '../input-names.js'
+import { list } from '../input-read.js'
+import { MIN_SECRET_LENGTH } from '../redact.js'
 import type { BudgetLimits } from './budget.js'
 import { parseCredential, secretProblem, type CredentialRoute } from './credential-routes.js'
 import { parseHostMapping, parseHostRule, type HostMapping, type HostRule } from './policy.js'
 
-export const EGRESS_INPUT = {
-  allowHosts: 'allow-hosts',
-  hostMap: 'host-map',
-  credentials: 'credentials',
-  upstreamCa: 'upstream-ca',
-  proxyImage: 'proxy-image',
-  proxyNetwork: 'proxy-network',
-  maxModelRequests: 'max-model-requests',
-  maxModelTokens: 'max-model-tokens'
-} as const
+/** The egress inputs: each applies only with `network: allowlist`. */
+export const EGRESS_INPUTS: readonly InputName[] = [
+  INPUT.allowHosts,
+  INPUT.hostMap,
+  INPUT.credentials,
+  INPUT.upstreamCa,
+  INPUT.proxyImage,
+  INPUT.proxyNetwork,
+  INPUT.maxModelRequests,
+  INPUT.maxModelTokens
+]
 
 export interface EgressInputs {
   allow: HostRule[]
@@ -37,14 +41,6 @@ export interface EgressInputs {
 const RESERVED_ENV = /^(HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|HOME|TMPDIR|AIRLOCK.*)$/
 
 const PINNED_OR_ID = /^([a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}|sha256:[a-f0-9]{64})$/
-
-function lines(raw: string | undefined, splitCommas: boolean): string[] {
-  if (raw === undefined) return []
-  return raw
-    .split(splitCommas ? /[\n,]/ : /\n/)
-    .map((s) => s.trim())
-    .filter((s) => s !== '' && !s.startsWith('#'))
-}
 
 function each<T>(name: string, items: string[], parse: (s: string) => T): T[] {
   return items.map((item) => {
@@ -68,7 +64,7 @@ export function readEgressInputs(
   passedEnv: string[]
 ): EgressInputs | undefined {
   if (network === 'none') {
-    for (const name of Object.values(EGRESS_INPUT)) {
+    for (const name of EGRESS_INPUTS) {
       if (read(name) !== undefined) {
         throw new ConfigurationError(
           name,
@@ -78,37 +74,28 @@ export function readEgressInputs(
     }
     return undefined
   }
-  const allow = each(
-    EGRESS_INPUT.allowHosts,
-    lines(read(EGRESS_INPUT.allowHosts), true),
-    parseHostRule
-  )
-  const hostMap = each(
-    EGRESS_INPUT.hostMap,
-    lines(read(EGRESS_INPUT.hostMap), true),
-    parseHostMapping
-  )
+  const allow = each(INPUT.allowHosts, list(read(INPUT.allowHosts)), parseHostRule)
+  const hostMap = each(INPUT.hostMap, list(read(INPUT.hostMap)), parseHostMapping)
   const routes = each(
-    EGRESS_INPUT.credentials,
-    lines(read(EGRESS_INPUT.credentials), false),
+    INPUT.credentials,
+    list(read(INPUT.credentials), { commas: false }),
     parseCredential
   )
   const seen = new Set<string>()
   for (const m of hostMap) {
-    if (seen.has(m.host))
-      throw new ConfigurationError(EGRESS_INPUT.hostMap, `"${m.host}" is mapped twice`)
+    if (seen.has(m.host)) throw new ConfigurationError(INPUT.hostMap, `"${m.host}" is mapped twice`)
     seen.add(m.host)
   }
   const names = new Set<string>()
   const envNames = new Set<string>(passedEnv)
   const credentials = routes.map((r) => {
     if (names.has(r.name))
-      throw new ConfigurationError(EGRESS_INPUT.credentials, `${r.name} is defined twice`)
+      throw new ConfigurationError(INPUT.credentials, `${r.name} is defined twice`)
     names.add(r.name)
     for (const v of [r.baseUrlEnv, r.keyEnv]) {
       if (RESERVED_ENV.test(v) || envNames.has(v)) {
         throw new ConfigurationError(
-          EGRESS_INPUT.credentials,
+          INPUT.credentials,
           `${r.name}: the sandbox variable ${v} is already set by airlock or by env; choose another`
         )
       }
@@ -117,20 +104,20 @@ export function readEgressInputs(
     const secret = environment[r.secretEnv]
     if (secret === undefined || secret === '') {
       throw new ConfigurationError(
-        EGRESS_INPUT.credentials,
+        INPUT.credentials,
         `${r.name}: ${r.secretEnv} is not set in the environment; set it (e.g. from a repository secret) or remove the entry`
       )
     }
     const problem = secretProblem(secret, MIN_SECRET_LENGTH)
     if (problem !== undefined) {
       throw new ConfigurationError(
-        EGRESS_INPUT.credentials,
+        INPUT.credentials,
         `${r.name}: the value of ${r.secretEnv} ${problem}; a credential must be one line of printable ASCII (check for a trailing newline or a pasted quote)`
       )
     }
     if (passedEnv.includes(r.secretEnv)) {
       throw new ConfigurationError(
-        EGRESS_INPUT.credentials,
+        INPUT.credentials,
         `${r.name}: ${r.secretEnv} is also listed in env, which would put the secret inside the sandbox; remove it from env`
       )
     }
@@ -138,7 +125,7 @@ export function readEgressInputs(
   })
   if (allow.length === 0 && credentials.length === 0) {
     throw new ConfigurationError(
-      EGRESS_INPUT.allowHosts,
+      INPUT.allowHosts,
       '`network: allowlist` needs at least one allow-hosts entry or one credentials upstream'
     )
   }
@@ -149,30 +136,27 @@ export function readEgressInputs(
       allow.some((r) => (r.wildcard ? m.host.endsWith(`.${r.host}`) : r.host === m.host))
     if (!used) {
       throw new ConfigurationError(
-        EGRESS_INPUT.hostMap,
+        INPUT.hostMap,
         `"${m.host}" is neither in allow-hosts nor a credentials upstream; add it there or remove the mapping`
       )
     }
   }
-  const proxyImage = read(EGRESS_INPUT.proxyImage)
+  const proxyImage = read(INPUT.proxyImage)
   if (proxyImage === undefined || !PINNED_OR_ID.test(proxyImage)) {
     throw new ConfigurationError(
-      EGRESS_INPUT.proxyImage,
+      INPUT.proxyImage,
       `${proxyImage === undefined ? 'is required with `network: allowlist`' : `"${proxyImage}" is not pinned`}: an image with node 18 or later, as name@sha256:<digest> or a local image ID sha256:<id> (never the agent's image)`
     )
   }
-  const proxyNetwork = read(EGRESS_INPUT.proxyNetwork)
+  const proxyNetwork = read(INPUT.proxyNetwork)
   if (proxyNetwork !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(proxyNetwork)) {
-    throw new ConfigurationError(
-      EGRESS_INPUT.proxyNetwork,
-      `"${proxyNetwork}" is not a network name`
-    )
+    throw new ConfigurationError(INPUT.proxyNetwork, `"${proxyNetwork}" is not a network name`)
   }
-  const upstreamCa = readCa(read(EGRESS_INPUT.upstreamCa), workspace)
+  const upstreamCa = readCa(read(INPUT.upstreamCa), workspace)
   const budget: BudgetLimits = {}
   for (const [name, key] of [
-    [EGRESS_INPUT.maxModelRequests, 'maxRequests'],
-    [EGRESS_INPUT.maxModelTokens, 'maxTokens']
+    [INPUT.maxModelRequests, 'maxRequests'],
+    [INPUT.maxModelTokens, 'maxTokens']
   ] as const) {
     const raw = read(name)
     if (raw === undefined) continue
@@ -208,20 +192,17 @@ function readCa(raw: string | undefined, workspace: string): string | undefined 
     const abs = path.resolve(workspace, raw.trim())
     const rel = path.relative(workspace, abs)
     if (rel.startsWith('..') || path.isAbsolute(rel)) {
-      throw new ConfigurationError(EGRESS_INPUT.upstreamCa, `"${raw}" is outside the workspace`)
+      throw new ConfigurationError(INPUT.upstreamCa, `"${raw}" is outside the workspace`)
     }
     try {
       text = fs.readFileSync(abs, 'utf8')
     } catch {
-      throw new ConfigurationError(
-        EGRESS_INPUT.upstreamCa,
-        `"${raw}" cannot be read (looked for ${abs})`
-      )
+      throw new ConfigurationError(INPUT.upstreamCa, `"${raw}" cannot be read (looked for ${abs})`)
     }
   }
   if (!PEM.test(text)) {
     throw new ConfigurationError(
-      EGRESS_INPUT.upstreamCa,
+      INPUT.upstreamCa,
       'must be a PEM certificate (-----BEGIN CERTIFICATE-----) or the path of one'
     )
   }

@@ -38,3 +38,29 @@ export function planEgress(inputs: EgressInputs): EgressPlan {
     agentEnv: agentEgressEnv(credentials)
   }
 }
+
+/** The egress stage's secret values, beside its plan: each route's secret by route name. */
+export interface EgressSecrets {
+  credentials: Record<string, string>
+  /** PEM text of the extra CA (the plan holds its sha256). */
+  upstreamCa?: string
+}
+
+export function egressSecrets(inputs: EgressInputs): EgressSecrets {
+  return {
+    credentials: Object.fromEntries(inputs.credentials.map((c) => [c.name, c.secret])),
+    ...(inputs.upstreamCa !== undefined ? { upstreamCa: inputs.upstreamCa } : {})
+  }
+}
+
+/** The plan's routes with their secrets, for the proxy (a route without its secret is a bug). */
+export function routesWithSecrets(
+  plan: EgressPlan,
+  secrets: EgressSecrets | undefined
+): (CredentialRoute & { secret: string })[] {
+  return plan.credentials.map((route) => {
+    const secret = secrets?.credentials[route.name]
+    if (secret === undefined) throw new Error(`credential route ${route.name} without its secret`)
+    return { ...route, secret }
+  })
+}

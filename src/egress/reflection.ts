@@ -5,7 +5,7 @@
 import type * as http from 'node:http'
 import { PassThrough, Transform, pipeline, type Readable } from 'node:stream'
 import * as zlib from 'node:zlib'
-import { Redactor, StreamRedactor } from '../evidence/redact.js'
+import { Redactor, StreamRedactor } from '../redact.js'
 
 export type FilteredResponse =
   | {

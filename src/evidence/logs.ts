@@ -1,6 +1,6 @@
 import * as fs from 'node:fs'
 import { Writable } from 'node:stream'
-import type { StreamRedactor } from './redact.js'
+import type { StreamRedactor } from '../redact.js'
 
 /**
  * A log file with a size cap: the first `cap` bytes are kept, the rest is counted and dropped,

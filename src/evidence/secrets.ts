@@ -15,7 +15,7 @@ import type {
   SecretLintRuleCreator,
   SecretLintSourceCode
 } from '@secretlint/types'
-import { Redactor } from './redact.js'
+import { Redactor } from '../redact.js'
 import { CONFIG } from './secret-rules.js'
 
 export interface SecretFinding {
@@ -253,11 +253,11 @@ export async function scanOutputs(
 export function runSecretValues(secrets: {
   env: { value: string }[]
   secrets?: string[]
-  egress?: { credentials: { secret: string }[] }
+  egress?: { credentials: Record<string, string> }
 }): string[] {
   return [
     ...secrets.env.map((e) => e.value),
     ...(secrets.secrets ?? []),
-    ...(secrets.egress?.credentials ?? []).map((c) => c.secret)
+    ...Object.values(secrets.egress?.credentials ?? {})
   ]
 }

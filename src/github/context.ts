@@ -1,28 +1,12 @@
-import * as fs from 'node:fs'
 import { ConfigurationError } from '../errors.js'
+import type { RunEvent } from '../event.js'
+import { INPUT } from '../input-names.js'
 import { bool, list } from '../input-read.js'
 import type { InputReader } from '../input-read.js'
 import { boundedReader } from '../input-bounds.js'
 import type { Outcome } from '../report/report.js'
 import { OUTCOMES } from './evidence.js'
 import { APP_SLUG } from './writes.js'
-
-/** Input names of the GitHub modes (publish, approve, apply, and run's publishing step). */
-export const GITHUB_INPUT = {
-  mode: 'mode',
-  githubToken: 'github-token',
-  outputDir: 'output-dir',
-  path: 'path',
-  gateContext: 'gate-context',
-  failOutcomes: 'fail-outcomes',
-  allowSelfApproval: 'allow-self-approval',
-  publish: 'publish',
-  dryRun: 'dry-run',
-  pullRequest: 'pull-request',
-  branch: 'branch',
-  base: 'base',
-  appSlug: 'app-slug'
-} as const
 
 export const GITHUB_OUTPUT = {
   commentUrl: 'comment-url',
@@ -65,65 +49,59 @@ export function getGitHubInputs(
   options: { tokenRequired: boolean }
 ): GitHubInputs {
   read = boundedReader(read)
-  const token = read(GITHUB_INPUT.githubToken) ?? ''
+  const token = read(INPUT.githubToken) ?? ''
   if (token === '' && options.tokenRequired) {
     throw new ConfigurationError(
-      GITHUB_INPUT.githubToken,
+      INPUT.githubToken,
       'is required for this mode; the default `${{ github.token }}` works when the job grants the permissions'
     )
   }
-  const gateContext = read(GITHUB_INPUT.gateContext) ?? 'airlock/approval'
+  const gateContext = read(INPUT.gateContext) ?? 'airlock/approval'
   if (gateContext.length > 100 || [...gateContext].some((c) => c.charCodeAt(0) < 0x20)) {
-    throw new ConfigurationError(
-      GITHUB_INPUT.gateContext,
-      'must be one line of at most 100 characters'
-    )
+    throw new ConfigurationError(INPUT.gateContext, 'must be one line of at most 100 characters')
   }
-  const failOutcomes = list(read(GITHUB_INPUT.failOutcomes) ?? 'policy-violation').map((o) => {
+  const failOutcomes = list(read(INPUT.failOutcomes) ?? 'policy-violation').map((o) => {
     if (!(OUTCOMES as string[]).includes(o)) {
       throw new ConfigurationError(
-        GITHUB_INPUT.failOutcomes,
+        INPUT.failOutcomes,
         `"${o}" is not an outcome; use some of: ${OUTCOMES.join(', ')}`
       )
     }
     return o as Outcome
   })
   if (!failOutcomes.includes('policy-violation')) failOutcomes.push('policy-violation')
-  const prRaw = read(GITHUB_INPUT.pullRequest)
+  const prRaw = read(INPUT.pullRequest)
   let pullRequest: number | undefined
   if (prRaw !== undefined) {
     pullRequest = Number(prRaw)
     if (!Number.isSafeInteger(pullRequest) || pullRequest <= 0) {
-      throw new ConfigurationError(
-        GITHUB_INPUT.pullRequest,
-        `"${prRaw}" is not a pull request number`
-      )
+      throw new ConfigurationError(INPUT.pullRequest, `"${prRaw}" is not a pull request number`)
     }
   }
-  const branch = read(GITHUB_INPUT.branch)
-  if (branch !== undefined) checkBranch(GITHUB_INPUT.branch, branch)
-  const base = read(GITHUB_INPUT.base)
-  if (base !== undefined) checkBranch(GITHUB_INPUT.base, base)
-  const appSlug = read(GITHUB_INPUT.appSlug)
+  const branch = read(INPUT.branch)
+  if (branch !== undefined) checkBranch(INPUT.branch, branch)
+  const base = read(INPUT.base)
+  if (base !== undefined) checkBranch(INPUT.base, base)
+  const appSlug = read(INPUT.appSlug)
   if (appSlug !== undefined && !APP_SLUG.test(appSlug)) {
     throw new ConfigurationError(
-      GITHUB_INPUT.appSlug,
+      INPUT.appSlug,
       `"${appSlug}" is not a GitHub App slug; use the app-slug output of actions/create-github-app-token (lowercase letters, digits and dashes, without "[bot]")`
     )
   }
   return {
     token,
     appSlug,
-    outputDir: resolveInside(workspace, read(GITHUB_INPUT.outputDir) ?? 'airlock-out'),
-    path: resolveInside(workspace, read(GITHUB_INPUT.path) ?? '.'),
+    outputDir: resolveInside(workspace, read(INPUT.outputDir) ?? 'airlock-out'),
+    path: resolveInside(workspace, read(INPUT.path) ?? '.'),
     gateContext,
     failOutcomes,
     // Not given: the policy file decides (default false).
     allowSelfApproval:
-      read(GITHUB_INPUT.allowSelfApproval) === undefined
+      read(INPUT.allowSelfApproval) === undefined
         ? undefined
-        : bool(GITHUB_INPUT.allowSelfApproval, read(GITHUB_INPUT.allowSelfApproval), false),
-    dryRun: bool(GITHUB_INPUT.dryRun, read(GITHUB_INPUT.dryRun), false),
+        : bool(INPUT.allowSelfApproval, read(INPUT.allowSelfApproval), false),
+    dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     pullRequest,
     branch,
     base
@@ -157,25 +135,31 @@ export interface EventContext {
   /** GITHUB_REF_NAME: the branch a workflow_dispatch ran on. */
   refName?: string
   serverUrl: string
+  /** GITHUB_RUN_ID of this workflow run. */
+  runId?: string
 }
 
-export function readEventContext(env: NodeJS.ProcessEnv = process.env): EventContext {
-  const repository = env.GITHUB_REPOSITORY ?? ''
-  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(repository)
-  if (!m) throw new Error(`GITHUB_REPOSITORY "${repository}" is not owner/name`)
-  let payload: Record<string, unknown> = {}
-  const eventPath = env.GITHUB_EVENT_PATH
-  if (eventPath !== undefined && eventPath !== '' && fs.existsSync(eventPath)) {
-    const parsed: unknown = JSON.parse(fs.readFileSync(eventPath, 'utf8'))
-    if (typeof parsed === 'object' && parsed !== null) payload = parsed as Record<string, unknown>
-  }
+/** What the modes know of the runner, built once by the entry: the event and the folders. */
+export interface ModeEnv {
+  event: RunEvent
+  /** GITHUB_WORKSPACE (relative inputs resolve against it). */
+  workspace: string
+  /** RUNNER_TEMP, when the runner has one. */
+  runnerTemp?: string
+}
+
+/** The event as the modes use it; the repository must be owner/name. */
+export function eventContext(event: RunEvent): EventContext {
+  if (event.repository === undefined)
+    throw new Error('GITHUB_REPOSITORY is not owner/name: the modes run only on a GitHub runner')
   return {
-    eventName: env.GITHUB_EVENT_NAME ?? '',
-    owner: m[1],
-    repo: m[2],
-    payload,
-    refName: env.GITHUB_REF_NAME,
-    serverUrl: (env.GITHUB_SERVER_URL ?? 'https://github.com').replace(/\/+$/, '')
+    eventName: event.name,
+    owner: event.repository.owner,
+    repo: event.repository.repo,
+    payload: event.payload,
+    refName: event.refName,
+    serverUrl: event.serverUrl,
+    ...(event.run !== undefined ? { runId: event.run.id } : {})
   }
 }
 
@@ -196,20 +180,3 @@ export function eventPullNumber(ctx: EventContext, override?: number): number | 
 }
 
 export { obj as asObject }
-
-/** The base SHA of the pull request in the event payload, if the event is about one. */
-export function eventBaseSha(
-  eventPath: string | undefined,
-  readFile: (p: string) => string
-): string | undefined {
-  if (eventPath === undefined || eventPath === '') return undefined
-  try {
-    const event = JSON.parse(readFile(eventPath)) as {
-      pull_request?: { base?: { sha?: unknown } }
-    }
-    const sha = event.pull_request?.base?.sha
-    return typeof sha === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha) ? sha : undefined
-  } catch {
-    return undefined
-  }
-}

@@ -1,4 +1,4 @@
-import { stripControls } from '../report/escape.js'
+import { stripHidden } from '../text-filter.js'
 import type { Outcome } from '../report/report.js'
 import type { GitHubClient } from './client.js'
 import type { ReportFacts } from './evidence.js'
@@ -22,7 +22,7 @@ export function shortSha(sha: string | null): string {
 }
 
 function description(text: string): string {
-  const one = stripControls(text).replace(/\s+/g, ' ').trim()
+  const one = stripHidden(text).replace(/\s+/g, ' ').trim()
   return one.length <= MAX_DESCRIPTION ? one : one.slice(0, MAX_DESCRIPTION - 1) + '…'
 }
 

@@ -17,29 +17,18 @@ import { finishedRun, openPullsAt } from './pulls.js'
 import { createClient } from './client.js'
 import { contentsReader } from './contents.js'
 import type { FileReader } from './contents.js'
-import type { EventContext, GitHubInputs } from './context.js'
-import {
-  GITHUB_INPUT,
-  GITHUB_OUTPUT,
-  eventPullNumber,
-  getGitHubInputs,
-  readEventContext
-} from './context.js'
+import type { EventContext, GitHubInputs, ModeEnv } from './context.js'
+import { GITHUB_OUTPUT, eventPullNumber, eventContext, getGitHubInputs } from './context.js'
 import { readEvidence } from './evidence.js'
 import type { RunEvidence } from './evidence.js'
+import { DRY_RUN_FILE } from '../report/provenance.js'
 import { requireMatchingStatement } from '../report/provenance-verify.js'
 import { publishRun } from './publish.js'
 import { Writes, resolveIdentity } from './writes.js'
 import type { WriteCall } from './writes.js'
 
-export const DRY_RUN_FILE = 'dry-run.json'
-
-function workspace(): string {
-  return process.env.GITHUB_WORKSPACE ?? process.cwd()
-}
-
 function runUrl(ctx: EventContext): string | undefined {
-  const id = process.env.GITHUB_RUN_ID
+  const id = ctx.runId
   return id === undefined
     ? undefined
     : `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}/actions/runs/${id}`
@@ -88,11 +77,12 @@ async function reportDryRun(
 export async function publishMode(
   read: InputReader,
   log: Logger,
+  env: ModeEnv,
   outputDirOverride?: string
 ): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
   const outputDir = outputDirOverride ?? inputs.outputDir
-  const ctx = readEventContext()
+  const ctx = eventContext(env.event)
   const evidence = readEvidence(outputDir)
   const evidenceLine = artifactLine(await readArtifactRecord(outputDir), runUrl(ctx))
   const { octokit, writes } = setup(inputs, log)
@@ -170,7 +160,7 @@ export type PolicyReader = (at: {
  * decides on the action's own review and status alone.
  */
 function approvalEvidence(read: InputReader, outputDir: string): RunEvidence | undefined {
-  if (read(GITHUB_INPUT.outputDir) === undefined) return undefined
+  if (read(INPUT.outputDir) === undefined) return undefined
   requireMatchingStatement(outputDir)
   return readEvidence(outputDir)
 }
@@ -179,10 +169,11 @@ function approvalEvidence(read: InputReader, outputDir: string): RunEvidence | u
 export async function approveMode(
   read: InputReader,
   log: Logger,
+  env: ModeEnv,
   readPolicy: PolicyReader
 ): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
-  const ctx = readEventContext()
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
+  const ctx = eventContext(env.event)
   const direct = approvalRequest(ctx)
   if (direct === null && ctx.eventName !== 'workflow_run') {
     log.info(`approve: this ${ctx.eventName || 'event'} is not an approval; nothing to do`)
@@ -243,9 +234,9 @@ async function decideAndRecord(
 }
 
 /** `apply` mode. */
-export async function applyMode(read: InputReader, log: Logger): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
-  const ctx = readEventContext()
+export async function applyMode(read: InputReader, log: Logger, env: ModeEnv): Promise<void> {
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
+  const ctx = eventContext(env.event)
   // Only evidence that matches its provenance statement is applied (a changed byte refuses).
   requireMatchingStatement(inputs.outputDir)
   const evidence = readEvidence(inputs.outputDir)
@@ -261,7 +252,7 @@ export async function applyMode(read: InputReader, log: Logger): Promise<void> {
       gateContext: inputs.gateContext,
       branch: inputs.branch,
       base: inputs.base,
-      tempRoot: process.env.RUNNER_TEMP
+      tempRoot: env.runnerTemp
     },
     log,
     inputs.pullRequest,
@@ -282,9 +273,9 @@ export async function applyMode(read: InputReader, log: Logger): Promise<void> {
  * for the job that runs the agent: `run-requested`, `task`, `head-sha`, `head-repository`,
  * `base-sha` (for `policy-base`), `pull-request`, `fork`. It starts nothing itself and runs nothing from the comment.
  */
-export async function commandMode(read: InputReader, log: Logger): Promise<void> {
-  const inputs = getGitHubInputs(read, workspace(), { tokenRequired: true })
-  const ctx = readEventContext()
+export async function commandMode(read: InputReader, log: Logger, env: ModeEnv): Promise<void> {
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
+  const ctx = eventContext(env.event)
   core.setOutput(GITHUB_OUTPUT.runRequested, 'false')
   const cmd = runCommand(ctx)
   if (cmd === null) {

@@ -2,7 +2,7 @@
 import { ConfigurationError } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import type { InputReader } from '../input-read.js'
-import { FALLBACK_INPUT, forkFromEvent } from './isolation.js'
+import { FALLBACK_INPUT } from './isolation.js'
 import type { IsolationRequest } from './isolation.js'
 
 /**
@@ -13,7 +13,8 @@ export function isolationFor(
   read: InputReader,
   given: InputReader,
   fallback: string | null,
-  environment: NodeJS.ProcessEnv
+  /** The event's fork decision (src/event.ts); null outside a pull request. */
+  fork: boolean | null
 ): { isolation?: IsolationRequest & { fork: boolean | null } } {
   const requested = read(INPUT.isolation)
   if (given(FALLBACK_INPUT) !== undefined)
@@ -40,5 +41,5 @@ export function isolationFor(
       `${INPUT.isolation}/${INPUT.runtime}`,
       'give one of them: isolation chooses the runtime (auto, or a tier by name)'
     )
-  return { isolation: { requested, fallback, fork: forkFromEvent(environment) } }
+  return { isolation: { requested, fallback, fork } }
 }

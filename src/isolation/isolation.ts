@@ -1,11 +1,11 @@
 // Isolation tiers: which OCI runtime a run's containers get. `isolation: auto` chooses from the
 // risk of the run (the decision model below); a named tier is taken as given. A tier the daemon
 // cannot provide for this run fails closed, unless the policy file names a fallback.
-import * as fs from 'node:fs'
 import picomatch from 'picomatch'
 import { ConfigurationError } from '../errors.js'
+import { INPUT } from '../input-names.js'
 
-export const ISOLATION_INPUT = 'isolation'
+export const ISOLATION_INPUT = INPUT.isolation
 export const FALLBACK_INPUT = 'isolation-fallback'
 
 /** The tier auto picks for risky runs, and for the rest. */
@@ -212,29 +212,3 @@ export const DEPENDENCY_FILES = picomatch(
   ],
   { dot: true }
 )
-
-/**
- * Whether the event is a pull request from a fork (GITHUB_EVENT_PATH, the runner's own file);
- * null outside a pull request event or when it cannot be read.
- */
-export function forkFromEvent(env: NodeJS.ProcessEnv): boolean | null {
-  const file = env.GITHUB_EVENT_PATH
-  if (file === undefined) return null
-  try {
-    const event = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-      pull_request?: {
-        head?: { repo?: { full_name?: string } | null }
-        base?: { repo?: { full_name?: string } }
-      }
-    }
-    const pr = event.pull_request
-    if (!pr) return null
-    const head = pr.head?.repo?.full_name
-    const base = pr.base?.repo?.full_name
-    // A deleted fork has no head repository: treat it as a fork.
-    if (head === undefined) return true
-    return head !== base
-  } catch {
-    return null
-  }
-}

@@ -2,7 +2,7 @@
 // written at once, before the containers are stopped (the runner kills the step 10 s after its
 // first signal); the stages check in between and stop with a CancelledError.
 import { CancelledError, errorMessage } from '../errors.js'
-import type { Redactor } from '../evidence/redact.js'
+import type { Redactor } from '../redact.js'
 import type { Logger } from '../log.js'
 import { writeOutputs } from '../report/output.js'
 import { writeProvenance } from '../report/provenance.js'

@@ -1,6 +1,7 @@
 // The egress stage: the proxy session around the agent phase, and its evidence afterwards.
 import { InfrastructureError, errorMessage } from '../errors.js'
-import type { EgressInputs } from '../egress/inputs.js'
+import { routesWithSecrets } from '../egress/plan.js'
+import type { EgressSecrets } from '../egress/plan.js'
 import { summarizeEgress, writeEgressEvidence } from '../egress/evidence.js'
 import type { EgressSummary } from '../egress/evidence.js'
 import { defaultProxyScript, startEgress } from '../egress/session.js'
@@ -12,12 +13,11 @@ import type { Runtime } from '../sandbox/types.js'
 /** Starts the egress proxy when the plan says allowlist (before the agent, which needs it). */
 export async function openEgress(
   plan: RunPlan,
-  settings: EgressInputs | undefined,
+  secrets: EgressSecrets | undefined,
   deps: { runtime: Runtime; log: Logger; proxyScript?: string }
 ): Promise<EgressSession | undefined> {
   const e = plan.egress
   if (!e) return undefined
-  if (!settings) throw new Error('allowlist plan without its egress settings')
   return deps.log.group('egress', async () => {
     // A digest-pinned proxy image (the default one) is pulled when the engine lacks it.
     if (e.proxyImage.includes('@')) {
@@ -37,8 +37,8 @@ export async function openEgress(
       proxyScript: deps.proxyScript ?? defaultProxyScript(),
       allow: e.allowHosts,
       hostMap: e.hostMap,
-      credentials: settings.credentials,
-      ...(settings.upstreamCa !== undefined ? { extraCa: settings.upstreamCa } : {}),
+      credentials: routesWithSecrets(e, secrets),
+      ...(secrets?.upstreamCa !== undefined ? { extraCa: secrets.upstreamCa } : {}),
       ...(e.proxyNetwork !== null ? { upstreamNetwork: e.proxyNetwork } : {}),
       budget: e.budget
     })
@@ -52,18 +52,19 @@ export async function openEgress(
 /** Stops the proxy, writes egress.jsonl / transcript.jsonl, and summarizes what it saw. */
 export async function closeEgress(
   session: EgressSession,
-  settings: EgressInputs | undefined,
-  out: string,
+  plan: RunPlan,
+  secrets: EgressSecrets | undefined,
   log: Logger
 ): Promise<EgressSummary> {
   const capture = await session.stop()
-  const secretValues = (settings?.credentials ?? []).map((c) => c.secret)
+  const out = plan.outputDir
+  const secretValues = Object.values(secrets?.credentials ?? {})
   await writeEgressEvidence(out, capture.events, capture.transcript, secretValues)
   const summary = summarizeEgress(
     capture.events,
     capture.transcript,
     capture.overflow,
-    settings?.budget
+    plan.egress?.budget
   )
   log.info(
     `egress: ${summary.allowed} allowed, ${summary.denied} denied` +

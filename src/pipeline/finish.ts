@@ -4,7 +4,7 @@
 import * as fs from 'node:fs'
 import { errorMessage } from '../errors.js'
 import { phaseTotals } from '../evidence/cost.js'
-import type { Redactor } from '../evidence/redact.js'
+import type { Redactor } from '../redact.js'
 import { scanOutputs } from '../evidence/secrets.js'
 import type { Logger } from '../log.js'
 import type { RunPlan } from '../plan.js'

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { CappedLog } from '../evidence/logs.js'
-import { StreamRedactor } from '../evidence/redact.js'
+import { StreamRedactor } from '../redact.js'
 import type { Logger } from '../log.js'
 import type { PhasePlan, RunPlan } from '../plan.js'
 import { emptyPhase } from '../report/report.js'

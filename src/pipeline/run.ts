@@ -1,46 +1,41 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { CancelledError } from '../errors.js'
-import type { EgressInputs } from '../egress/inputs.js'
+import { CancelledError, InfrastructureError } from '../errors.js'
 import { captureDiff } from '../evidence/capture.js'
 import type { DiffCapture } from '../evidence/capture.js'
 import { runnerFacts } from '../evidence/metadata.js'
-import { Redactor } from '../evidence/redact.js'
+import { Redactor } from '../redact.js'
 import { maskLine, runSecretValues } from '../evidence/secrets.js'
 import { maskingLogger } from '../log.js'
 import type { Logger } from '../log.js'
-import type { PhaseName, PhasePlan, RunPlan } from '../plan.js'
+import type { PhaseName, PhasePlan, RunPlan, RunSecrets } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { CacheStore } from '../cache/store.js'
-import { finishSetupReport } from '../setup/setup.js'
+import { lockfileFindings } from '../evidence/lockfiles.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
 import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { runAgent } from './agent.js'
+import type { AgentRecord } from './agent.js'
+import { tokenUsage } from '../evidence/cost.js'
 import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
 import { finishRun } from './finish.js'
-import { decideIsolation, servingRuntime } from './isolation.js'
+import { isResolved, resolvePlan } from './resolve.js'
+import type { ResolvedPlan } from './resolve.js'
 import { recordImage, resolveRunImage } from './image.js'
 import type { PhaseOutcomes } from './outcome.js'
 import { ownership } from './phase.js'
 import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
 import { runBaseline, runTests } from './tests.js'
+import type { ServiceReport } from '../services/record.js'
 
-export interface RunSecrets {
-  /** The task text (the plan only holds its hash). */
-  task: string
-  env: { name: string; value: string }[]
-  /** With `network: allowlist`: the proxy's settings, credentials included. */
-  egress?: EgressInputs
-  /** Other values to mask in every output (credentials the run holds). */
-  secrets?: string[]
-}
+export type { RunSecrets } from '../plan.js'
 
 export interface PipelineDeps {
   runtime: Runtime
@@ -94,7 +89,7 @@ export async function runPipeline(
   let caught: unknown
   let scratch: Scratch | undefined
   try {
-    plan = await chooseRuntime(plan, runtime, report, log)
+    plan = await resolved(plan, runtime, report, log)
     cancel.check()
     const cache = deps.cache
       ? { store: deps.cache.store, dir: deps.cache.dir ?? path.join(tmp, 'cache') }
@@ -119,6 +114,10 @@ export async function runPipeline(
     })
     report.repo.headSha = ws.commit
     cancel.check()
+    // The service containers of the test phases, recorded as they start (also when they fail).
+    const onServices = (reports: ServiceReport[]): void => {
+      report.services = [...(report.services ?? []), ...reports]
+    }
     const ctx: PhaseContext = {
       plan,
       runtime,
@@ -132,7 +131,7 @@ export async function runPipeline(
 
     const setupPhase = findPhase(plan, 'setup')
     if (setupPhase) {
-      await runInstallPhase(ctx, setupPhase, ws, report, {
+      const install = await runInstallPhase(ctx, setupPhase, ws, {
         runtime,
         log,
         ...(deps.proxyScript !== undefined ? { proxyScript: deps.proxyScript } : {}),
@@ -140,19 +139,45 @@ export async function runPipeline(
         scratch: bounded,
         imageKey: (await runtime.imageBuildKey?.(image.id)) ?? image.id
       })
+      report.setup = install.setup
+      await checkFull(bounded, report, install.filledScratch)
+      if (install.stop) throw install.stop
       cancel.check()
     }
 
     const baselinePhase = findPhase(plan, 'baseline')
-    if (baselinePhase)
-      await runBaseline(ctx, baselinePhase, ws, report, bounded.dir, setupPhase !== undefined)
+    if (baselinePhase) {
+      const b = await runBaseline(
+        ctx,
+        baselinePhase,
+        ws,
+        bounded.dir,
+        setupPhase !== undefined,
+        onServices
+      )
+      report.tests.baseline = b.baseline
+      if (b.cancelled) throw new CancelledError('signal')
+      if (b.engineFault !== undefined) throw new InfrastructureError(b.engineFault)
+    }
     cancel.check()
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
-    const agent = await runAgent(ctx, agentPhase, ws, secrets.egress, bounded, report, phases, {
-      ...deps,
-      log
-    })
+    const agent = await runAgent(
+      ctx,
+      agentPhase,
+      ws,
+      bounded,
+      secrets.egress,
+      (summary) => (report.egress = summary),
+      { ...deps, log }
+    )
+    recordAgent(report, agent)
+    phases.agent = {
+      ...agent.run.result,
+      timeoutMs: agentPhase.timeoutMs,
+      memoryBytes: plan.sandbox.memoryBytes
+    }
+    await checkFull(bounded, report)
 
     const capture = await log.group('diff', async () => {
       const c = await captureDiff(ws, plan.policy, redactor, path.join(out, OUTPUT_FILES.diff))
@@ -163,14 +188,27 @@ export async function runPipeline(
       return c
     })
     recordCapture(report, capture)
-    if (agent.result.cancelled) throw new CancelledError('signal')
+    if (agent.run.result.cancelled) throw new CancelledError('signal')
 
     const testsPhase = findPhase(plan, 'tests')
-    const a = agent.result
+    const a = agent.run.result
     if (testsPhase && a.error === undefined && !a.timedOut && !a.oomKilled && a.exitCode === 0) {
       cancel.check()
-      phases.tests = await runTests(ctx, testsPhase, ws, report, bounded.dir, capture.ignoredRaw)
+      const t = await runTests(
+        ctx,
+        testsPhase,
+        ws,
+        report.diff.resultTree,
+        report.tests.baseline,
+        bounded.dir,
+        capture.ignoredRaw,
+        onServices
+      )
+      Object.assign(report.tests, t.tests)
+      phases.tests = t.outcome
       await checkFull(bounded, report)
+      if (t.outcome.cancelled) throw new CancelledError('signal')
+      cancel.check()
     }
   } catch (error) {
     caught = error
@@ -187,33 +225,42 @@ export async function runPipeline(
   }
 }
 
-/** The isolation tier (when the plan asks for one), checked on the engine, with its facts. */
-async function chooseRuntime(
+/** The resolution of the plan (the resolve step, unless the caller resolved it) into the report. */
+async function resolved(
   plan: RunPlan,
   runtime: Runtime,
   report: Report,
   log: Logger
-): Promise<RunPlan> {
-  let chosen = plan
-  if (plan.isolation !== null && plan.isolation !== undefined) {
-    // The tier from the run's risk (or as named); one the daemon cannot provide fails closed.
-    const decision = await decideIsolation(plan, runtime)
-    chosen = { ...plan, sandbox: { ...plan.sandbox, runtime: decision.runtime } }
-    report.isolation = decision
-    report.sandbox.runtime = decision.runtime
-    log.info(`isolation: ${decision.tier} (${decision.reasons.join('; ')})`)
-  } else {
-    // A runtime named directly: gVisor without network support cannot serve a networked run.
-    const served = await servingRuntime(plan, runtime)
-    if (served.note !== null) log.info(`runtime: ${served.runtime} (${served.note})`)
-    chosen = { ...plan, sandbox: { ...plan.sandbox, runtime: served.runtime } }
-    report.sandbox.runtime = served.runtime
+): Promise<ResolvedPlan> {
+  const r = isResolved(plan) ? plan : await resolvePlan(plan, runtime)
+  const { isolation, note } = r.resolution
+  if (isolation !== null) {
+    report.isolation = isolation
+    log.info(`isolation: ${isolation.tier} (${isolation.reasons.join('; ')})`)
+  } else if (note !== null) log.info(`runtime: ${r.sandbox.runtime} (${note})`)
+  report.sandbox.runtime = r.sandbox.runtime
+  report.runner = runnerFacts(r.resolution.engine, r.sandbox.runtime)
+  return r
+}
+
+/** The agent's phase, where its settings were applied, and its model use, into the report. */
+function recordAgent(report: Report, agent: AgentRecord): void {
+  Object.assign(report.agent, agent.run.report)
+  if (agent.run.result.applied) {
+    report.sandbox.applied = agent.run.result.applied
+    report.sandbox.source = 'inspect'
   }
-  const facts = runtime.engineFacts() // asked alongside the runtime check
-  facts.catch(() => undefined)
-  await runtime.preflight(chosen.sandbox.runtime)
-  report.runner = runnerFacts(await facts, chosen.sandbox.runtime)
-  return chosen
+  const { usage } = agent
+  report.cost.usageFile = {
+    status: usage.status,
+    ...(usage.detail !== undefined ? { detail: usage.detail } : {})
+  }
+  // What the agent said about its model use (usage.json), below what the proxy measured.
+  const measured = report.egress.transcript
+  report.cost.tokens = tokenUsage(measured, usage.usage)
+  if (usage.usage) report.cost.usd = usage.usage.costUsd ?? null
+  if (measured && report.agent.model === null && measured.models.length > 0)
+    report.agent.model = measured.models.join(', ')
 }
 
 /** The diff, its violations and protected changes, and the dependency changes, into the report. */
@@ -222,8 +269,11 @@ function recordCapture(report: Report, capture: DiffCapture): void {
   report.policy.violations.push(...capture.violations)
   report.policy.protected.push(...capture.protected)
   report.dependencies = capture.dependencies
-  if (report.setup)
-    report.policy.protected.push(...finishSetupReport(report.setup, report.dependencies))
+  if (report.setup) {
+    const { lockfiles, findings } = lockfileFindings(report.setup, report.dependencies)
+    report.setup.lockfiles = lockfiles
+    report.policy.protected.push(...findings)
+  }
 }
 
 function findPhase(plan: RunPlan, name: PhaseName): PhasePlan | undefined {

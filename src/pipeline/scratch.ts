@@ -10,8 +10,13 @@ import type { Scratch } from '../workspace/bounded.js'
  * A phase that filled the scratch filesystem hit the `workspace-size` limit (writes past it got
  * ENOSPC): a policy violation naming the limit, recorded once.
  */
-export async function checkFull(scratch: Scratch, report: Report): Promise<void> {
-  if (report.sandbox.workspace?.full === true || !(await scratch.full())) return
+export async function checkFull(
+  scratch: Scratch,
+  report: Report,
+  /** Already known (the stage asked before removing what it wrote). */
+  full?: boolean
+): Promise<void> {
+  if (report.sandbox.workspace?.full === true || !(full ?? (await scratch.full()))) return
   report.sandbox.workspace = {
     sizeBytes: scratch.sizeBytes,
     enforced: scratch.enforced,

@@ -4,9 +4,12 @@ import { defaultProxyScript } from '../egress/session.js'
 import type { Logger } from '../log.js'
 import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
-import type { Report } from '../report/report.js'
+import type { SetupReport } from '../report/report.js'
 import type { Runtime } from '../sandbox/types.js'
-import { runSetup } from '../setup/setup.js'
+import { describeAllowHosts, runSetup } from '../setup/setup.js'
+import { diffTrees } from '../evidence/diff.js'
+import { mergeHashes } from '../evidence/lockfiles.js'
+import { snapshotWorkspace } from '../evidence/snapshot.js'
 import type { Workspace } from '../workspace/workspace.js'
 import { runPhase } from './phase.js'
 import type { PhaseContext } from './phase.js'
@@ -18,16 +21,27 @@ import { hashLockfiles } from '../evidence/metadata.js'
 import { ownForSandbox } from './phase.js'
 import * as path from 'node:path'
 import type { Scratch } from '../workspace/bounded.js'
-import { checkFull } from './scratch.js'
+
+/** How many files the install changed are listed by name (the rest are counted). */
+const MAX_CHANGED_LISTED = 100
 
 /** The install phase did not succeed: nothing after it runs (the evidence so far is written). */
 export class SetupFailed extends Error {}
+
+/**
+ * What the install stage returns: its record, whether it filled the scratch filesystem, and why
+ * nothing after it may run (a cancellation or a failed install), if so.
+ */
+export interface InstallRecord {
+  setup: SetupReport
+  filledScratch: boolean
+  stop?: CancelledError | SetupFailed
+}
 
 export async function runInstallPhase(
   ctx: PhaseContext,
   phase: PhasePlan,
   ws: Workspace,
-  report: Report,
   deps: {
     runtime: Runtime
     log: Logger
@@ -39,7 +53,7 @@ export async function runInstallPhase(
     /** What the install depends on besides the lockfiles: the image's build key or id. */
     imageKey: string
   }
-): Promise<void> {
+): Promise<InstallRecord> {
   let cache: OpenDepsCache | undefined
   if (ctx.plan.cache.dependencies && deps.cache) {
     cache = await openDepsCache(
@@ -58,36 +72,57 @@ export async function runInstallPhase(
     )
     await ownForSandbox(ctx.plan, cache.dir)
   }
-  const setup = await runSetup(
-    ctx.plan,
-    ws,
-    await baseIgnoreRules(ws.gitDir, ws.tree),
-    ctx.plan.outputDir,
-    {
-      runtime: deps.runtime,
-      proxyScript: deps.proxyScript ?? defaultProxyScript(),
-      info: (l) => deps.log.info(l),
-      // No `env` values: the install gets no secrets of the run.
-      runPhase: (egress) =>
-        runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
-          ...(egress ? { egress: { network: egress.network, env: egress.env } } : {}),
-          ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
-        })
-    }
-  ).catch(async (error: unknown) => {
+  const setupPlan = ctx.plan.phases.find((p) => p.name === 'setup')
+  const before = await hashLockfiles(ws.gitDir, ws.tree, ws.dir)
+  const { ran, egress } = await runSetup(ctx.plan, {
+    runtime: deps.runtime,
+    proxyScript: deps.proxyScript ?? defaultProxyScript(),
+    info: (l) => deps.log.info(l),
+    egressFile: path.join(ctx.plan.outputDir, OUTPUT_FILES.setupEgress),
+    // No `env` values: the install gets no secrets of the run.
+    runPhase: (session) =>
+      runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
+        ...(session ? { egress: { network: session.network, env: session.env } } : {}),
+        ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
+      })
+  }).catch(async (error: unknown) => {
     await cache?.close(false)
     throw error
   })
-  report.setup = setup.report
+  const after = await hashLockfiles(ws.gitDir, ws.tree, ws.dir)
+  // Which tracked files the install changed: its build output is ignored, as in the diff.
+  const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
+  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules, ws.stats)
+  const changed = await diffTrees(ws.gitDir, ws.tree, snap.tree, {
+    maxChangedFiles: MAX_CHANGED_LISTED,
+    maxDiffBytes: 0
+  })
+  const setup = {
+    result: ran.result,
+    report: {
+      command: setupPlan?.command[2] ?? phase.command.join(' '),
+      phase: ran.report,
+      presets: ctx.plan.setup?.presets ?? [],
+      allowHosts: describeAllowHosts(ctx.plan),
+      egress,
+      lockfiles: mergeHashes(before, after),
+      changedFiles: changed.files.map((f) => f.path),
+      changedTotal: changed.totalFiles
+    } satisfies SetupReport
+  }
   // Before the cache is closed (which removes its folder): did the install fill the limit?
-  await checkFull(deps.scratch, report)
+  const filledScratch = await deps.scratch.full()
   const r = setup.result
   const ok = r.error === undefined && !r.timedOut && !r.oomKilled && r.exitCode === 0
-  if (cache) report.setup.cache = await cache.close(ok && !r.cancelled)
-  if (r.cancelled) throw new CancelledError('signal')
-  if (r.error !== undefined || r.timedOut || r.oomKilled || r.exitCode !== 0) {
+  const record: SetupReport = cache
+    ? { ...setup.report, cache: await cache.close(ok && !r.cancelled) }
+    : setup.report
+  if (r.cancelled) return { setup: record, filledScratch, stop: new CancelledError('signal') }
+  if (!ok) {
     const why =
       r.error ?? (r.timedOut ? 'timed out' : r.oomKilled ? 'out of memory' : `exit ${r.exitCode}`)
-    throw new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
+    const stop = new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
+    return { setup: record, filledScratch, stop }
   }
+  return { setup: record, filledScratch }
 }

@@ -7,6 +7,7 @@ import type { InputReader } from '../input-read.js'
 import { GitError, git } from '../workspace/git.js'
 import { NO_POLICY, POLICY_INPUT, POLICY_PATH, parsePolicy } from '../policy.js'
 import type { LoadedPolicy } from '../policy.js'
+import { INPUT } from '../input-names.js'
 
 const MAX_POLICY_BYTES = 64 * 1024
 
@@ -142,7 +143,7 @@ export async function policyForRun(options: {
 }): Promise<LoadedPolicy> {
   const read = boundedReader(options.read)
   return loadPolicy({
-    repoPath: path.resolve(options.workspace, read('path') ?? '.'),
+    repoPath: path.resolve(options.workspace, read(INPUT.path) ?? '.'),
     base: read(POLICY_INPUT) ?? options.eventBase,
     ...(options.api !== undefined ? { api: options.api } : {})
   })

@@ -3,8 +3,9 @@
 // input given explicitly (or set by the policy file) wins. Pure, apart from resolving paths.
 import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
+import { INPUT } from '../input-names.js'
 
-export const AGENT_INPUT = 'agent'
+export const AGENT_INPUT = INPUT.agent
 
 /**
  * The official Node image the presets build on and the egress proxy runs in, pinned by digest.
@@ -113,21 +114,21 @@ export function withPreset(
   ctx: PresetContext
 ): { read: (name: string) => string | undefined; preset?: AgentPreset; dockerfile?: string } {
   const preset = presetFor(given(AGENT_INPUT))
-  const allowlist = (given('network') ?? ctx.policyNetwork) === 'allowlist'
+  const allowlist = (given(INPUT.network) ?? ctx.policyNetwork) === 'allowlist'
   const withProxy = (name: string, value: string | undefined): string | undefined =>
     value ?? (name === 'proxy-image' && allowlist ? DEFAULT_PROXY_IMAGE : undefined)
   if (preset === undefined) return { read: (n) => withProxy(n, given(n)) }
-  const model = given('model')
+  const model = given(INPUT.model)
   if (model !== undefined && !MODEL.test(model)) {
     throw new ConfigurationError(
       'model',
       `"${model}" is not a model name (letters, digits and . _ : / @ -, at most 128)`
     )
   }
-  const ownImage = given('dockerfile') !== undefined || given('image') !== undefined
+  const ownImage = given(INPUT.dockerfile) !== undefined || given(INPUT.image) !== undefined
   const dockerfile = path.join(ctx.actionRoot, preset.imageDir, 'Dockerfile')
   // The key is needed by the preset's route, or by a route of the caller's that reads it too.
-  const ownCredentials = given('credentials')
+  const ownCredentials = given(INPUT.credentials)
   const needsKey = ownCredentials === undefined || ownCredentials.includes(`|${AGENT_KEY_ENV}|`)
   const key = ctx.environment[AGENT_KEY_ENV]
   if (needsKey && (key === undefined || key === '')) {

@@ -3,6 +3,8 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { RunEvent } from '../event.js'
+import { INPUT } from '../input-names.js'
 import { runRef } from '../workspace/event-ref.js'
 import { withPreset } from './presets.js'
 
@@ -14,43 +16,32 @@ export function actionRoot(): string {
     : path.resolve(here, '..', '..')
 }
 
-function isForkPullRequest(eventPath: string | undefined): boolean {
-  if (eventPath === undefined || eventPath === '') return false
-  try {
-    const e = JSON.parse(fs.readFileSync(eventPath, 'utf8')) as {
-      pull_request?: {
-        head?: { repo?: { full_name?: string } }
-        base?: { repo?: { full_name?: string } }
-      }
-    }
-    const head = e.pull_request?.head?.repo?.full_name
-    return head !== undefined && head !== e.pull_request?.base?.repo?.full_name
-  } catch {
-    return false
-  }
-}
-
 export async function runInputs(
   given: (name: string) => string | undefined,
-  options: { workspace: string; env: NodeJS.ProcessEnv; root?: string; policyNetwork?: string }
+  options: {
+    workspace: string
+    env: NodeJS.ProcessEnv
+    /** The run's event (src/event.ts): the pull request's head and whether it is a fork. */
+    event: RunEvent
+    root?: string
+    policyNetwork?: string
+  }
 ): Promise<{
   read: (name: string) => string | undefined
   context: { preset?: { name: string; dockerfile?: string } }
 }> {
   const { env } = options
   const ref = await runRef({
-    given: given('ref'),
-    repoPath: path.resolve(options.workspace, given('path') ?? '.'),
-    eventName: env.GITHUB_EVENT_NAME,
-    eventPath: env.GITHUB_EVENT_PATH,
-    readFile: (p) => fs.readFileSync(p, 'utf8')
+    given: given(INPUT.ref),
+    repoPath: path.resolve(options.workspace, given(INPUT.path) ?? '.'),
+    headSha: options.event.pullRequest?.headSha
   })
   const withRef = (name: string): string | undefined => (name === 'ref' ? ref : given(name))
   const p = withPreset(withRef, {
     actionRoot: options.root ?? actionRoot(),
     environment: env,
     ...(options.policyNetwork !== undefined ? { policyNetwork: options.policyNetwork } : {}),
-    forkPullRequest: isForkPullRequest(env.GITHUB_EVENT_PATH)
+    forkPullRequest: options.event.pullRequest?.fork === true
   })
   return {
     read: p.read,

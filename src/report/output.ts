@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { renderComment } from './comment.js'
-import type { Redactor } from '../evidence/redact.js'
+import type { Redactor } from '../redact.js'
 import type { Report } from './report.js'
 import { EGRESS_FILES } from '../egress/evidence.js'
 

@@ -10,7 +10,11 @@ import type { PolicyFinding } from '../evidence/policy.js'
 import type { TokenUsage } from '../evidence/cost.js'
 import type { ServiceReport } from '../services/record.js'
 import type { IsolationDecision } from '../isolation/isolation.js'
-import type { EgressSummary as SetupEgressSummary } from '../egress/evidence.js'
+import type { CacheUse } from '../cache/record.js'
+import type { LockfileHashes } from '../evidence/lockfiles.js'
+import type { SetupEgress } from '../setup/record.js'
+
+export type { CacheUse, LockfileHashes }
 
 export const SCHEMA_VERSION = 1
 
@@ -151,23 +155,7 @@ export interface Report {
 
 export type { TokenUsage }
 
-/** One lockfile's SHA-256 before the install, after it, and after the agent (null: absent). */
-export interface LockfileHashes {
-  path: string
-  beforeSetup: string | null
-  afterSetup: string | null
-  afterAgent: string | null
-}
-
 /** The install phase (`setup-command`, docs/setup.md). */
-/** A cache the run used: where, under which key, what it restored, whether it wrote the entry. */
-export interface CacheUse {
-  store: 'folder' | 'actions'
-  key: string
-  restored: string | null
-  saved: 'saved' | 'exists' | 'skipped' | 'failed'
-  detail?: string
-}
 
 export interface SetupReport {
   /** The dependency cache mounted into the install phase (docs/setup.md). */
@@ -177,7 +165,7 @@ export interface SetupReport {
   presets: string[]
   /** The host rules the install could reach (through the proxy); empty: no network. */
   allowHosts: string[]
-  egress: Omit<SetupEgressSummary, 'transcript'> | null
+  egress: SetupEgress | null
   lockfiles: LockfileHashes[]
   /** Tracked files the install changed (they show in the diff too; not the agent's doing). */
   changedFiles: string[]

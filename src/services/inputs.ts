@@ -5,7 +5,7 @@ import { ConfigurationError, errorMessage } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import type { InputReader } from '../input-read.js'
 
-export const SERVICES_INPUT = 'services'
+export const SERVICES_INPUT = INPUT.services
 
 export interface ServiceSpec {
   /** The name the tests reach it by (a DNS name on the run's services network). */

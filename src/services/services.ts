@@ -110,10 +110,12 @@ async function waitHealthy(
   sidecar: Sidecar
 ): Promise<{ ok: true } | { ok: false; detail: string }> {
   const deadline = Date.now() + s.healthTimeoutSeconds * 1000
-  let exited: { exitCode: number | null } | undefined
+  let exited: { exitCode: number | null; error?: string } | undefined
   void sidecar.exited.then((e) => (exited = e))
   let detail = 'no health check ran'
   for (let attempt = 1; Date.now() < deadline && !opts.signal?.aborted; attempt++) {
+    if (exited?.error !== undefined)
+      return { ok: false, detail: `it was lost before it was ready: ${exited.error}` }
     if (exited !== undefined)
       return { ok: false, detail: `it exited with code ${exited.exitCode} before it was ready` }
     let output = ''
@@ -147,6 +149,8 @@ async function waitHealthy(
       }
     )
     if (r.exitCode === 0 && r.error === undefined) return { ok: true }
+    // The engine failed: no later attempt can be trusted; the run ends now.
+    if (r.engineFault === true) return { ok: false, detail: `health command lost: ${r.error}` }
     detail =
       r.error !== undefined
         ? `health command could not run: ${r.error}`

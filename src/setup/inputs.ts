@@ -1,14 +1,9 @@
 // The install phase's inputs (`setup-command`, `setup-allow-hosts`), read and checked at the edge.
 import { ConfigurationError, errorMessage } from '../errors.js'
-import { EGRESS_INPUT } from '../egress/inputs.js'
+import { INPUT } from '../input-names.js'
 import type { EgressInputs } from '../egress/inputs.js'
 import { parseHostMapping, parseHostRule } from '../egress/policy.js'
 import type { HostMapping, HostRule } from '../egress/policy.js'
-
-export const SETUP_INPUT = {
-  command: 'setup-command',
-  allowHosts: 'setup-allow-hosts'
-} as const
 
 /**
  * Package registries by ecosystem: what `setup-allow-hosts` presets stand for. Only the hosts an
@@ -33,9 +28,9 @@ export interface SetupInputs {
 
 /** Inputs the setup phase shares with the agent's egress (read here when the agent has none). */
 export const SHARED_PROXY_INPUTS: readonly string[] = [
-  EGRESS_INPUT.proxyImage,
-  EGRESS_INPUT.hostMap,
-  EGRESS_INPUT.proxyNetwork
+  INPUT.proxyImage,
+  INPUT.hostMap,
+  INPUT.proxyNetwork
 ]
 
 const PINNED_OR_ID = /^([a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}|sha256:[a-f0-9]{64})$/
@@ -57,12 +52,12 @@ export function readSetupInputs(
   read: (name: string) => string | undefined,
   egress: EgressInputs | undefined
 ): SetupInputs | undefined {
-  const command = read(SETUP_INPUT.command)
-  const hostsRaw = read(SETUP_INPUT.allowHosts)
+  const command = read(INPUT.setupCommand)
+  const hostsRaw = read(INPUT.setupAllowHosts)
   if (command === undefined || command.trim() === '') {
     if (hostsRaw !== undefined)
       throw new ConfigurationError(
-        SETUP_INPUT.allowHosts,
+        INPUT.setupAllowHosts,
         'only applies with `setup-command`; remove it or give the install command'
       )
     return undefined
@@ -78,14 +73,14 @@ export function readSetupInputs(
     }
     if (!/[.:]/.test(item))
       throw new ConfigurationError(
-        SETUP_INPUT.allowHosts,
+        INPUT.setupAllowHosts,
         `"${item}" is not a preset (${Object.keys(REGISTRY_PRESETS).join(', ')}) nor a host name with a domain`
       )
     try {
       allow.push(parseHostRule(item))
     } catch (error) {
       throw new ConfigurationError(
-        SETUP_INPUT.allowHosts,
+        INPUT.setupAllowHosts,
         `${errorMessage(error)}; or a preset: ${Object.keys(REGISTRY_PRESETS).join(', ')}`
       )
     }
@@ -102,29 +97,29 @@ export function readSetupInputs(
         ...(egress.proxyNetwork !== undefined ? { network: egress.proxyNetwork } : {})
       }
     }
-  const image = read(EGRESS_INPUT.proxyImage)
+  const image = read(INPUT.proxyImage)
   if (image === undefined || !PINNED_OR_ID.test(image))
     throw new ConfigurationError(
-      EGRESS_INPUT.proxyImage,
+      INPUT.proxyImage,
       `${image === undefined ? 'is required with `setup-allow-hosts`' : `"${image}" is not pinned`}: an image with node 18 or later, as name@sha256:<digest> or a local image ID sha256:<id>; the install reaches registries only through this proxy`
     )
-  const hostMap = items(read(EGRESS_INPUT.hostMap)).map((m) => {
+  const hostMap = items(read(INPUT.hostMap)).map((m) => {
     try {
       return parseHostMapping(m)
     } catch (error) {
-      throw new ConfigurationError(EGRESS_INPUT.hostMap, errorMessage(error))
+      throw new ConfigurationError(INPUT.hostMap, errorMessage(error))
     }
   })
   for (const m of hostMap) {
     if (!allow.some((r) => (r.wildcard ? m.host.endsWith(`.${r.host}`) : r.host === m.host)))
       throw new ConfigurationError(
-        EGRESS_INPUT.hostMap,
+        INPUT.hostMap,
         `"${m.host}" is not in setup-allow-hosts; add it there or remove the mapping`
       )
   }
-  const network = read(EGRESS_INPUT.proxyNetwork)
+  const network = read(INPUT.proxyNetwork)
   if (network !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(network))
-    throw new ConfigurationError(EGRESS_INPUT.proxyNetwork, `"${network}" is not a network name`)
+    throw new ConfigurationError(INPUT.proxyNetwork, `"${network}" is not a network name`)
   return {
     command,
     presets,

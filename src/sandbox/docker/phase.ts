@@ -4,7 +4,7 @@ import type { ContainerSpec, PhaseResult, RunOptions } from '../types.js'
 import { ManagedContainer } from './container.js'
 import { createOptions } from './create.js'
 import { StatsSampler, appliedSettings } from './inspect.js'
-import { engineStoppedIt } from '../engine-faults.js'
+import { engineStoppedIt, isEngineError } from '../engine-faults.js'
 
 /**
  * A daemon in another container or machine (Actions Runner Controller's dind sidecar, a remote
@@ -41,6 +41,7 @@ export async function runPhase(
     container = await ManagedContainer.create(docker, createOptions(spec))
   } catch (error) {
     result.error = `the daemon refused the container: ${errorMessage(error)}${unseenBindHint(error)}`
+    if (isEngineError(error)) result.engineFault = true
     result.durationMs = Date.now() - started
     return result
   }
@@ -51,7 +52,6 @@ export async function runPhase(
     await container.start()
     stats.start(container.container)
     const outcome = await container.waitUntil(options.timeoutMs, options.signal)
-    if (outcome === 'lost') throw new Error(`lost the container: ${container.lostReason}`)
     if (outcome !== 'exited') {
       result.timedOut = outcome === 'timeout'
       result.cancelled = outcome === 'cancelled'
@@ -76,6 +76,9 @@ export async function runPhase(
         `the engine stopped the container (exit ${result.exitCode}, a signal this run did not send: a daemon restart or stop)`
       )
     }
+    await container.watched
+    if (container.probeFault !== undefined)
+      throw new Error(`the engine failed a question about the container: ${container.probeFault}`)
     if (container.streamError !== undefined)
       throw new Error(`the engine cut the output stream: ${container.streamError}`)
     const statsFailure = await stats.settled()
@@ -83,6 +86,8 @@ export async function runPhase(
       throw new Error(`the engine failed the statistics stream: ${statsFailure}`)
   } catch (error) {
     result.error = errorMessage(error)
+    // Every failure after the create is the engine's (the container's own exit is not an error).
+    result.engineFault = true
   } finally {
     stats.stop()
     result.durationMs = Date.now() - started

@@ -1,0 +1,60 @@
+// The resolve step: the pure plan completed with the engine's facts before anything runs — the
+// isolation tier and the runtime entry that serves it, checked on the engine. `airlock plan`
+// prints what this returns and the run uses the same, so the plan printed is the plan that runs.
+import type { IsolationDecision } from '../isolation/isolation.js'
+import type { RunPlan } from '../plan.js'
+import type { EngineFacts, Runtime } from '../sandbox/types.js'
+import { decideIsolation, servingRuntime } from './isolation.js'
+
+/** What the engine decided about a plan. */
+export interface Resolution {
+  /** The OCI runtime every container of the run uses (the tier's, or the one named). */
+  runtime: string
+  /** With `isolation`: the requested tier, the one chosen and why. */
+  isolation: IsolationDecision | null
+  /** Why a runtime named directly is served by another entry (gVisor's network entry), if so. */
+  note: string | null
+  /** What the engine says about itself. */
+  engine: EngineFacts
+}
+
+/** A plan the engine has completed: `sandbox.runtime` is the runtime that will run. */
+export type ResolvedPlan = RunPlan & { resolution: Resolution }
+
+export function isResolved(plan: RunPlan): plan is ResolvedPlan {
+  return 'resolution' in plan && (plan as ResolvedPlan).resolution !== undefined
+}
+
+/**
+ * Decides the tier (from the run's risk, or as named) and checks the runtime on the engine; a
+ * tier the daemon cannot provide fails closed (ConfigurationError), an engine that does not
+ * answer is an InfrastructureError.
+ */
+export async function resolvePlan(plan: RunPlan, runtime: Runtime): Promise<ResolvedPlan> {
+  const facts = runtime.engineFacts() // asked alongside the runtime check
+  facts.catch(() => undefined)
+  let chosen: { runtime: string; isolation: IsolationDecision | null; note: string | null }
+  if (plan.isolation !== null && plan.isolation !== undefined) {
+    const decision = await decideIsolation(plan, runtime)
+    chosen = { runtime: decision.runtime, isolation: decision, note: null }
+  } else {
+    // A runtime named directly: gVisor without network support cannot serve a networked run.
+    const served = await servingRuntime(plan, runtime)
+    chosen = { runtime: served.runtime, isolation: null, note: served.note }
+  }
+  await runtime.preflight(chosen.runtime)
+  return {
+    ...plan,
+    sandbox: { ...plan.sandbox, runtime: chosen.runtime },
+    resolution: { ...chosen, engine: await facts }
+  }
+}
+
+/** The plan as `airlock plan` prints it: resolved, or with what could not be decided and why. */
+export function printablePlan(
+  plan: RunPlan,
+  resolved: ResolvedPlan | { undecided: string }
+): Record<string, unknown> {
+  if ('resolution' in resolved) return resolved as unknown as Record<string, unknown>
+  return { ...plan, resolution: { undecided: resolved.undecided } }
+}

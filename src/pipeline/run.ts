@@ -32,7 +32,8 @@ import type { PhaseOutcomes } from './outcome.js'
 import { ownership } from './phase.js'
 import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
-import { runBaseline, runTests } from './tests.js'
+import { keepInstallOutput, runBaseline, runTests } from './tests.js'
+import type { InstallOutput } from './tests.js'
 import type { ServiceReport } from '../services/record.js'
 
 export type { RunSecrets } from '../plan.js'
@@ -130,6 +131,7 @@ export async function runPipeline(
     }
 
     const setupPhase = findPhase(plan, 'setup')
+    let installed: InstallOutput | undefined
     if (setupPhase) {
       const install = await runInstallPhase(ctx, setupPhase, ws, {
         runtime,
@@ -143,6 +145,9 @@ export async function runPipeline(
       await checkFull(bounded, report, install.filledScratch)
       if (install.stop) throw install.stop
       cancel.check()
+      // Before anything else runs in the workspace: what the install left outside the tree.
+      installed = keepInstallOutput(ws, install.output, bounded.dir)
+      await checkFull(bounded, report)
     }
 
     const baselinePhase = findPhase(plan, 'baseline')
@@ -196,11 +201,10 @@ export async function runPipeline(
       const t = await runTests(
         ctx,
         testsPhase,
-        ws,
-        report.diff.resultTree,
+        { gitDir: ws.gitDir, tree: capture.diff.resultTree },
+        installed,
         report.tests.baseline,
         bounded.dir,
-        capture.ignoredRaw,
         onServices
       )
       Object.assign(report.tests, t.tests)

@@ -36,6 +36,11 @@ export interface InstallRecord {
   setup: SetupReport
   filledScratch: boolean
   stop?: CancelledError | SetupFailed
+  /**
+   * What the install left outside the tree (raw paths of the entries the ignore rules leave out,
+   * e.g. `node_modules`): kept aside so the tests get exactly this plus the agent's diff.
+   */
+  output: Buffer[]
 }
 
 export async function runInstallPhase(
@@ -117,12 +122,14 @@ export async function runInstallPhase(
   const record: SetupReport = cache
     ? { ...setup.report, cache: await cache.close(ok && !r.cancelled) }
     : setup.report
-  if (r.cancelled) return { setup: record, filledScratch, stop: new CancelledError('signal') }
+  const output = snap.ignoredRaw
+  if (r.cancelled)
+    return { setup: record, filledScratch, output, stop: new CancelledError('signal') }
   if (!ok) {
     const why =
       r.error ?? (r.timedOut ? 'timed out' : r.oomKilled ? 'out of memory' : `exit ${r.exitCode}`)
     const stop = new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
-    return { setup: record, filledScratch, stop }
+    return { setup: record, filledScratch, output, stop }
   }
-  return { setup: record, filledScratch }
+  return { setup: record, filledScratch, output }
 }

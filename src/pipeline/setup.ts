@@ -71,7 +71,11 @@ export async function runInstallPhase(
       {
         lockfiles: await hashLockfiles(ws.gitDir, ws.tree, ws.dir),
         command: phase.command.join('\0'),
-        image: deps.imageKey
+        image: deps.imageKey,
+        network: [
+          ...describeAllowHosts(ctx.plan),
+          ...(ctx.plan.setup?.proxy?.hostMap ?? []).map((m) => `map ${JSON.stringify(m)}`)
+        ]
       },
       { info: (l) => deps.log.info(l), warn: (l) => deps.log.warn(l) }
     )

@@ -12,7 +12,6 @@ import type { PhaseName, PhasePlan, RunPlan, RunSecrets } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
-import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { CacheStore } from '../cache/store.js'
 import { lockfileFindings } from '../evidence/lockfiles.js'
@@ -223,8 +222,7 @@ export async function runPipeline(
     report,
     reportPath: path.join(out, OUTPUT_FILES.report),
     diffSha256: report.diff.sha256,
-    // An unpinned base is a policy violation of the run, not an error of it.
-    ...(caught !== undefined && !(caught instanceof UnpinnedBaseError) ? { error: caught } : {})
+    ...(caught !== undefined ? { error: caught } : {})
   }
 }
 

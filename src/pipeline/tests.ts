@@ -110,7 +110,12 @@ export async function runBaseline(
   /** After an install phase: a copy of its result (the same dependencies the agent gets). */
   fromInstalled: boolean,
   onServices: (reports: ServiceReport[]) => void
-): Promise<{ baseline: NonNullable<Report['tests']['baseline']>; cancelled: boolean }> {
+): Promise<{
+  baseline: NonNullable<Report['tests']['baseline']>
+  cancelled: boolean
+  /** The engine failed under the baseline: why (the run ends with infrastructure-error). */
+  engineFault?: string
+}> {
   let dir: string
   if (fromInstalled) {
     dir = path.join(tmp, 'baseline')
@@ -122,6 +127,9 @@ export async function runBaseline(
   await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
   return {
     baseline: { phase: baseline.report, summary: results.summary, cases: results.cases },
-    cancelled: baseline.result.cancelled === true
+    cancelled: baseline.result.cancelled === true,
+    ...(baseline.result.engineFault === true
+      ? { engineFault: `the baseline container failed: ${baseline.result.error}` }
+      : {})
   }
 }

@@ -12,7 +12,6 @@ import type { PhaseName, PhasePlan, RunPlan, RunSecrets } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
-import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { CacheStore } from '../cache/store.js'
 import { lockfileFindings } from '../evidence/lockfiles.js'
@@ -32,7 +31,8 @@ import type { PhaseOutcomes } from './outcome.js'
 import { ownership } from './phase.js'
 import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
-import { runBaseline, runTests } from './tests.js'
+import { keepInstallOutput, runBaseline, runTests } from './tests.js'
+import type { InstallOutput } from './tests.js'
 import type { ServiceReport } from '../services/record.js'
 
 export type { RunSecrets } from '../plan.js'
@@ -130,6 +130,7 @@ export async function runPipeline(
     }
 
     const setupPhase = findPhase(plan, 'setup')
+    let installed: InstallOutput | undefined
     if (setupPhase) {
       const install = await runInstallPhase(ctx, setupPhase, ws, {
         runtime,
@@ -143,6 +144,9 @@ export async function runPipeline(
       await checkFull(bounded, report, install.filledScratch)
       if (install.stop) throw install.stop
       cancel.check()
+      // Before anything else runs in the workspace: what the install left outside the tree.
+      installed = keepInstallOutput(ws, install.output, bounded.dir)
+      await checkFull(bounded, report)
     }
 
     const baselinePhase = findPhase(plan, 'baseline')
@@ -197,11 +201,10 @@ export async function runPipeline(
       const t = await runTests(
         ctx,
         testsPhase,
-        ws,
-        report.diff.resultTree,
+        { gitDir: ws.gitDir, tree: capture.diff.resultTree },
+        installed,
         report.tests.baseline,
         bounded.dir,
-        capture.ignoredRaw,
         onServices
       )
       Object.assign(report.tests, t.tests)
@@ -220,8 +223,7 @@ export async function runPipeline(
     report,
     reportPath: path.join(out, OUTPUT_FILES.report),
     diffSha256: report.diff.sha256,
-    // An unpinned base is a policy violation of the run, not an error of it.
-    ...(caught !== undefined && !(caught instanceof UnpinnedBaseError) ? { error: caught } : {})
+    ...(caught !== undefined ? { error: caught } : {})
   }
 }
 

@@ -73,6 +73,11 @@ export interface Report {
     comparison: Comparison | null
     /** When the tests failed: the one re-run of the test command, and the tests it found flaky. */
     rerun: { phase: PhaseReport; flaky: string[] } | null
+    /**
+     * The tree the tests saw: a fresh checkout of the diff's result tree plus `installOutput`
+     * entries the install phase left outside the tree (nothing else of the agent's workspace).
+     */
+    workspace?: { tree: string; installOutput: number }
   }
   sandbox: {
     runtime: string

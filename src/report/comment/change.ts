@@ -135,7 +135,7 @@ export function filesSection(report: Report): string {
     )
   if (d.ignored && d.ignored.total > 0)
     notes.push(
-      `Left out as build output (ignored by the base tree's .gitignore; still present when the tests ran): ${d.ignored.entries
+      `Left out as tool or build output (${d.ignored.total}; the base tree's .gitignore and the default list; not in the tree the tests ran on): ${d.ignored.entries
         .slice(0, 10)
         .map((s) => code(s.path, 100))
         .join(', ')}${d.ignored.total > 10 ? `, … (${d.ignored.total} in all)` : ''}`

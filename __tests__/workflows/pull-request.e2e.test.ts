@@ -340,7 +340,9 @@ test('a review task: the CLI runs the tests, the review carries the answer, the 
   const body = review.body
   expect(body).toContain('**Task** (as given to the agent)')
   expect(body).toContain('> Hand back:')
-  expect(body).toMatch(/\*\*Next step:\*\* .*`\/airlock approve none`/)
+  expect(body).toMatch(
+    /\*\*Next step:\*\* the agent changed nothing; to pass the gate, a maintainer comments `\/airlock approve [0-9a-f]{12}`/
+  )
   expect(body).toContain("### The agent's answer")
   expect(body).toContain('> Reviewed the pull request and ran the tests: they pass.')
   expect(body).toContain('1 finding(s) are on the lines')

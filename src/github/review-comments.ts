@@ -58,7 +58,7 @@ export function commentableLines(patch: string): Record<'LEFT' | 'RIGHT', Map<nu
 export function commentBody(f: Finding): string {
   const body = findingBody(f)
   if (f.suggestion === undefined) return body
-  return `${body}\n\nSuggested change (the agent's):\n\n${codeBlock(f.suggestion, 'suggestion')}`
+  return `${body}\n\nSuggested change (the agent's):\n\n${codeBlock(f.suggestion.replace(/\n$/, ''), 'suggestion')}`
 }
 
 /** Places each finding on the pull request's diff, or says why it cannot be. */

@@ -30,7 +30,7 @@ function quoteLine(line: string): string {
  * past the first few folded into a closed <details>.
  */
 export function quoted(text: string, max: number, whole = ''): string {
-  const chars = [...text.replace(/\r\n?/g, '\n')]
+  const chars = [...text.replace(/\r\n?/g, '\n').trimEnd()]
   const cut = chars.length > max
   const lines = (cut ? chars.slice(0, max).join('') : chars.join('')).split('\n')
   const open = lines.slice(0, OPEN_LINES).map(quoteLine).join('\n')
@@ -167,8 +167,8 @@ export function nextStepLine(report: Report): string {
   if (report.outcome !== 'success') return `**Next step:** blocked — ${CLEAR[report.outcome]}.`
   const prefix = report.diff.sha256 === null ? 'none' : report.diff.sha256.slice(0, 12)
   const what =
-    report.diff.sha256 === null
-      ? 'the agent changed nothing; to pass the gate anyway'
+    report.diff.sha256 === null || report.diff.totalFiles === 0
+      ? 'the agent changed nothing; to pass the gate'
       : 'to accept this exact diff'
   return `**Next step:** ${what}, a maintainer comments \`/airlock approve ${prefix}\` on this pull request.`
 }

@@ -2,8 +2,8 @@
 // dependency, so the action runs without node_modules.
 // Usage: node scripts/build.mjs [OUTDIR]   (default dist; tests bundle into a temporary folder)
 import * as esbuild from 'esbuild'
-import { chmod, rm } from 'node:fs/promises'
-import { common } from './esbuild-options.mjs'
+import { chmod, rm, stat } from 'node:fs/promises'
+import { POST_BUNDLE_MAX_BYTES, common, post } from './esbuild-options.mjs'
 import { join } from 'node:path'
 
 const outdir = process.argv[2] ?? 'dist'
@@ -11,9 +11,18 @@ const outdir = process.argv[2] ?? 'dist'
 await rm(outdir, { recursive: true, force: true })
 await esbuild.build({
   ...common,
-  entryPoints: { index: 'src/index.ts', post: 'src/post.ts' },
+  entryPoints: { index: 'src/index.ts' },
   outdir
 })
+await esbuild.build({ ...post, outdir })
+// The cleanup step runs after every job, also after a crash: it must stay small (only cleanup).
+const postBytes = (await stat(join(outdir, 'post.js'))).size
+if (postBytes > POST_BUNDLE_MAX_BYTES) {
+  console.error(
+    `[build] ${join(outdir, 'post.js')} is ${postBytes} bytes, over its budget of ${POST_BUNDLE_MAX_BYTES}: src/post.ts must import only the cleanup (src/sandbox/cleanup.ts, src/workspace/temp.ts, src/state.ts), never src/main.ts or dockerode`
+  )
+  process.exit(1)
+}
 await esbuild.build({
   ...common,
   entryPoints: { cli: 'src/bin.ts' },

@@ -54,6 +54,32 @@ const lazyModules = {
   }
 }
 
+/** dist/post.js, the action's cleanup step, carries only the cleanup: the build fails past this. */
+export const POST_BUNDLE_MAX_BYTES = 1024 * 1024
+
+/**
+ * Packages whose import has no effect beyond the exports it gives: a bundle that uses none of
+ * their exports leaves them out. @actions/core imports the HTTP client (with undici, ~770 kB)
+ * only for getIDToken, which the post step never calls. A package that is used is still bundled.
+ */
+const SIDE_EFFECT_FREE = /^(@actions\/http-client|undici|tunnel)(\/|$)/
+
+const sideEffectFree = {
+  name: 'side-effect-free',
+  setup(build) {
+    build.onResolve({ filter: SIDE_EFFECT_FREE }, async (args) => {
+      if (args.pluginData?.sideEffectFree) return undefined
+      const resolved = await build.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: { sideEffectFree: true }
+      })
+      return resolved.errors.length > 0 ? resolved : { ...resolved, sideEffects: false }
+    })
+  }
+}
+
 export const common = {
   bundle: true,
   platform: 'node',
@@ -74,4 +100,12 @@ export const common = {
       'const __dirname = __airlockDirname(__filename);'
     ].join(' ')
   }
+}
+
+/** The action's post step (dist/post.js): the cleanup only, without what it never calls. */
+export const post = {
+  ...common,
+  // No dockerode in this bundle: only the native-addon stub applies.
+  plugins: [nativeStub, sideEffectFree],
+  entryPoints: { post: 'src/post.ts' }
 }

@@ -2,6 +2,8 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
 import { editDistance } from './suggest.js'
+import { hasControl } from './text-filter.js'
+import { readWhole } from './read-fd.js'
 
 /**
  * Bounds every input is held to before it is read for its meaning: its shape (length, line
@@ -36,10 +38,6 @@ export const MULTILINE_INPUTS: ReadonlySet<string> = new Set([
 const MAX_CHARS: Record<string, number> = { task: 1024 * 1024, 'upstream-ca': 256 * 1024 }
 const DEFAULT_MAX_CHARS = 64 * 1024
 
-// NUL and the C0/C1 controls; tab and line breaks are judged separately.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
-
 /** Throws when a raw input value has a shape no input accepts. */
 export function checkShape(name: string, raw: string): void {
   const max = MAX_CHARS[name] ?? DEFAULT_MAX_CHARS
@@ -52,7 +50,7 @@ export function checkShape(name: string, raw: string): void {
   if (raw.includes('\0')) {
     throw new ConfigurationError(name, 'contains a NUL character; remove it')
   }
-  if (name !== 'task' && CONTROL.test(raw)) {
+  if (name !== 'task' && hasControl(raw)) {
     throw new ConfigurationError(
       name,
       'contains a control character (escape, backspace, ...); remove it'
@@ -212,14 +210,7 @@ export function taskInput(name: string, raw: string | undefined, workspace: stri
     if (opened.size > MAX_TASK_FILE) {
       throw new ConfigurationError(name, `file "${raw.trim()}" is larger than 1 MiB`)
     }
-    const buf = Buffer.alloc(opened.size)
-    let read = 0
-    while (read < buf.length) {
-      const n = fs.readSync(fd, buf, read, buf.length - read, read)
-      if (n === 0) break
-      read += n
-    }
-    return { text: buf.subarray(0, read).toString('utf8'), source: 'file', file: rel }
+    return { text: readWhole(fd, opened.size).toString('utf8'), source: 'file', file: rel }
   } finally {
     fs.closeSync(fd)
   }

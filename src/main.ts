@@ -1,13 +1,15 @@
 import * as os from 'node:os'
 import * as path from 'node:path'
 import * as core from '@actions/core'
-import { ConfigurationError, errorMessage } from './errors.js'
+import { ConfigurationError } from './errors.js'
+import { reportFailure } from './github/failure.js'
 import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
 import { ActionLogger } from './github/logger.js'
-import { getInputs } from './inputs.js'
+import { INPUT } from './input-names.js'
+import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
 import { POLICY_INPUT, describePolicy } from './policy.js'
-import { policyForRun, policyValuesAt } from './policy/load.js'
+import { policyValuesAt } from './policy/load.js'
 import type { ContentsApi } from './policy/load.js'
 import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
@@ -15,20 +17,17 @@ import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
-import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
+import { applyMode, approveMode, commandMode, locateMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
-import { runInputs } from './presets/run-inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
 import type { ModeEnv } from './github/context.js'
 import type { RunEvent } from './event.js'
 import { boundedReader } from './input-bounds.js'
-import { removeRunTemps } from './workspace/temp.js'
 import { ActionsStore } from './cache/store.js'
+import { STATE } from './state.js'
 
-/** Names shared by the main and post steps. */
-export const STATE = { runId: 'airlock-run-id', tempRoot: 'airlock-temp-root' } as const
-const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
+const MODES = ['run', 'publish', 'approve', 'locate', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
 const readInput = boundedReader((name: string): string | undefined => {
@@ -49,7 +48,7 @@ function policyApi(token: string | undefined, event: RunEvent): { api?: Contents
 /** The action's main step. */
 export async function run(): Promise<void> {
   try {
-    const mode = readInput('mode') ?? 'run'
+    const mode = readInput(INPUT.mode) ?? 'run'
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
@@ -69,22 +68,15 @@ export async function run(): Promise<void> {
     }
     if (mode === 'approve')
       return await approveMode(readInput, new ActionLogger(), modeEnv, policyValuesAt)
+    if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
-    const policy = await policyForRun({
-      read: readInput,
-      workspace: ctx.workspace,
-      eventBase: ctx.event.pullRequest?.baseSha,
-      ...policyApi(readInput('github-token'), ctx.event)
-    })
-    // The pull request's head (not the merge commit), and the agent preset's defaults.
-    const run = await runInputs(readInput, {
-      workspace: ctx.workspace,
-      env: process.env,
-      event: ctx.event,
-      policyNetwork: policy.policy.values.network
-    })
-    const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
+    // The policy from the base, the pull request's head (not the merge commit), the preset.
+    const inputs = await readRunInputs(
+      readInput,
+      ctx,
+      policyApi(readInput(INPUT.githubToken), ctx.event).api
+    )
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)
@@ -119,7 +111,12 @@ export async function run(): Promise<void> {
       diffSha256: result.diffSha256
     })
     const artifact = await publishArtifact(plan.outputDir, inputs.artifactName, inputs.dryRun)
-    if (result.error !== undefined) core.setFailed(errorMessage(result.error))
+    if (result.error !== undefined) {
+      await reportFailure(result.error, {
+        outputDir: plan.outputDir,
+        ...(artifact.status === 'uploaded' ? { artifact: artifact.name } : {})
+      })
+    }
     if (artifact.status === 'failed') {
       core.setFailed(
         `artifact ${artifact.name} was not uploaded after ${artifact.attempts} attempt(s): ${artifact.error}`
@@ -127,29 +124,14 @@ export async function run(): Promise<void> {
     }
     // Publishing right after the run (a separate `publish` job needs no Docker and less trust).
     if (
-      bool('publish', readInput('publish'), true) &&
-      readInput('github-token') !== undefined &&
+      bool(INPUT.publish, readInput(INPUT.publish), true) &&
+      readInput(INPUT.githubToken) !== undefined &&
       ctx.event.name !== ''
     ) {
       await publishMode(readInput, new ActionLogger(), modeEnv, path.dirname(result.reportPath))
     }
   } catch (error) {
-    core.setFailed(errorMessage(error))
-  }
-}
-
-/** The action's post step: removes whatever a cancelled or killed run left behind. */
-export async function cleanupAfterRun(): Promise<void> {
-  try {
-    const runId = core.getState(STATE.runId)
-    if (runId === '') return
-    const removed = await new DockerRuntime().cleanup(runId)
-    const tempRoot = core.getState(STATE.tempRoot)
-    const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
-    core.info(
-      `cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`
-    )
-  } catch (error) {
-    core.warning(`cleanup: ${errorMessage(error)}`)
+    // A configuration error, an infrastructure failure, or a bug: each reported as what it is.
+    await reportFailure(error)
   }
 }

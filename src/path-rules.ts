@@ -103,6 +103,49 @@ const AGENT_FILES = [
   '**/.mcp.json'
 ]
 
+/**
+ * Dependency manifests of the common ecosystems (npm's package.json and Python's pyproject.toml
+ * are protected by their dependency sections below): where code comes from, and from which source
+ * (git sources, `replace` directives, registries), changes only with an explicit approval.
+ */
+const MANIFESTS = [
+  // Python
+  '**/requirements*.in',
+  '**/requirements/*.in',
+  '**/requirements/*.txt',
+  '**/setup.cfg',
+  '**/setup.py',
+  '**/Pipfile',
+  // Go, Rust
+  '**/go.mod',
+  '**/go.work',
+  '**/Cargo.toml',
+  // Ruby, PHP
+  '**/Gemfile',
+  '**/*.gemspec',
+  '**/composer.json',
+  // Java / Kotlin
+  '**/pom.xml',
+  '**/build.gradle',
+  '**/build.gradle.kts',
+  '**/settings.gradle',
+  '**/settings.gradle.kts',
+  '**/*.versions.toml',
+  // .NET
+  '**/*.csproj',
+  '**/*.fsproj',
+  '**/*.vbproj',
+  '**/Directory.Packages.props',
+  '**/Directory.Build.props',
+  '**/Directory.Build.targets',
+  '**/packages.config',
+  '**/[Nn]u[Gg]et.[Cc]onfig',
+  // Deno
+  '**/deno.json',
+  '**/deno.jsonc',
+  '**/import_map.json'
+]
+
 /** Package-manager settings (registries, install hooks, credentials) and build entry points. */
 const PACKAGE_AND_BUILD = [
   '**/.npmrc',
@@ -119,6 +162,7 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
   '.github/airlock/**',
   ...AGENT_FILES,
   ...PACKAGE_AND_BUILD,
+  ...MANIFESTS,
   ...LOCKFILES,
   ...LINT_FORMAT,
   ...EDITOR_AND_GIT,

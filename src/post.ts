@@ -1,3 +1,3 @@
-import { cleanupAfterRun } from './main.js'
+import { cleanupAfterRun } from './github/cleanup-step.js'
 
 void cleanupAfterRun()

@@ -82,6 +82,7 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
     forwardedCredential: Reply
     forwardedHttp: Reply
     scope: Record<string, Reply>
+    override: Record<string, Reply>
     broken: Reply
     sni: Record<string, string>
   }
@@ -170,6 +171,25 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
     expect([r.scope.wrongPath.status, r.scope.wrongPath.denied]).toEqual([403, 'route-scope'])
     expect(r.scope.wrongPath.body).toContain('allows only POST /v1/messages')
   })
+
+  test.each([
+    'methodOverride',
+    'httpMethod',
+    'methodOverride2',
+    'originalUrl',
+    'rewriteUrl',
+    'originalMethod',
+    'overrideUrl',
+    'queryMethod',
+    'form'
+  ])(
+    'a scoped route refuses a method or URL override (%s) before it reaches the upstream',
+    (name) => {
+      const reply = r.override[name]
+      expect([reply.status, reply.denied]).toEqual([403, 'route-scope'])
+      expect(reply.body).toContain('override')
+    }
+  )
 
   test.each(['dotdot', 'encodedDots', 'encodedSlash', 'doubleSlash', 'baseEscape'])(
     '%s: refused before matching, nothing reaches the upstream',

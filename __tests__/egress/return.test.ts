@@ -6,7 +6,8 @@ import { Duplex, Readable } from 'node:stream'
 import type * as http from 'node:http'
 import * as tls from 'node:tls'
 import * as zlib from 'node:zlib'
-import { ConfigurationError, escapeControls } from '../../src/errors.js'
+import { ConfigurationError } from '../../src/errors.js'
+import { escapeHidden } from '../../src/text-filter.js'
 import { Budget } from '../../src/egress/budget.js'
 import { isNonPublicAddress } from '../../src/egress/policy.js'
 import {
@@ -319,10 +320,10 @@ describe('response masking', () => {
 
 describe('control characters in error messages', () => {
   test('escaped, never raw', () => {
-    expect(escapeControls('a\u001b[31mred\u0007\r\u202egnp.exe\u0085')).toBe(
+    expect(escapeHidden('a\u001b[31mred\u0007\r\u202egnp.exe\u0085')).toBe(
       'a\\x1b[31mred\\x07\\x0d\\u202egnp.exe\\x85'
     )
-    expect(escapeControls('line one\nline two\ttab')).toBe('line one\nline two\ttab')
+    expect(escapeHidden('line one\nline two\ttab')).toBe('line one\nline two\ttab')
     const e = new ConfigurationError('allow-hosts', '"evil\u001b]8;;x\u0007" is not a host')
     expect(e.message).toBe('allow-hosts: "evil\\x1b]8;;x\\x07" is not a host')
   })

@@ -422,3 +422,42 @@ describe('dependency changes inside manifests are parsed', () => {
     }
   })
 })
+
+// Dependency manifests of the common ecosystems: a change to where code comes from needs an
+// explicit approval, whatever the language.
+describe('dependency manifests of every common ecosystem are protected by default', () => {
+  test.each([
+    'Cargo.toml',
+    'crates/core/Cargo.toml',
+    'go.mod',
+    'tools/go.work',
+    'Gemfile',
+    'app/my.gemspec',
+    'composer.json',
+    'pom.xml',
+    'build.gradle',
+    'build.gradle.kts',
+    'settings.gradle.kts',
+    'libs.versions.toml',
+    'src/App/App.csproj',
+    'Directory.Packages.props',
+    'packages.config',
+    'NuGet.Config',
+    'requirements.in',
+    'requirements/dev.in',
+    'setup.cfg',
+    'setup.py',
+    'Pipfile',
+    'deno.json',
+    'deno.jsonc',
+    'import_map.json'
+  ])('%s', async (file) => {
+    const result = await checkPolicy(
+      { allowed: [], protected: [...DEFAULT_PROTECTED_PATHS] },
+      [changed(file)],
+      [noBlobs],
+      noRead
+    )
+    expect(result.protected.map((f) => f.path)).toEqual([file])
+  })
+})

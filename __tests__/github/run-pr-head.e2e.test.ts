@@ -110,7 +110,7 @@ test('a checkout without the head commit is a configuration error naming ref', a
   const run = await runMode(missing)
   expect(run.code).not.toBe(0)
   expect(run.stdout).toMatch(
-    /::error::.*\bref\b.*does not contain the pull request's head commit f{40}/
+    /::error title=Agent Airlock%3A configuration::ref: .*does not contain the pull request's head commit f{40}/
   )
   expect(world.api.writes()).toEqual([])
 })

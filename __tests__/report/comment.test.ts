@@ -1,5 +1,6 @@
 import { renderComment, marker, MAX_COMMENT_CHARS } from '../../src/report/comment.js'
-import { codeBlock, escapeMarkdown, revealHidden, stripControls } from '../../src/report/escape.js'
+import { codeBlock, escapeMarkdown } from '../../src/report/escape.js'
+import { revealHidden, stripHidden } from '../../src/text-filter.js'
 import type { Report } from '../../src/report/report.js'
 import { validateReport } from '../../src/report/schema.js'
 import { sampleReport } from './sample.js'
@@ -202,8 +203,8 @@ describe('escape helpers', () => {
   test('escapeMarkdown keeps text readable', () => {
     expect(escapeMarkdown('a_b *c* <d> @e #1')).toBe('a\\_b \\*c\\* &lt;d&gt; @\u2060e \\#\u20601')
   })
-  test('stripControls removes line and paragraph separators and tag characters', () => {
-    expect(stripControls('a\u2028b\u2029c\u{E0041}d\u061ce')).toBe('abcde')
+  test('stripHidden removes line and paragraph separators and tag characters', () => {
+    expect(stripHidden('a\u2028b\u2029c\u{E0041}d\u061ce')).toBe('abcde')
   })
 })
 

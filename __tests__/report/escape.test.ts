@@ -1,5 +1,6 @@
 import { neutralizeLine } from '../../src/github/logger.js'
-import { codeBlock, escapeMarkdown, stripControls } from '../../src/report/escape.js'
+import { codeBlock, escapeMarkdown } from '../../src/report/escape.js'
+import { stripHidden } from '../../src/text-filter.js'
 
 describe('neutralizeLine', () => {
   it.each([
@@ -21,7 +22,7 @@ describe('neutralizeLine', () => {
 
 describe('escaping', () => {
   it('strips ANSI, OSC, bidi and zero-width characters', () => {
-    expect(stripControls('a\u001b[31mb\u001b]8;;http://x\u0007c\u202ed\u200be\u0000')).toBe('abcde')
+    expect(stripHidden('a\u001b[31mb\u001b]8;;http://x\u0007c\u202ed\u200be\u0000')).toBe('abcde')
   })
 
   it('escapes HTML, markdown and mentions', () => {

@@ -104,6 +104,17 @@ describe('provenance.json', () => {
     expect(r.problems).toContain(`${file}: missing`)
   })
 
+  it("a dry run's record of the writes it would make, written after the statement, keeps the folder verifiable", () => {
+    fs.writeFileSync(
+      path.join(dir, 'dry-run.json'),
+      '{"mode":"publish","dryRun":true,"writes":[]}\n'
+    )
+    expect(verifyProvenance(dir)).toMatchObject({ ok: true, problems: [] })
+    // Only at the top of the folder, under its own name.
+    fs.writeFileSync(path.join(dir, 'logs', 'dry-run.json'), '{}')
+    expect(verifyProvenance(dir).problems).toEqual(['logs/dry-run.json: not in the statement'])
+  })
+
   it('a file added to the folder is detected', () => {
     fs.writeFileSync(path.join(dir, 'logs', 'extra.log'), 'x')
     expect(verifyProvenance(dir).problems).toEqual(['logs/extra.log: not in the statement'])

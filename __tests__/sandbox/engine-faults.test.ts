@@ -3,6 +3,7 @@ import {
   EngineFault,
   engineStoppedIt,
   isEngineError,
+  isEngineGone,
   retryWhileAway,
   withDeadline
 } from '../../src/sandbox/engine-faults.js'
@@ -65,6 +66,42 @@ describe('engine faults', () => {
       })
     ).rejects.toThrow('conflict')
     expect(calls).toBe(1)
+  })
+
+  it('stops retrying when the retry window has passed', async () => {
+    let calls = 0
+    const gone = Object.assign(new Error('connect ENOENT /var/run/docker.sock'), { code: 'ENOENT' })
+    await expect(
+      retryWhileAway(
+        async () => {
+          calls++
+          throw gone
+        },
+        { until: Date.now() + 60, firstDelayMs: 10 }
+      )
+    ).rejects.toBe(gone)
+    expect(calls).toBeGreaterThan(1)
+    expect(calls).toBeLessThan(10)
+  })
+
+  it.each([
+    [
+      'socket missing',
+      Object.assign(new Error('connect ENOENT /x.sock'), { code: 'ENOENT' }),
+      true
+    ],
+    ['refused', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), true],
+    ['reset', new Error('socket hang up'), true],
+    ['wrapped', new EngineFault('container inspect', new Error('socket hang up')), true],
+    [
+      'no answer in time',
+      new EngineFault('container inspect', new Error('no answer within 5 ms')),
+      false
+    ],
+    ['a 500', Object.assign(new Error('server error'), { statusCode: 500 }), false],
+    ['a 404', Object.assign(new Error('no such container'), { statusCode: 404 }), false]
+  ])('gone or only slow: %s', (_t, error, expected) => {
+    expect(isEngineGone(error)).toBe(expected)
   })
 
   it.each([

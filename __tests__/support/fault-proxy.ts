@@ -25,6 +25,20 @@ export interface FaultProxy {
   requests: string[]
   /** The request the fault hit, once it did. */
   hit: string | undefined
+  /**
+   * Called with every request as it arrives (method and full URL, query included), before it is
+   * forwarded: a test decides there when the engine goes away.
+   */
+  onRequest?: (method: string, url: string) => void
+  /**
+   * The engine goes away: every open connection (attach, wait, stats streams included) is cut
+   * and the socket file disappears, so new connections fail as with a stopped daemon.
+   */
+  kill(): Promise<void>
+  /** The engine is back on the same socket. */
+  revive(): Promise<void>
+  /** Whether the engine is away (between kill and revive). */
+  readonly dead: boolean
   close(): Promise<void>
 }
 
@@ -40,17 +54,43 @@ export async function startFaultProxy(fault?: Fault): Promise<FaultProxy> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-faultproxy-'))
   const socketPath = path.join(dir, 'docker.sock')
   const sockets = new Set<Socket>()
+  const upstreams = new Set<http.ClientRequest>()
+  let dead = false
+  const cutAll = (): void => {
+    for (const u of upstreams) u.destroy()
+    for (const s of sockets) s.destroy()
+  }
   const state: FaultProxy = {
     socketPath,
     requests: [],
     hit: undefined,
-    close: async () => {
-      for (const s of sockets) s.destroy()
+    get dead() {
+      return dead
+    },
+    kill: async () => {
+      if (dead) return
+      dead = true
+      cutAll()
       await new Promise<void>((resolve) => server.close(() => resolve()))
+      fs.rmSync(socketPath, { force: true })
+    },
+    revive: async () => {
+      if (!dead) return
+      await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+      dead = false
+    },
+    close: async () => {
+      cutAll()
+      if (!dead) await new Promise<void>((resolve) => server.close(() => resolve()))
       fs.rmSync(dir, { recursive: true, force: true })
     }
   }
   const server = http.createServer((req, res) => {
+    state.onRequest?.(req.method ?? '', req.url ?? '')
+    if (dead) {
+      req.socket.destroy()
+      return
+    }
     state.requests.push(describe(req))
     const n = state.requests.length
     const faulty = fault !== undefined && fault.at === n
@@ -83,6 +123,8 @@ export async function startFaultProxy(fault?: Fault): Promise<FaultProxy> {
         up.pipe(res)
       }
     )
+    upstreams.add(upstream)
+    upstream.on('close', () => upstreams.delete(upstream))
     upstream.on('error', () => req.socket.destroy())
     res.on('close', () => upstream.destroy())
     req.pipe(upstream)

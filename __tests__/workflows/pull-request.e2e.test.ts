@@ -205,11 +205,14 @@ async function pullRequestRun(opts: { fork?: boolean; read?: ReadWorkflow } = {}
   const run = await runJob(call.callee, 'run', inner, setup)
   const needs = { run: { result: run.result, outputs: run.outputs } }
   const publish = await runJob(call.callee, 'publish', { ...inner, needs }, setup)
-  return { run, publish }
+  return { run, publish, runId }
 }
 
-/** examples/approve.yml on an issue comment `/airlock approve <prefix>` by `user`. */
-async function approveRun(user: User, body: string): Promise<JobResult> {
+/**
+ * examples/approve.yml on an issue comment `/airlock approve <prefix>` by `user`; the evidence it
+ * downloads is the artifact of run `runId` (examples/pull-request.yml's run).
+ */
+async function approveRun(user: User, body: string, runId: string): Promise<JobResult> {
   const event = webhook('issue_comment', 'created', (p) => {
     p.issue.number = PR_NUMBER
     p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}` }
@@ -239,7 +242,8 @@ async function approveRun(user: User, body: string): Promise<JobResult> {
       ref: 'refs/heads/main',
       apiUrl: world.api.url,
       token: TOKEN,
-      artifactEnv: results.env
+      artifactEnv: results.env,
+      artifactRuns: { [runId]: results.env }
     }
   )
 }
@@ -266,9 +270,12 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   // The action got the head commit and the preset, and the key only as the proxy's credential.
   const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
   expect(action.inputs).toMatchObject({ ref: head, agent: 'claude-code', env: '' })
-  // No gVisor asked for: the registration step (sudo) does not run.
+  // The call names no tier; the base branch's policy file (isolation: auto) chooses gVisor for a
+  // networked, credentialed run, so the pinned registration step runs first (here the daemon has
+  // both entries already and it changes nothing; a hosted runner gets them registered).
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
-  expect(gvisor.skipped).toBe(true)
+  expect([gvisor.skipped, gvisor.code]).toEqual([false, 0])
+  expect(gvisor.stderr).toMatch(/already has the gVisor runtimes/)
   expect(action.environment.AIRLOCK_AGENT_API_KEY).toBe(SECRET)
   expect((await stubs.seen('upstream')).auth.slice(before)).toContain(`x-api-key: ${SECRET}`)
 
@@ -355,7 +362,11 @@ test('a writer approves with /airlock approve → success; a new push → a new 
   expect([first.publish.result, log(first.publish)]).toEqual(['success', expect.any(String)])
   const diff = first.run.outputs['diff-sha256']
   expect(diff).toMatch(/^[0-9a-f]{64}$/)
-  const approval = await approveRun(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
+  const approval = await approveRun(
+    PEOPLE.writer,
+    `/airlock approve ${diff.slice(0, 12)}`,
+    first.runId
+  )
   expect([approval.result, log(approval)]).toEqual(['success', expect.any(String)])
   const approved = head
   expect(gate(approved)).toEqual(['pending', 'success'])
@@ -425,7 +436,9 @@ test('fork pull request → no secret in the run job, a clear failure, nothing p
     expect([s.step.index, seen]).toEqual([s.step.index, []])
   }
   expect(run.result).toBe('failure')
-  expect(log(run)).toMatch(/::error::agent: this pull request comes from a fork/)
+  expect(log(run)).toMatch(
+    /::error title=Agent Airlock%3A configuration::agent: this pull request comes from a fork/
+  )
   expect(publish.ran).toBe(false)
   expect(world.api.writes()).toEqual([])
 }, 300_000)

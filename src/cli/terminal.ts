@@ -3,7 +3,7 @@
 // log file or CI. With --quiet: one line per phase, warnings and errors (a terminal keeps its
 // live line).
 import type { Logger } from '../log.js'
-import { stripControls } from '../report/escape.js'
+import { stripHidden } from '../text-filter.js'
 
 export interface TerminalOptions {
   quiet: boolean
@@ -104,6 +104,6 @@ export class TerminalLogger implements Logger {
   output(phase: string, line: string): void {
     if (this.o.quiet) return
     this.clearLive()
-    this.o.writeOut(`${phase} | ${stripControls(line)}\n`)
+    this.o.writeOut(`${phase} | ${stripHidden(line)}\n`)
   }
 }

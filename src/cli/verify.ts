@@ -3,7 +3,7 @@ import * as fs from 'node:fs'
 import { ConfigurationError, EXIT } from '../errors.js'
 import { PROVENANCE_FILE } from '../report/provenance.js'
 import { verifyProvenance } from '../report/provenance-verify.js'
-import { stripControls } from '../report/escape.js'
+import { stripHidden } from '../text-filter.js'
 
 /** `airlock verify DIR`: 0 every file matches provenance.json, 1 it does not, 2 no such folder. */
 export function verifyCommand(dir: string | undefined): number {
@@ -24,7 +24,7 @@ export function verifyCommand(dir: string | undefined): number {
     )
     return EXIT.ok
   }
-  for (const p of result.problems) process.stdout.write(`mismatch: ${stripControls(p)}\n`)
+  for (const p of result.problems) process.stdout.write(`mismatch: ${stripHidden(p)}\n`)
   process.stderr.write(`airlock: ${dir} does not match its ${PROVENANCE_FILE}\n`)
   return EXIT.outcome
 }

@@ -134,6 +134,63 @@ export function pathProblem(path: string): string | undefined {
   return undefined
 }
 
+/**
+ * Headers that tell a server, a framework or a gateway in front of it to treat the request as
+ * another method or another URL than the one the scope checked.
+ */
+const OVERRIDE_HEADERS = new Set([
+  'x-http-method-override',
+  'x-http-method',
+  'x-method-override',
+  'x-original-method',
+  'x-original-url',
+  'x-original-uri',
+  'x-rewrite-url',
+  'x-override-url',
+  'x-envoy-original-path',
+  'x-envoy-original-method'
+])
+
+/** Query parameters with the same effect (`_method` in Rails and Laravel, and the like). */
+const OVERRIDE_PARAMS = new Set([
+  '_method',
+  'method',
+  '_httpmethod',
+  'httpmethod',
+  '$method',
+  'x-http-method-override',
+  'x-method-override'
+])
+
+/**
+ * Why a request on a scoped route must not be forwarded: it carries a method or URL override
+ * (header or query parameter), or a form body (where `_method` rides too). The scope allows one
+ * method and path; nothing else may name another.
+ */
+export function overrideProblem(
+  headers: Record<string, string | string[] | undefined>,
+  query: string
+): string | undefined {
+  for (const key of Object.keys(headers)) {
+    if (OVERRIDE_HEADERS.has(key.toLowerCase()))
+      return `carries the method/URL override header ${key.toLowerCase()}`
+  }
+  for (const pair of query.replace(/^\?/, '').split('&')) {
+    let name: string
+    try {
+      name = decodeURIComponent(pair.split('=')[0].replace(/\+/g, ' '))
+    } catch {
+      return 'has a query parameter that is not valid percent-encoding'
+    }
+    if (OVERRIDE_PARAMS.has(name.trim().toLowerCase()))
+      return `carries the method override parameter ${name.trim().toLowerCase()}`
+  }
+  const type = String(headers['content-type'] ?? '').toLowerCase()
+  if (/^\s*(application\/x-www-form-urlencoded|multipart\/form-data)/.test(type))
+    return `has a form body (${type.split(';')[0].trim()}), which can carry a method override`
+  return undefined
+}
+
 /** True when the route's scope (if any) allows `method` on `path` (already checked by pathProblem). */
 export function scopeAllows(
   scope: RouteScope[] | undefined,

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs'
 import { sha256 } from '../plan.js'
 import type { RunPlan } from '../plan.js'
-import { diffTrees } from './diff.js'
+import { diffTrees, isSourcePath } from './diff.js'
 import type { ChangedFile } from './diff.js'
 import { hashLockfiles } from './metadata.js'
 import type { DependencyFile } from './metadata.js'
@@ -13,7 +13,8 @@ import type { PolicyFinding } from './policy.js'
 import type { Redactor } from '../redact.js'
 import { scanDiff } from './secrets.js'
 import { baseIgnoreRules, ignoreFindings } from './ignore.js'
-import { snapshotWorkspace } from './snapshot.js'
+import { MAX_PATH_BYTES, MAX_PATH_DEPTH, snapshotWorkspace } from './snapshot.js'
+import { treePathProblem } from '../git-path.js'
 import type { IgnoredEntry, SkippedEntry } from './snapshot.js'
 import type { StatRecord } from '../workspace/stat-record.js'
 
@@ -90,6 +91,25 @@ export async function captureDiff(
       'max-diff-bytes',
       `diff.patch holds ${diff.filesInPatch} of ${diff.totalFiles} files (max-diff-bytes: ${policy.maxDiffBytes})`
     )
+  const tooDeep = snap.skipped.filter((x) => x.reason === 'path-limit').length
+  if (tooDeep > 0)
+    limit(
+      'path-limit',
+      `${tooDeep} path(s) deeper than ${MAX_PATH_DEPTH} folders or longer than ${MAX_PATH_BYTES} bytes were not taken`
+    )
+  // A NUL byte makes git call a source file binary: shown as text in the patch, and flagged.
+  const hiddenSource = diff.all.files
+    .filter((f) => f.binary && f.status !== 'deleted' && isSourcePath(f.path))
+    .map((f) => ({
+      rule: 'binary-source',
+      path: f.path,
+      detail: `${f.status}; git reads this source path as binary (a NUL byte or the like): shown as text, NULs made visible`
+    }))
+  // A path git would refuse to write (`.git` aliases, `..`): never approvable, never applied.
+  for (const f of diff.all.files) {
+    const problem = treePathProblem(f.path)
+    if (problem !== null) violations.push({ rule: 'unsafe-path', path: f.path, detail: problem })
+  }
   if (snap.truncated)
     limit(
       'snapshot-limit',
@@ -112,7 +132,7 @@ export async function captureDiff(
       resultTree: snap.tree
     },
     violations,
-    protected: [...checked.protected, ...ignoreFindings(diff.all.files, snap)],
+    protected: [...hiddenSource, ...checked.protected, ...ignoreFindings(diff.all.files, snap)],
     ignoredRaw: snap.ignoredRaw,
     snapshot: { read: snap.read, reused: snap.reused },
     dependencies: await hashLockfiles(ws.gitDir, snap.tree, ws.dir),

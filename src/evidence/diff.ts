@@ -1,7 +1,7 @@
 import { DEFAULT_DIFF_LIMITS } from '../path-rules.js'
 import type { DiffLimits } from '../path-rules.js'
 import { git } from '../workspace/git.js'
-import { displayPath } from './snapshot.js'
+import { displayPath, splitNul } from '../git-listing.js'
 
 export type FileStatus = 'added' | 'modified' | 'deleted' | 'type-changed'
 
@@ -81,7 +81,7 @@ export async function diffTrees(
   ])
   const all = parseRawNumstat(summary.stdout)
   const truncation: string[] = []
-  let patch = raw.stdout
+  let patch = await sourceAsText(gitDir, baseTree, headTree, all, raw.stdout)
   let filesInPatch = countSections(patch)
   if (raw.truncated || patch.length > limits.maxDiffBytes) {
     patch = cutAtSection(patch, limits.maxDiffBytes)
@@ -106,6 +106,81 @@ export async function diffTrees(
     truncated: truncation.length > 0,
     truncation
   }
+}
+
+/**
+ * Paths that hold text people read and programs run: source, scripts, configuration, docs. Git
+ * calls a file binary when it holds a NUL byte, which would hide such a file's code from the
+ * review ("Binary files differ"); these are shown as text instead, NULs made visible by the review.
+ */
+const SOURCE_PATH =
+  /(^|\/)(Makefile|Dockerfile|Gemfile|Rakefile|Jenkinsfile|[^/]*\.(c|cc|cpp|cs|css|cjs|cts|go|gradle|h|hpp|html?|ini|java|js|json|jsx|kt|kts|lua|md|mjs|mts|php|pl|ps1|py|rb|rs|scala|scss|sh|bash|sql|svelte|swift|toml|ts|tsx|txt|vue|xml|ya?ml|zsh|cfg|conf|env))$/i
+
+/** Whether git's binary verdict on this path hides readable text (see SOURCE_PATH). */
+export function isSourcePath(p: string): boolean {
+  return SOURCE_PATH.test(p)
+}
+
+/**
+ * The patch with every binary change to a source path as a text section (`--text`: `git apply`
+ * takes NUL bytes in text patches). Sections are matched by their `index` line (blob ids, which
+ * `--full-index` writes in full), never by the quoted names.
+ */
+async function sourceAsText(
+  gitDir: string,
+  baseTree: string,
+  headTree: string,
+  all: RawEntry[],
+  patch: Buffer
+): Promise<Buffer> {
+  const hidden = all.filter(
+    (e) =>
+      e.file.binary &&
+      e.file.status !== 'deleted' &&
+      isSourcePath(e.file.path) &&
+      Buffer.from(e.file.path, 'utf8').toString('utf8') === e.file.path
+  )
+  if (hidden.length === 0) return patch
+  const text = (
+    await git(
+      [
+        '--literal-pathspecs',
+        'diff-tree',
+        ...COMMON,
+        '-p',
+        '--text',
+        baseTree,
+        headTree,
+        '--',
+        ...hidden.map((e) => e.file.path)
+      ],
+      { gitDir }
+    )
+  ).stdout
+  const byIndex = new Map<string, Buffer>()
+  for (const s of sections(text)) {
+    const key = indexKey(s)
+    if (key !== null) byIndex.set(key, s)
+  }
+  return Buffer.concat(
+    sections(patch).map((s) => {
+      const key = indexKey(s)
+      return (key !== null ? byIndex.get(key) : undefined) ?? s
+    })
+  )
+}
+
+/** The patch cut at its section starts (anything before the first is its own piece). */
+function sections(patch: Buffer): Buffer[] {
+  const starts = sectionStarts(patch)
+  if (starts[0] !== 0) starts.unshift(0)
+  return starts.map((s, i) => patch.subarray(s, starts[i + 1] ?? patch.length))
+}
+
+/** `before..after` from a section's `index` header line. */
+function indexKey(section: Buffer): string | null {
+  const head = section.subarray(0, Math.min(section.length, 8192)).toString('latin1')
+  return /\nindex ([0-9a-f]{40})\.\.([0-9a-f]{40})/.exec(head)?.slice(1, 3).join('..') ?? null
 }
 
 const SECTION = Buffer.from('diff --git ')
@@ -149,17 +224,7 @@ interface RawEntry {
 
 /** Parses `diff-tree -z --raw --numstat` output (raw records first, then numstat records). */
 export function parseRawNumstat(out: Buffer): RawEntry[] {
-  const fields: Buffer[] = []
-  let start = 0
-  while (start < out.length) {
-    const end = out.indexOf(0, start)
-    if (end < 0) {
-      fields.push(out.subarray(start))
-      break
-    }
-    fields.push(out.subarray(start, end))
-    start = end + 1
-  }
+  const fields = splitNul(out)
   const byPath = new Map<string, RawEntry>()
   const order: string[] = []
   let i = 0

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import * as zlib from 'node:zlib'
+import { parseTreeListing } from '../git-listing.js'
 import { git } from '../workspace/git.js'
 
 export type WriteObject = (type: 'blob' | 'tree', data: Buffer) => string
@@ -104,13 +105,6 @@ export function writeTrees(entries: TreeEntry[], writeObject: WriteObject): stri
 export async function objectIds(gitDir: string, tree: string): Promise<Set<string>> {
   const out = (await git(['ls-tree', '-r', '-t', '-z', '--full-tree', tree], { gitDir })).stdout
   const ids = new Set<string>()
-  let start = 0
-  while (start < out.length) {
-    const end = out.indexOf(0, start)
-    const rec = out.subarray(start, end < 0 ? out.length : end).toString('latin1')
-    start = end < 0 ? out.length : end + 1
-    const [, type, oid] = rec.slice(0, rec.indexOf('\t')).split(' ')
-    if (type === 'blob' || type === 'tree') ids.add(oid)
-  }
+  for (const e of parseTreeListing(out)) if (e.type === 'blob' || e.type === 'tree') ids.add(e.oid)
   return ids
 }

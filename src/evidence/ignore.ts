@@ -1,5 +1,6 @@
 import ignore from 'ignore'
 import type { Ignore } from 'ignore'
+import { parseTreeListing } from '../git-listing.js'
 import { git } from '../workspace/git.js'
 
 /**
@@ -54,14 +55,8 @@ export async function baseIgnoreRules(
     given ?? (await git(['ls-tree', '-r', '-t', '-z', '--full-tree', tree], { gitDir })).stdout
   const trackedPaths = new Set<string>()
   const wanted: { oid: string; path: string }[] = []
-  let start = 0
-  while (start < listing.length) {
-    const end = listing.indexOf(0, start)
-    const rec = listing.subarray(start, end < 0 ? listing.length : end)
-    start = end < 0 ? listing.length : end + 1
-    const tab = rec.indexOf(9)
-    const [mode, type, oid] = rec.subarray(0, tab).toString('latin1').split(' ')
-    const p = rec.subarray(tab + 1).toString('latin1')
+  for (const { mode, type, oid, path: raw } of parseTreeListing(listing)) {
+    const p = raw.toString('latin1')
     trackedPaths.add(p)
     if (
       type === 'blob' &&

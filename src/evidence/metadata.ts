@@ -3,7 +3,7 @@ import * as os from 'node:os'
 import picomatch from 'picomatch'
 import { git } from '../workspace/git.js'
 import { readInside } from './safe-read.js'
-import { displayPath } from './snapshot.js'
+import { displayPath, parseTreeListing } from '../git-listing.js'
 
 /** Lockfiles of the common ecosystems, by file name (in any folder). */
 export const LOCKFILE_PATTERNS = [
@@ -58,14 +58,7 @@ export async function hashLockfiles(
 ): Promise<DependencyFile[]> {
   const listing = (await git(['ls-tree', '-r', '-z', '--full-tree', tree], { gitDir })).stdout
   const out: DependencyFile[] = []
-  let start = 0
-  while (start < listing.length) {
-    const end = listing.indexOf(0, start)
-    const rec = listing.subarray(start, end < 0 ? listing.length : end)
-    start = end < 0 ? listing.length : end + 1
-    const tab = rec.indexOf(9)
-    const mode = rec.subarray(0, tab).toString('latin1').split(' ')[0]
-    const rawPath = rec.subarray(tab + 1)
+  for (const { mode, path: rawPath } of parseTreeListing(listing)) {
     const shown = displayPath(rawPath)
     if (!isLockfile(shown)) continue
     if (mode === '120000') {

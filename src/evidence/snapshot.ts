@@ -1,10 +1,12 @@
 import * as fs from 'node:fs'
+import { displayPath } from '../git-listing.js'
 import { NO_STAT_RECORD, recordedOid, statKey } from '../workspace/stat-record.js'
 import type { StatKey, StatRecord } from '../workspace/stat-record.js'
 import { objectIds, objectWriter, writeTrees } from './git-objects.js'
 import type { TreeEntry } from './git-objects.js'
 import { NO_IGNORE_RULES } from './ignore.js'
 import type { IgnoreRules } from './ignore.js'
+import { readWhole } from '../read-fd.js'
 
 export interface SnapshotLimits {
   maxFiles: number
@@ -18,8 +20,16 @@ export const DEFAULT_SNAPSHOT_LIMITS: SnapshotLimits = {
 
 export interface SkippedEntry {
   path: string
-  reason: 'fifo' | 'socket' | 'device' | 'git-dir' | 'limit'
+  reason: 'fifo' | 'socket' | 'device' | 'git-dir' | 'limit' | 'path-limit'
 }
+
+/**
+ * The deepest folder chain and the longest path (bytes, relative to the workspace) the snapshot
+ * takes: deeper or longer entries are not taken (a `path-limit` violation), so the host never
+ * builds a path the kernel refuses (PATH_MAX) and the rest of the change is kept.
+ */
+export const MAX_PATH_DEPTH = 128
+export const MAX_PATH_BYTES = 2048
 
 /** A path left out as build output (base `.gitignore` rules); folders end in `/`. */
 export interface IgnoredEntry {
@@ -47,19 +57,6 @@ export interface Snapshot {
   read: number
   /** Files and links whose blob id came from the workspace's stat record, unchanged. */
   reused: number
-}
-
-/** Shows a byte path as text: UTF-8 where valid, other bytes as \xNN. */
-export function displayPath(p: Buffer): string {
-  const text = p.toString('utf8')
-  if (Buffer.from(text, 'utf8').equals(p)) return text
-  let out = ''
-  for (const byte of p)
-    out +=
-      byte >= 0x20 && byte < 0x7f
-        ? String.fromCharCode(byte)
-        : `\\x${byte.toString(16).padStart(2, '0')}`
-  return out
 }
 
 interface Found {
@@ -119,6 +116,10 @@ export async function snapshotWorkspace(
     for (const name of names) {
       const childRel = rel === undefined ? name : Buffer.concat([rel, slash, name])
       const childAbs = Buffer.concat([abs, slash, name])
+      if (parts.length + 1 > MAX_PATH_DEPTH || childRel.length > MAX_PATH_BYTES) {
+        skipped.push({ path: displayPath(childRel.subarray(0, 200)) + '…', reason: 'path-limit' })
+        continue
+      }
       if (name.toString('latin1') === '.git') {
         skipped.push({ path: displayPath(childRel), reason: 'git-dir' })
         continue
@@ -225,14 +226,7 @@ function readRegularFile(p: Buffer): Buffer {
   try {
     const st = fs.fstatSync(fd)
     if (!st.isFile()) throw new Error(`${p.toString('utf8')} is not a regular file`)
-    const data = Buffer.allocUnsafe(st.size)
-    let off = 0
-    while (off < st.size) {
-      const n = fs.readSync(fd, data, off, st.size - off, off)
-      if (n === 0) break
-      off += n
-    }
-    return off === st.size ? data : data.subarray(0, off)
+    return readWhole(fd, st.size)
   } finally {
     fs.closeSync(fd)
   }

@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../errors.js'
 import type { Logger } from '../log.js'
-import { stripControls } from '../report/escape.js'
+import { stripHidden } from '../text-filter.js'
 import type { GitHubClient } from './client.js'
 import { hasStatus } from './client.js'
 import type { EventContext } from './context.js'
@@ -13,7 +13,7 @@ import { ApplyRefused, computeTreeChanges } from './patch-tree.js'
 
 /** A trailer value: one line, printable, bounded. */
 function trailer(value: string): string {
-  return stripControls(value).replace(/\s+/g, ' ').trim().slice(0, 200) || 'unknown'
+  return stripHidden(value).replace(/\s+/g, ' ').trim().slice(0, 200) || 'unknown'
 }
 
 export function commitMessage(evidence: RunEvidence): string {

@@ -13,17 +13,26 @@ const WRITE_ROLES = new Set(['admin', 'maintain', 'write'])
 
 type Repo = { owner: string; repo: string }
 
-/** The actor's role when it is a human with write access, or the reason it is not. */
+const WHAT = {
+  approve: { verb: 'approve', doing: 'approving' },
+  revoke: { verb: 'request changes', doing: 'requesting changes on the gate' },
+  run: { verb: 'start a run', doing: 'starting a run' }
+} as const
+
+/**
+ * Null when the actor is a human with write, maintain or admin permission on the repository, else
+ * the reason it is not: the one permission check of approvals, revocations and commands.
+ */
 export async function writerCheck(
   octokit: GitHubClient,
   repo: Repo,
   actor: { login: string; type: string },
-  what: 'approve' | 'revoke'
+  what: keyof typeof WHAT
 ): Promise<string | null> {
-  const doing = what === 'approve' ? 'approving' : 'requesting changes on the gate'
+  const { verb, doing } = WHAT[what]
   const login = actor.login
   if (actor.type === 'Bot' || /\[bot\]$/i.test(login)) {
-    return `@${login} is a bot; only people can ${what === 'approve' ? 'approve' : 'request changes'}`
+    return `@${login} is a bot; only people can ${verb}`
   }
   let role: string
   try {

@@ -1,3 +1,4 @@
+import { RefusedError } from '../errors.js'
 import { getOctokit } from '@actions/github'
 import { retry } from '@octokit/plugin-retry'
 import { throttling } from '@octokit/plugin-throttling'
@@ -25,7 +26,7 @@ export interface ClientOptions {
 const MAX_RATE_LIMIT_WAIT_SECONDS = 15 * 60
 
 /** A GitHub request that failed for a reason the user can act on. */
-export class GitHubRequestError extends Error {
+export class GitHubRequestError extends RefusedError {
   constructor(
     readonly status: number,
     readonly method: string,

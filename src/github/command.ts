@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js'
 import { escapeMarkdown } from '../report/escape.js'
 import type { GitHubClient } from './client.js'
-import { hasStatus } from './client.js'
+import { writerCheck } from './approvers.js'
 import type { EventContext } from './context.js'
 import { asObject, eventPullNumber } from './context.js'
 import type { Writes } from './writes.js'
@@ -63,8 +63,6 @@ export type CommandDecision =
     }
   | { accepted: false; reason: string }
 
-const WRITE_ROLES = new Set(['admin', 'maintain', 'write'])
-
 /**
  * Whether the command starts a run. Refused: edited comments (a command is what was posted, not
  * what it was changed into), bots, anyone without write access, closed pull requests, an empty
@@ -77,22 +75,9 @@ export async function decideCommand(
 ): Promise<CommandDecision> {
   const refuse = (reason: string): CommandDecision => ({ accepted: false, reason })
   const repo = { owner: ctx.owner, repo: ctx.repo }
-  const login = cmd.actor.login
   if (cmd.edited) return refuse('an edited comment is not a command; post a new comment')
-  if (cmd.actor.type === 'Bot' || /\[bot\]$/i.test(login))
-    return refuse(`@${login} is a bot; only people can start a run`)
-  let role: string
-  try {
-    const perm = (
-      await octokit.rest.repos.getCollaboratorPermissionLevel({ ...repo, username: login })
-    ).data
-    role = perm.role_name && WRITE_ROLES.has(perm.role_name) ? perm.role_name : perm.permission
-  } catch (error) {
-    if (hasStatus(error, 404)) return refuse(`@${login} is not a collaborator of this repository`)
-    throw error
-  }
-  if (!WRITE_ROLES.has(role))
-    return refuse(`@${login} has ${role} permission; starting a run needs write, maintain or admin`)
+  const notWriter = await writerCheck(octokit, repo, cmd.actor, 'run')
+  if (notWriter !== null) return refuse(notWriter)
   if (cmd.task === '') return refuse('say what to do: `/airlock run <task>`')
   if (cmd.task.length > MAX_COMMENT_TASK)
     return refuse(`the task is over ${MAX_COMMENT_TASK} characters; put it in a file instead`)

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createHash } from 'node:crypto'
-import { ConfigurationError } from '../errors.js'
+import { ConfigurationError, RefusedError } from '../errors.js'
 import type { Outcome, Report } from '../report/report.js'
 import { validateReport } from '../report/schema.js'
 
@@ -55,7 +55,7 @@ const SHA1 = /^[0-9a-f]{40}$/
 const SHA256 = /^[0-9a-f]{64}$/
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
-export class InvalidEvidenceError extends Error {
+export class InvalidEvidenceError extends RefusedError {
   constructor(message: string) {
     super(`invalid run evidence: ${message}`)
     this.name = 'InvalidEvidenceError'

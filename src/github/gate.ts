@@ -1,4 +1,4 @@
-import { stripControls } from '../report/escape.js'
+import { stripHidden } from '../text-filter.js'
 import type { Outcome } from '../report/report.js'
 import type { GitHubClient } from './client.js'
 import type { ReportFacts } from './evidence.js'
@@ -22,7 +22,7 @@ export function shortSha(sha: string | null): string {
 }
 
 function description(text: string): string {
-  const one = stripControls(text).replace(/\s+/g, ' ').trim()
+  const one = stripHidden(text).replace(/\s+/g, ' ').trim()
   return one.length <= MAX_DESCRIPTION ? one : one.slice(0, MAX_DESCRIPTION - 1) + '…'
 }
 
@@ -54,18 +54,29 @@ export function gateAfterRun(
   }
 }
 
+/** A gate status of `context` (with the run's link when there is one). */
+function gateStatus(
+  state: 'pending' | 'success',
+  text: string,
+  context: string,
+  targetUrl: string | undefined
+): StatusPayload {
+  return {
+    context,
+    ...(targetUrl ? { target_url: targetUrl } : {}),
+    state,
+    description: description(text)
+  }
+}
+
 export function gateApproved(
   approver: string,
   diffSha256: string | null,
   context: string,
   targetUrl?: string
 ): StatusPayload {
-  return {
-    context,
-    ...(targetUrl ? { target_url: targetUrl } : {}),
-    state: 'success',
-    description: description(`approved by @${approver} for diff ${shortSha(diffSha256)}`)
-  }
+  const text = `approved by @${approver} for diff ${shortSha(diffSha256)}`
+  return gateStatus('success', text, context, targetUrl)
 }
 
 export interface CurrentStatus {
@@ -111,12 +122,6 @@ export function gateRevoked(
   context: string,
   targetUrl?: string
 ): StatusPayload {
-  return {
-    context,
-    ...(targetUrl ? { target_url: targetUrl } : {}),
-    state: 'pending',
-    description: description(
-      `changes requested by @${reviewer}; awaiting approval of diff ${shortSha(diffSha256)}`
-    )
-  }
+  const text = `changes requested by @${reviewer}; awaiting approval of diff ${shortSha(diffSha256)}`
+  return gateStatus('pending', text, context, targetUrl)
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import * as core from '@actions/core'
 import type { Logger } from '../log.js'
-import { stripControls } from '../report/escape.js'
+import { stripHidden } from '../text-filter.js'
 
 /**
  * Makes an untrusted line inert in the Actions log: workflow commands are recognised at the start
@@ -9,7 +9,7 @@ import { stripControls } from '../report/escape.js'
  * prefix and `##[` is broken up.
  */
 export function neutralizeLine(phase: string, line: string): string {
-  return `${phase} | ${stripControls(line).replace(/##\[/g, '## [')}`
+  return `${phase} | ${stripHidden(line).replace(/##\[/g, '## [')}`
 }
 
 /** The action's logger: a `core.group` per stage, sandbox output with workflow commands off. */

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { ConfigurationError } from '../errors.js'
+import { ConfigurationError, RefusedError } from '../errors.js'
+import { splitNul } from '../git-listing.js'
+import { treePathProblem } from '../git-path.js'
 import { GitError, git } from '../workspace/git.js'
 
 /** One path the patch changes, as the Git Data API wants it. */
@@ -15,7 +17,7 @@ export interface TreeChange {
   content: Buffer | null
 }
 
-export class ApplyRefused extends Error {
+export class ApplyRefused extends RefusedError {
   constructor(message: string) {
     super(`apply refused: ${message}`)
     this.name = 'ApplyRefused'
@@ -80,8 +82,14 @@ export async function computeTreeChanges(
         gitDir,
         indexFile
       })
-    ).stdout.toString('utf8')
-    const fields = raw.split('\0')
+    ).stdout
+    const fields = splitNul(raw).map((f) => f.toString('utf8'))
+    // The product's own check of every path, before any tree is written (git's protectHFS and
+    // protectNTFS are on as well): no `.`, `..`, empty or `.git`-alias component.
+    for (let i = 1; i < fields.length; i += 2) {
+      const problem = treePathProblem(fields[i])
+      if (problem !== null) throw new ApplyRefused(`${JSON.stringify(fields[i])} ${problem}`)
+    }
     const changes: TreeChange[] = []
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const m = /^:(\d{6}) (\d{6}) ([0-9a-f]{40}) ([0-9a-f]{40}) ([AMDT])$/.exec(fields[i])

@@ -4,6 +4,7 @@ import { CancelledError, ConfigurationError, errorMessage } from '../errors.js'
 import type { PolicyFinding } from '../evidence/policy.js'
 import type { Outcome } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
+import { UnsafePathError } from '../git-path.js'
 
 export interface PhaseOutcome {
   exitCode: number | null
@@ -55,6 +56,12 @@ export function classifyOutcome(
           path: null,
           detail: `FROM ${b.ref} (line ${b.line})`
         }))
+      )
+    if (error instanceof UnsafePathError)
+      return is(
+        'policy-violation',
+        error.message,
+        error.paths.map((p) => ({ rule: 'unsafe-path', path: p.path, detail: p.problem }))
       )
     if (error instanceof CancelledError) return is('cancelled', error.message)
     if (error instanceof ConfigurationError)

@@ -54,6 +54,7 @@ export async function runPhase(
         runtime: plan.sandbox.runtime,
         limits: plan.sandbox,
         services: plan.services,
+        log: (line) => log.info(line),
         ...(ctx.signal ? { signal: ctx.signal } : {})
       }).catch((error: unknown) => {
         extra.onServices?.((error as { serviceReports?: ServiceReport[] }).serviceReports ?? [])

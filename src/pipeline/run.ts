@@ -1,6 +1,6 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { CancelledError } from '../errors.js'
+import { CancelledError, InfrastructureError } from '../errors.js'
 import { captureDiff } from '../evidence/capture.js'
 import type { DiffCapture } from '../evidence/capture.js'
 import { runnerFacts } from '../evidence/metadata.js'
@@ -167,6 +167,7 @@ export async function runPipeline(
       )
       report.tests.baseline = b.baseline
       if (b.cancelled) throw new CancelledError('signal')
+      if (b.engineFault !== undefined) throw new InfrastructureError(b.engineFault)
     }
     cancel.check()
 

@@ -85,7 +85,12 @@ export async function runBaseline(
   /** After an install phase: a copy of its result (the same dependencies the agent gets). */
   fromInstalled: boolean,
   onServices: (reports: ServiceReport[]) => void
-): Promise<{ baseline: NonNullable<Report['tests']['baseline']>; cancelled: boolean }> {
+): Promise<{
+  baseline: NonNullable<Report['tests']['baseline']>
+  cancelled: boolean
+  /** The engine failed under the baseline: why (the run ends with infrastructure-error). */
+  engineFault?: string
+}> {
   let dir: string
   if (fromInstalled) {
     dir = path.join(tmp, 'baseline')
@@ -96,6 +101,9 @@ export async function runBaseline(
   const results = await collectTestReports(dir, ctx.plan.capture.testReports)
   return {
     baseline: { phase: baseline.report, summary: results.summary, cases: results.cases },
-    cancelled: baseline.result.cancelled === true
+    cancelled: baseline.result.cancelled === true,
+    ...(baseline.result.engineFault === true
+      ? { engineFault: `the baseline container failed: ${baseline.result.error}` }
+      : {})
   }
 }

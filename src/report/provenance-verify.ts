@@ -1,5 +1,6 @@
 // Checking an output folder against its provenance.json, offline: the statement's form, the
 // report's agreement with it, and the SHA-256 of every evidence file (changed, missing or added).
+import { RefusedError } from '../errors.js'
 import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
@@ -16,6 +17,7 @@ import {
   listFolder
 } from './provenance.js'
 import type { BoundFile, Listing, ProvenancePredicate, Statement } from './provenance.js'
+import { hasControl } from '../text-filter.js'
 import type { Report } from './report.js'
 
 export interface VerifyResult {
@@ -100,8 +102,8 @@ function safeRelative(p: string): boolean {
     p.length <= 4096 &&
     !p.startsWith('/') &&
     !p.includes('\\') &&
-    // eslint-disable-next-line no-control-regex
-    !/[\u0000-\u001f]/.test(p) &&
+    !hasControl(p) &&
+    !/[\t\n\r]/.test(p) &&
     p.split('/').every((s) => s !== '' && s !== '.' && s !== '..')
   )
 }
@@ -158,7 +160,7 @@ export function verifyProvenance(outDir: string): VerifyResult {
 }
 
 /** Evidence that does not match its statement: refused by the modes that act on it. */
-export class EvidenceMismatchError extends Error {
+export class EvidenceMismatchError extends RefusedError {
   constructor(readonly problems: string[]) {
     super(
       `the evidence does not match its ${PROVENANCE_FILE}: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ''}`

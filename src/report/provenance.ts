@@ -18,11 +18,21 @@ export const STATEMENT_TYPE = 'https://in-toto.io/Statement/v1'
 export const PREDICATE_TYPE =
   'https://github.com/agent-airlock/agent-airlock/schema/provenance-predicate-v1'
 
+/** A dry run's record of the writes it would have made (publish, approve, apply). */
+export const DRY_RUN_FILE = 'dry-run.json'
+
 /**
  * Files of the output folder that are not evidence of the run and are not bound: where the
- * folder was uploaded (written after the statement), and the signature over the statement.
+ * folder was uploaded (written after the statement), the signature over the statement, and a
+ * dry run's record of what a mode would have sent (written after the statement, by a later step
+ * on the same folder).
  */
-export const UNBOUND_FILES = new Set([PROVENANCE_FILE, PROVENANCE_BUNDLE_FILE, 'artifact.json'])
+export const UNBOUND_FILES = new Set([
+  PROVENANCE_FILE,
+  PROVENANCE_BUNDLE_FILE,
+  'artifact.json',
+  DRY_RUN_FILE
+])
 
 export const MAX_STATEMENT_BYTES = 4 * 1024 * 1024
 export const MAX_FILES = 10_000
@@ -54,7 +64,7 @@ export interface ProvenancePredicate {
   policyFile: { path: string; commit: string | null; blobSha: string | null }
   sandbox: Record<string, unknown>
   egress: { ledgerSha256: string | null }
-  /** Every evidence file of the output folder (all but provenance.json, its signature, artifact.json). */
+  /** Every evidence file of the output folder (all but provenance.json, its signature, artifact.json, dry-run.json). */
   files: BoundFile[]
 }
 

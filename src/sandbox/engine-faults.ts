@@ -76,22 +76,57 @@ export function pause(ms: number): Promise<void> {
 }
 
 /**
+ * How long a run waits for an engine that went away (a daemon restarting, a socket that
+ * vanished) to come back, once the loss is noticed: the run's cleanup retries within this window
+ * and the run then ends with `infrastructure-error` (exit 3), its evidence written. One constant,
+ * documented in docs/ARCHITECTURE.md ("Engine faults").
+ */
+export const ENGINE_RETRY_WINDOW_MS = 15_000
+
+/**
+ * How often a container's watch asks the engine about it while the run waits on it (a phase,
+ * a sidecar): a lost connection or a vanished socket is noticed within this, or at once when the
+ * container's output or wait stream ends first.
+ */
+export const LIVENESS_INTERVAL_MS = 1000
+
+const GONE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOENT', 'ECONNABORTED'])
+
+/**
+ * Whether an error says the engine is gone (its socket missing, the connection refused or
+ * reset) rather than slow or refusing: such a loss is final for the run at once; a slow engine
+ * keeps its request deadline.
+ */
+export function isEngineGone(error: unknown): boolean {
+  const e = (error instanceof EngineFault ? error.cause : error) as {
+    code?: unknown
+    message?: unknown
+  } | null
+  if (e === null || typeof e !== 'object') return false
+  if (typeof e.code === 'string' && GONE_CODES.has(e.code)) return true
+  const m = typeof e.message === 'string' ? e.message : ''
+  return /socket hang up|ECONNRESET|ECONNREFUSED|EPIPE|ENOENT/.test(m)
+}
+
+/**
  * Calls `fn` until it succeeds or fails with something other than an engine fault, waiting
- * with a growing backoff while the engine is away (for cleanup and re-inspection).
+ * with a growing backoff while the engine is away, until the retry window (from the first call,
+ * or the given deadline shared by several calls) has passed (for cleanup and re-inspection).
  */
 export async function retryWhileAway<T>(
   fn: () => Promise<T>,
-  options: { attempts?: number; firstDelayMs?: number; maxDelayMs?: number } = {}
+  options: { until?: number; firstDelayMs?: number; maxDelayMs?: number } = {}
 ): Promise<T> {
-  const attempts = options.attempts ?? 6
+  const until = options.until ?? Date.now() + ENGINE_RETRY_WINDOW_MS
   let delay = options.firstDelayMs ?? 250
-  for (let i = 1; ; i++) {
+  for (;;) {
     try {
       return await fn()
     } catch (error) {
-      if (i >= attempts || !isEngineError(error)) throw error
-      await pause(delay)
-      delay = Math.min(delay * 2, options.maxDelayMs ?? 4000)
+      const left = until - Date.now()
+      if (left <= 0 || !isEngineError(error)) throw error
+      await pause(Math.min(delay, left))
+      delay = Math.min(delay * 2, options.maxDelayMs ?? 2000)
     }
   }
 }

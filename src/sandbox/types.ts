@@ -88,6 +88,12 @@ export interface PhaseResult {
   applied?: AppliedSettings
   /** When the engine refused or failed the container: the reason. */
   error?: string
+  /**
+   * The error is a fault of the engine itself (connection lost, socket gone, no answer, a wait
+   * never answered): the run cannot go on and ends with `infrastructure-error`, whatever comes
+   * after (the engine may be back, but what it held of the run is not to be trusted).
+   */
+  engineFault?: boolean
 }
 
 export interface RunOptions {

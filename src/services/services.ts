@@ -26,6 +26,8 @@ export interface ServicesOptions {
   limits: ResourceLimits
   services: ServiceSpec[]
   signal?: AbortSignal
+  /** Progress lines (an image pulled). */
+  log?: (line: string) => void
 }
 
 const TMPFS_BYTES = 256 * 1024 * 1024
@@ -54,6 +56,16 @@ export async function startServices(
     readyMs: null
   }))
   try {
+    // Each image on the engine first: a digest-pinned one that is absent is pulled by its digest
+    // (through the runtime, as the agent image and the bases are); the ID is what the report keeps.
+    for (const [i, s] of opts.services.entries()) {
+      const info = await runtime.resolveImage(
+        { kind: 'pinned', ref: s.image },
+        { info: (line) => opts.log?.(`service ${s.name}: ${line}`) },
+        opts.signal ? { signal: opts.signal } : {}
+      )
+      reports[i].imageId = info.id
+    }
     net = await runtime.createNetwork({ name: netName, labels, internal: true })
     for (const s of opts.services) {
       const sidecar = await runtime.startSidecar({
@@ -110,10 +122,12 @@ async function waitHealthy(
   sidecar: Sidecar
 ): Promise<{ ok: true } | { ok: false; detail: string }> {
   const deadline = Date.now() + s.healthTimeoutSeconds * 1000
-  let exited: { exitCode: number | null } | undefined
+  let exited: { exitCode: number | null; error?: string } | undefined
   void sidecar.exited.then((e) => (exited = e))
   let detail = 'no health check ran'
   for (let attempt = 1; Date.now() < deadline && !opts.signal?.aborted; attempt++) {
+    if (exited?.error !== undefined)
+      return { ok: false, detail: `it was lost before it was ready: ${exited.error}` }
     if (exited !== undefined)
       return { ok: false, detail: `it exited with code ${exited.exitCode} before it was ready` }
     let output = ''
@@ -147,6 +161,8 @@ async function waitHealthy(
       }
     )
     if (r.exitCode === 0 && r.error === undefined) return { ok: true }
+    // The engine failed: no later attempt can be trusted; the run ends now.
+    if (r.engineFault === true) return { ok: false, detail: `health command lost: ${r.error}` }
     detail =
       r.error !== undefined
         ? `health command could not run: ${r.error}`

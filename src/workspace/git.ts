@@ -36,6 +36,12 @@ const SAFE_CONFIG = [
   'color.ui=false',
   '-c',
   'safe.directory=*',
+  // Paths that are `.git` on HFS+ (ignorable code points) or NTFS (short names, trailing dots)
+  // are refused wherever git writes an index or a tree, on every platform.
+  '-c',
+  'core.protectHFS=true',
+  '-c',
+  'core.protectNTFS=true',
   '-c',
   'protocol.allow=never',
   '-c',

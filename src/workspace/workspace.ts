@@ -2,6 +2,10 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
 import { INPUT } from '../input-names.js'
+import { displayPath, parseTreeListing } from '../git-listing.js'
+import type { TreeListingEntry } from '../git-listing.js'
+import { UnsafePathError, staysInside, treePathProblem } from '../git-path.js'
+import type { UnsafePath } from '../git-path.js'
 import { GitError, git } from './git.js'
 import { StatRecorder, markerCtime } from './stat-record.js'
 import type { StatRecord } from './stat-record.js'
@@ -113,27 +117,6 @@ function initBare(gitDir: string, alternate: string): void {
   fs.writeFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), alternate + '\n')
 }
 
-interface TreeEntry {
-  mode: string
-  type: string
-  oid: string
-  path: Buffer
-}
-
-function parseLsTree(out: Buffer): TreeEntry[] {
-  const entries: TreeEntry[] = []
-  let start = 0
-  while (start < out.length) {
-    const end = out.indexOf(0, start)
-    const rec = out.subarray(start, end < 0 ? out.length : end)
-    start = end < 0 ? out.length : end + 1
-    const tab = rec.indexOf(9)
-    const [mode, type, oid] = rec.subarray(0, tab).toString('latin1').split(' ')
-    entries.push({ mode, type, oid, path: Buffer.from(rec.subarray(tab + 1)) })
-  }
-  return entries
-}
-
 export interface MaterializeOptions {
   /** Owner of everything written, `dest` included (the sandbox user, when we run as root). */
   owner?: { uid: number; gid: number }
@@ -154,7 +137,11 @@ export async function materializeTree(
 ): Promise<string> {
   // -t: the subtrees too, for the record of what the object store already holds.
   const listing = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', treeish], { gitDir })
-  const entries = parseLsTree(listing.stdout)
+  const entries = parseTreeListing(listing.stdout)
+  // Every path is checked before anything is written, as git checks them (no `.`, `..`, empty or
+  // `.git`-alias component, and inside `dest`): a crafted tree writes nothing.
+  const unsafe = unsafeEntries(entries, dest)
+  if (unsafe.length > 0) throw new UnsafePathError(`the tree of ${treeish}`, unsafe)
   const blobs = entries.filter((e) => e.type === 'blob')
   const { owner, record } = options
   const destBuf = Buffer.from(dest)
@@ -208,12 +195,29 @@ export async function materializeTree(
     if (b.mode === '120000') {
       fs.symlinkSync(data, target)
     } else {
-      fs.writeFileSync(target, data, { mode: b.mode === '100755' ? 0o755 : 0o644 })
+      // `wx`: a path written twice (a crafted tree with duplicate names) never follows what the
+      // first write left there (a symlink), it fails.
+      fs.writeFileSync(target, data, { mode: b.mode === '100755' ? 0o755 : 0o644, flag: 'wx' })
     }
     own(target)
     record?.add(b.path.toString('latin1'), fs.lstatSync(target, { bigint: true }), b.oid)
   }
   return tree
+}
+
+/** The entries of a tree listing that must not be written under `dest`, with the reason. */
+export function unsafeEntries(entries: TreeListingEntry[], dest: string): UnsafePath[] {
+  const out: UnsafePath[] = []
+  // The leaves (files, links, submodules) carry every folder of their path.
+  for (const e of entries) {
+    if (e.type === 'tree') continue
+    const shown = displayPath(e.path)
+    const problem =
+      treePathProblem(e.path) ??
+      (staysInside(dest, e.path.toString('utf8')) ? null : 'resolves outside its root')
+    if (problem !== null) out.push({ path: shown, problem })
+  }
+  return out
 }
 
 /** Node accepts Buffers as paths: they keep names that are not valid UTF-8 intact. */

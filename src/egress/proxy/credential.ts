@@ -4,7 +4,7 @@ import type * as http from 'node:http'
 import * as https from 'node:https'
 import * as net from 'node:net'
 import type { TranscriptRecord } from '../records.js'
-import { pathProblem, scopeAllows } from '../credential-routes.js'
+import { overrideProblem, pathProblem, scopeAllows } from '../credential-routes.js'
 import type { DenyReason } from '../policy.js'
 import { parseExchange } from '../transcript.js'
 import { resolveUpstream } from './context.js'
@@ -55,6 +55,11 @@ export async function forwardCredential(
   if (!scopeAllows(route.scope, method, sub)) {
     const allowed = (route.scope ?? []).map((s) => `${s.method} ${s.prefix}`).join(', ')
     refuse(403, 'route-scope', `route ${route.name} allows only ${allowed}`, host, port)
+    return
+  }
+  const override = route.scope === undefined ? undefined : overrideProblem(req.headers, m[3] ?? '')
+  if (override !== undefined) {
+    refuse(403, 'route-scope', `route ${route.name} is scoped; the request ${override}`, host, port)
     return
   }
   const over = ctx.budget.admit()

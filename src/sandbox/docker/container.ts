@@ -6,27 +6,44 @@ import type { ContainerCreateOptions, ContainerInspectInfo } from 'dockerode'
 import { errorMessage } from '../../errors.js'
 import {
   EngineFault,
+  LIVENESS_INTERVAL_MS,
   engineTimeoutMs,
   isEngineError,
-  pause,
+  isEngineGone,
   withDeadline
 } from '../engine-faults.js'
+import { Demultiplexer } from './demux.js'
 
 export interface ExitInfo {
   exitCode: number | null
-  /** The wait itself failed (the engine went away): the exit is unknown. */
+  /** The wait itself failed, or the watch found the engine lost: the exit is unknown. */
   error?: string
 }
 
-/** `lost`: the container stopped but the engine's answer to the wait never came (engine fault). */
-export type WaitOutcome = 'exited' | 'timeout' | 'cancelled' | 'lost'
+export type WaitOutcome = 'exited' | 'timeout' | 'cancelled'
 
 const STREAM_DRAIN_MS = 3000
 const KILL_WAIT_MS = 10_000
+/** A container seen stopped this long without the engine answering the wait: the answer is lost. */
+const UNANSWERED_WAIT_MS = 3000
 
 export class ManagedContainer {
-  /** Resolves when the container exits; never rejects (a failed wait resolves with `error`). */
+  /**
+   * Resolves when the container exits, or with `error` when the wait failed or the container's
+   * watch found the engine lost (see `watch`); never rejects.
+   */
   exited: Promise<ExitInfo> = Promise.resolve({ exitCode: null, error: 'not started' })
+  /** Why the engine was found lost (undefined: it was not). */
+  lostReason: string | undefined
+  /**
+   * A question of the watch the engine failed (no answer in time, connection lost), even when
+   * the container's exit came through anyway: the engine misbehaved during the run.
+   */
+  probeFault: string | undefined
+  /** Settles when the watch has ended (after its last question is answered or has failed). */
+  watched: Promise<void> = Promise.resolve()
+  private lose: (reason: string) => void = () => undefined
+  private wake: () => void = () => undefined
   private ended: Promise<void> = Promise.resolve()
   private input: NodeJS.WritableStream | undefined
   /** Set when the engine cut the output stream. */
@@ -66,21 +83,26 @@ export class ManagedContainer {
     )
     this.ended = new Promise<void>((resolve) => {
       let ended = false
+      // Each end of the stream wakes the watch: a container exiting, or an engine going away.
       stream.on('end', () => {
         ended = true
         resolve()
+        this.wake()
       })
       stream.on('close', () => {
         if (!ended && !stdin) this.streamError ??= 'the stream closed before its end'
         resolve()
+        this.wake()
       })
       stream.on('error', (e: unknown) => {
         // The output stream cut by the engine: the logs are incomplete.
         this.streamError = errorMessage(e)
         resolve()
+        this.wake()
       })
     })
-    this.docker.modem.demuxStream(stream, stdout, stderr)
+    // Read at the pace the writers take it (back-pressure), never gathered in memory.
+    stream.pipe(new Demultiplexer(stdout, stderr))
     if (stdin) this.input = stream
   }
 
@@ -90,17 +112,35 @@ export class ManagedContainer {
     this.input = undefined
   }
 
+  /**
+   * Starts the container and its watch, which runs until the exit is known (phases and sidecars
+   * alike).
+   */
   async start(): Promise<void> {
     // `next-exit`: the default condition (`not-running`) answers at once for a created container.
     // The handler is attached at once: a daemon that goes away must not leave a rejection unhandled.
-    this.exited = this.container.wait({ condition: 'next-exit' }).then(
-      (r: { StatusCode?: number }) => ({ exitCode: r.StatusCode ?? null }),
-      (e: unknown) => ({ exitCode: null, error: errorMessage(e) })
+    const waited = this.container.wait({ condition: 'next-exit' }).then(
+      (r: { StatusCode?: number }): ExitInfo => ({ exitCode: r.StatusCode ?? null }),
+      (e: unknown): ExitInfo => ({ exitCode: null, error: errorMessage(e) })
     )
+    // A wait cut by the engine never settles: the watch settles `exited` instead.
+    const lost = new Promise<ExitInfo>((resolve) => {
+      this.lose = (reason) => {
+        this.lostReason ??= reason
+        resolve({ exitCode: null, error: reason })
+      }
+    })
+    let settled = false
+    this.exited = Promise.race([waited, lost])
+    void this.exited.then(() => {
+      settled = true
+      this.wake()
+    })
     await withDeadline(this.container.start(), engineTimeoutMs(), 'container start')
+    this.watched = this.watch(() => settled)
   }
 
-  /** Waits for the exit, the deadline or the abort signal, whichever comes first. */
+  /** Waits for the exit (or the loss of the engine), the deadline or the abort signal. */
   async waitUntil(timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
     let onAbort: (() => void) | undefined
     const aborted = new Promise<WaitOutcome>((resolve) => {
@@ -110,66 +150,70 @@ export class ManagedContainer {
       else signal.addEventListener('abort', onAbort, { once: true })
     })
     try {
-      const watch = { done: false }
-      try {
-        return await raceTimeout(
-          Promise.race([this.exited.then(() => 'exited' as const), aborted, this.watchdog(watch)]),
-          timeoutMs,
-          'timeout' as const
-        )
-      } finally {
-        watch.done = true
-      }
+      return await raceTimeout(
+        Promise.race([this.exited.then(() => 'exited' as const), aborted]),
+        timeoutMs,
+        'timeout' as const
+      )
     } finally {
       if (onAbort) signal?.removeEventListener('abort', onAbort)
     }
   }
 
   /**
-   * Re-inspects the container while the wait is pending, with a growing interval: when it has
-   * stopped and the wait still has not answered (a stalled or lost connection), or the engine
-   * stops answering at all, the outcome is `lost` — an engine fault, not the agent's exit.
+   * The container's watch, from its start until its exit is known: asks the engine about it
+   * every LIVENESS_INTERVAL_MS, and at once when its output stream ends. The engine gone (socket
+   * missing, connection refused or reset), the container gone, the engine silent past the
+   * request deadline, or the container stopped without the engine answering the wait: the exit
+   * settles with the reason (an engine fault, not the container's exit).
    */
-  private async watchdog(watch: { done: boolean }): Promise<WaitOutcome> {
+  private async watch(done: () => boolean): Promise<void> {
     const limit = engineTimeoutMs()
-    let interval = Math.min(500, limit)
     let silentSince: number | undefined
-    let stoppedSeen = 0
+    let stoppedSince: number | undefined
     for (;;) {
-      await pause(interval)
-      if (watch.done) return new Promise<WaitOutcome>(() => undefined)
-      interval = Math.min(interval * 2, 5000, limit)
+      await this.nap(LIVENESS_INTERVAL_MS)
+      if (done()) return
       try {
         const info = await withDeadline(this.container.inspect(), limit, 'container inspect')
+        if (done()) return
         silentSince = undefined
-        // Two looks at a stopped container without an answer to the wait: the answer is lost.
-        stoppedSeen = info.State.Running ? 0 : stoppedSeen + 1
-        if (stoppedSeen >= 2) {
-          this.lostReason = 'the container stopped but the engine never answered the wait'
-          return 'lost'
-        }
+        stoppedSince = info.State.Running ? undefined : (stoppedSince ?? Date.now())
+        if (stoppedSince !== undefined && Date.now() - stoppedSince >= UNANSWERED_WAIT_MS)
+          return this.lose('the container stopped but the engine never answered the wait')
       } catch (error) {
-        if (!isEngineError(error)) {
-          this.lostReason = `the container is gone: ${errorMessage(error)}`
-          return 'lost'
-        }
+        if (isEngineError(error)) this.probeFault ??= errorMessage(error)
+        if (done()) return
+        if (!isEngineError(error)) return this.lose(`the container is gone: ${errorMessage(error)}`)
+        if (isEngineGone(error))
+          return this.lose(`the container engine went away: ${errorMessage(error)}`)
         silentSince ??= Date.now()
-        if (Date.now() - silentSince >= limit) {
-          this.lostReason = `the engine stopped answering: ${errorMessage(error)}`
-          return 'lost'
-        }
+        if (Date.now() - silentSince >= limit)
+          return this.lose(`the engine stopped answering: ${errorMessage(error)}`)
       }
     }
   }
 
-  /** Why the wait was `lost`. */
-  lostReason: string | undefined
+  /** A pause of the watch (on a referenced timer, see withDeadline) that `wake` ends early. */
+  private nap(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, ms)
+      function finish(): void {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.wake = finish
+    })
+  }
 
   /** SIGTERM, wait up to the grace period, SIGKILL, wait for the exit. */
   async stop(graceMs: number): Promise<void> {
     this.killsSent++
     await withDeadline(this.container.kill({ signal: 'SIGTERM' }), engineTimeoutMs(), 'kill').catch(
-      () => undefined
+      (error: unknown) => {
+        // Nobody to wait for: the exit settles with the reason at once.
+        if (isEngineGone(error)) this.lose(`the container engine went away: ${errorMessage(error)}`)
+      }
     )
     const gone = await raceTimeout(
       this.exited.then(() => true),

@@ -1,7 +1,6 @@
 // The Docker backend of the runtime boundary: the only code that imports dockerode.
 import Docker from 'dockerode'
 import { ConfigurationError, InfrastructureError, errorMessage } from '../../errors.js'
-import { LABELS } from '../../plan.js'
 import type { ImagePlan } from '../../plan.js'
 import type {
   BaseProvided,
@@ -19,13 +18,9 @@ import type {
   Sidecar,
   SidecarSpec
 } from '../types.js'
-import {
-  EngineFault,
-  engineTimeoutMs,
-  isEngineError,
-  retryWhileAway,
-  withDeadline
-} from '../engine-faults.js'
+import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
+import { removeRunObjects } from '../cleanup.js'
+import type { CleanupEngine, Removed } from '../cleanup.js'
 import { resolveImage } from './image.js'
 import { imageBuildKey, imageInputsKey, loadImage, provideBase, saveImage } from './image-cache.js'
 import { engineFacts } from './inspect.js'
@@ -151,49 +146,30 @@ export class DockerRuntime implements Runtime {
     return startSidecar(this.docker, spec)
   }
 
-  /**
-   * Removes everything carrying the run's label. Each request has a deadline and is retried
-   * while the engine is away (a daemon restarting); what still fails is thrown after the rest.
-   */
-  async cleanup(runId: string): Promise<{ containers: number; networks: number; volumes: number }> {
-    const filters = JSON.stringify({ label: [`${LABELS.runId}=${runId}`] })
-    const removed = { containers: 0, networks: 0, volumes: 0 }
-    const failures: string[] = []
-    const call = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
-      retryWhileAway(() => withDeadline(fn(), engineTimeoutMs(), what), { attempts: 8 })
-    const each = async (what: string, fn: () => Promise<unknown>): Promise<boolean> => {
-      try {
-        await call(what, fn)
-        return true
-      } catch (error) {
-        if ((error as { statusCode?: number }).statusCode === 404) return false
-        failures.push(`${what}: ${errorMessage(error)}`)
-        return false
+  /** Removes everything carrying the run's label (see removeRunObjects). */
+  cleanup(runId: string): Promise<Removed> {
+    return removeRunObjects(dockerodeCleanupEngine(this.docker), runId)
+  }
+}
+
+/** The cleanup engine over dockerode (the post step uses the HTTP one: same requests). */
+function dockerodeCleanupEngine(docker: Docker): CleanupEngine {
+  return {
+    async list(kind, filters) {
+      if (kind === 'container') {
+        const found = await docker.listContainers({ all: true, filters })
+        return found.map((c) => ({ id: c.Id, name: c.Id.slice(0, 12) }))
       }
+      if (kind === 'network') {
+        return (await docker.listNetworks({ filters })).map((n) => ({ id: n.Id, name: n.Name }))
+      }
+      const found = await docker.listVolumes({ filters })
+      return (found.Volumes ?? []).map((v) => ({ id: v.Name, name: v.Name }))
+    },
+    async remove(kind, id) {
+      if (kind === 'container') await docker.getContainer(id).remove({ force: true, v: true })
+      else if (kind === 'network') await docker.getNetwork(id).remove()
+      else await docker.getVolume(id).remove({ force: true })
     }
-    const containers = await call('list containers', () =>
-      this.docker.listContainers({ all: true, filters })
-    )
-    for (const c of containers) {
-      const ok = await each(`remove container ${c.Id.slice(0, 12)}`, () =>
-        this.docker.getContainer(c.Id).remove({ force: true, v: true })
-      )
-      if (ok) removed.containers++
-    }
-    for (const n of await call('list networks', () => this.docker.listNetworks({ filters }))) {
-      if (await each(`remove network ${n.Name}`, () => this.docker.getNetwork(n.Id).remove()))
-        removed.networks++
-    }
-    const volumes = await call('list volumes', () => this.docker.listVolumes({ filters }))
-    for (const v of volumes.Volumes ?? []) {
-      if (
-        await each(`remove volume ${v.Name}`, () =>
-          this.docker.getVolume(v.Name).remove({ force: true })
-        )
-      )
-        removed.volumes++
-    }
-    if (failures.length > 0) throw new EngineFault('cleanup', new Error(failures.join('; ')))
-    return removed
   }
 }

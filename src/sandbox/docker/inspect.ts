@@ -52,6 +52,9 @@ export function engineFacts(v: unknown): EngineFacts {
   return { version: str(o.Version), apiVersion: str(o.ApiVersion), os: str(o.Os) }
 }
 
+/** How long `settled` waits for the statistics stream's first word. */
+const FIRST_SAMPLE_MS = 2000
+
 /** Reads the container's cgroup statistics while it runs: peak memory and CPU time. */
 export class StatsSampler {
   cpuSeconds?: number
@@ -62,14 +65,19 @@ export class StatsSampler {
   /** Why the engine failed the statistics (request refused, stream cut, no answer). */
   private failure: string | undefined
   private ready: Promise<void> = Promise.resolve()
+  /** Settles with the first sample, or when the stream ends, closes or fails. */
+  private heard: Promise<void> = Promise.resolve()
+  private hear: () => void = () => undefined
 
   start(container: Docker.Container): void {
     this.ready = withDeadline(container.stats({ stream: true }), engineTimeoutMs(), 'stats')
       .then((stream: NodeJS.ReadableStream & { destroy?: () => void }) => {
         this.stream = stream
         if (this.stopped) return this.stop()
+        this.heard = new Promise<void>((resolve) => (this.hear = resolve))
         let buffer = ''
         stream.on('data', (chunk: Buffer) => {
+          this.hear()
           buffer += chunk.toString('utf8')
           let nl: number
           while ((nl = buffer.indexOf('\n')) >= 0) {
@@ -78,12 +86,17 @@ export class StatsSampler {
           }
         })
         let ended = false
-        stream.on('end', () => (ended = true))
+        stream.on('end', () => {
+          ended = true
+          this.hear()
+        })
         stream.on('error', (e: unknown) => {
           if (!this.stopped) this.failure ??= errorMessage(e)
+          this.hear()
         })
         stream.on('close', () => {
           if (!ended && !this.stopped) this.failure ??= 'the stream closed before its end'
+          this.hear()
         })
       })
       .catch((e: unknown) => {
@@ -94,6 +107,10 @@ export class StatsSampler {
   /** Undefined when the statistics came through; else why the engine failed them. */
   async settled(): Promise<string | undefined> {
     await this.ready
+    // The engine sends the first sample at once: a stream cut before it is a failure too.
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.heard, new Promise((r) => (timer = setTimeout(r, FIRST_SAMPLE_MS)))])
+    clearTimeout(timer)
     return this.failure
   }
 

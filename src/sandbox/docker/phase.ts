@@ -4,7 +4,7 @@ import type { ContainerSpec, PhaseResult, RunOptions } from '../types.js'
 import { ManagedContainer } from './container.js'
 import { createOptions } from './create.js'
 import { StatsSampler, appliedSettings } from './inspect.js'
-import { engineStoppedIt } from '../engine-faults.js'
+import { engineStoppedIt, isEngineError } from '../engine-faults.js'
 
 /** One phase: the shared lifecycle with the deadline, stats while it runs, settings read back. */
 export async function runPhase(
@@ -25,6 +25,7 @@ export async function runPhase(
     container = await ManagedContainer.create(docker, createOptions(spec))
   } catch (error) {
     result.error = `the daemon refused the container: ${errorMessage(error)}`
+    if (isEngineError(error)) result.engineFault = true
     result.durationMs = Date.now() - started
     return result
   }
@@ -35,7 +36,6 @@ export async function runPhase(
     await container.start()
     stats.start(container.container)
     const outcome = await container.waitUntil(options.timeoutMs, options.signal)
-    if (outcome === 'lost') throw new Error(`lost the container: ${container.lostReason}`)
     if (outcome !== 'exited') {
       result.timedOut = outcome === 'timeout'
       result.cancelled = outcome === 'cancelled'
@@ -60,6 +60,9 @@ export async function runPhase(
         `the engine stopped the container (exit ${result.exitCode}, a signal this run did not send: a daemon restart or stop)`
       )
     }
+    await container.watched
+    if (container.probeFault !== undefined)
+      throw new Error(`the engine failed a question about the container: ${container.probeFault}`)
     if (container.streamError !== undefined)
       throw new Error(`the engine cut the output stream: ${container.streamError}`)
     const statsFailure = await stats.settled()
@@ -67,6 +70,8 @@ export async function runPhase(
       throw new Error(`the engine failed the statistics stream: ${statsFailure}`)
   } catch (error) {
     result.error = errorMessage(error)
+    // Every failure after the create is the engine's (the container's own exit is not an error).
+    result.engineFault = true
   } finally {
     stats.stop()
     result.durationMs = Date.now() - started

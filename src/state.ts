@@ -1,0 +1,10 @@
+/**
+ * Names of what the action's main step saves for its post step (core.saveState → STATE_* in the
+ * post step's environment): the one place both steps read them from.
+ */
+export const STATE = {
+  /** The run's id: its containers, networks and volumes carry it as a label. */
+  runId: 'airlock-run-id',
+  /** The folder holding the run's temporary folders. */
+  tempRoot: 'airlock-temp-root'
+} as const

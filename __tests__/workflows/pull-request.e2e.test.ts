@@ -91,7 +91,7 @@ beforeEach(async () => {
     '.github/airlock/review-task.md': 'Write a file GREETING.md that greets the reader.\n',
     // The shipped review task, with the line that makes the stub model play a reviewer.
     '.github/airlock/review-findings.md':
-      fs.readFileSync(path.join(ROOT, 'examples/tasks/review-task.md'), 'utf8') +
+      fs.readFileSync(path.join(ROOT, 'examples/review-task.md'), 'utf8') +
       '\nstub-script: review\n',
     // An agent image of the repository's own, for a call that names no preset (busybox base).
     '.github/airlock/Dockerfile': `ARG BASE=busybox@sha256:${'0'.repeat(64)}\nFROM \${BASE}\nCOPY agent /bin/\n`,
@@ -346,7 +346,7 @@ test('a review task: the CLI runs the tests, the review carries the answer, the 
   // The body: the task, the next step, the agent's words, and the finding that has no line here.
   const body = review.body
   expect(body).toContain('**Task** (as given to the agent)')
-  expect(body).toContain('> Hand back:')
+  expect(body).toContain('> Review this pull request and fix what you find.')
   expect(body).toMatch(
     /\*\*Next step:\*\* the agent changed nothing; to pass the gate, a maintainer comments `\/airlock approve [0-9a-f]{12}`/
   )

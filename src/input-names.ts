@@ -32,6 +32,7 @@ export const INPUT = {
   proxyNetwork: 'proxy-network',
   maxModelRequests: 'max-model-requests',
   maxModelTokens: 'max-model-tokens',
+  maxCostUsd: 'max-cost-usd',
   runtime: 'runtime',
   timeoutMinutes: 'timeout-minutes',
   graceSeconds: 'grace-seconds',

@@ -21,6 +21,7 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   'allow-hosts': 'hosts',
   'max-model-requests': 'positive-integer',
   'max-model-tokens': 'positive-integer',
+  'max-cost-usd': 'positive-number',
   runtime: 'runtime',
   memory: 'size',
   cpus: 'positive-number',

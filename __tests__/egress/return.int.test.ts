@@ -261,6 +261,45 @@ describe('the model budget at the proxy', () => {
     expect(r.calls[2].body).toContain('max-model-tokens (200) reached: 300 token(s) used')
     expect(capture.events.filter((e) => e.reason === 'budget-exceeded')).toHaveLength(1)
   }, 120_000)
+
+  test('past max-cost-usd the proxy answers 429 once the first exchange cost more', async () => {
+    const runId = uniqueId('egret-cost')
+    const session = await startEgress(new DockerRuntime(docker), {
+      runId,
+      labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
+      proxyImage: nodeImage,
+      proxyScript: world.proxyScript,
+      allow: [],
+      hostMap: [{ host: 'api.test', address: world.stubs.upstream.ip }],
+      credentials: [route('STUBAPI=https://api.test:8443|K|x-api-key')],
+      extraCa: fs.readFileSync(path.join(world.certs, 'ca.crt'), 'utf8'),
+      upstreamNetwork: world.stubs.network,
+      // The stub answers 120 input + 30 output tokens: at claude-sonnet-4's $3 / $15 per million
+      // the first exchange costs $0.00081, past this budget.
+      budget: { maxCostUsd: 0.0005 }
+    })
+    let r: { calls: { status: number; denied: string | null; shouldRetry: string; body: string }[] }
+    let capture: EgressCapture
+    try {
+      r = result(
+        await runClient(docker, {
+          network: session.network,
+          script: 'attack.mjs',
+          env: [...session.env, 'ATTACK=budget', 'MODEL=claude-sonnet-4-5-20250929'],
+          labels
+        })
+      )
+    } finally {
+      capture = await session.stop()
+    }
+    expect(r.calls.map((c) => c.status)).toEqual([200, 429, 429])
+    expect(r.calls[1]).toMatchObject({ denied: 'budget-exceeded', shouldRetry: 'false' })
+    expect(r.calls[1].body).toContain('max-cost-usd (0.0005) reached: $0.00081 spent')
+    const denials = capture.events.filter((e) => e.reason === 'budget-exceeded')
+    expect(denials).toHaveLength(2)
+    expect(denials[0].detail).toContain('max-cost-usd')
+    expect(capture.transcript).toHaveLength(1)
+  }, 120_000)
 })
 
 describe('addresses judged by what they embed', () => {
@@ -463,6 +502,7 @@ describe('a run whose agent leaks what it holds', () => {
     expect(report.egress.budget).toEqual({
       maxRequests: 2,
       maxTokens: null,
+      maxCostUsd: null,
       hit: 'max-model-requests',
       denied: 1
     })

@@ -204,7 +204,13 @@ describe('budget', () => {
     const b = new Budget({ maxRequests: 2 })
     expect([b.admit(), b.admit()]).toEqual([undefined, undefined])
     expect(b.admit()).toBe('max-model-requests (2) reached: 2 model request(s) sent')
-    expect(b.state).toEqual({ requests: 2, tokens: 0, hit: 'max-model-requests', denied: 1 })
+    expect(b.state).toEqual({
+      requests: 2,
+      tokens: 0,
+      costUsd: 0,
+      hit: 'max-model-requests',
+      denied: 1
+    })
   })
   test('tokens: counted from answers; refused once reached', () => {
     const b = new Budget({ maxTokens: 100 })
@@ -215,6 +221,56 @@ describe('budget', () => {
     b.addTokens(-5)
     b.addTokens(NaN)
     expect(b.admit()).toBe('max-model-tokens (100) reached: 110 token(s) used')
+  })
+  test('cost: priced from each exchange at its model rate; refused once reached', () => {
+    // claude-sonnet-4: $3 input, $15 output per million tokens.
+    const b = new Budget({ maxCostUsd: 0.001 })
+    expect(b.admit()).toBeUndefined()
+    b.addExchange('claude-sonnet-4-5-20250929', 120, 30)
+    expect(b.state.costUsd).toBeCloseTo(0.00081, 9)
+    expect(b.admit()).toBeUndefined()
+    b.addExchange('claude-sonnet-4-5-20250929', 120, 30)
+    expect(b.admit()).toBe('max-cost-usd (0.001) reached: $0.00162 spent at list prices')
+    expect(b.state).toMatchObject({ requests: 2, tokens: 300, hit: 'max-cost-usd', denied: 1 })
+  })
+  test('cost: a model the price table does not know is charged at the dearest rate', () => {
+    const b = new Budget({ maxCostUsd: 1 })
+    b.addExchange('some-unlisted-model', 1_000_000, 0)
+    b.addExchange(null, 0, 0)
+    expect(b.state.costUsd).toBe(15)
+    expect(b.admit()).toMatch(/^max-cost-usd \(1\) reached: \$15 spent/)
+  })
+  test('the report and the comment say the cost budget was reached', () => {
+    const summary = summarizeEgress(
+      [
+        {
+          type: 'egress',
+          time: '',
+          kind: 'credential',
+          method: 'POST',
+          host: 'api.test',
+          port: 443,
+          bytesUp: 0,
+          bytesDown: 0,
+          durationMs: 0,
+          allowed: false,
+          reason: 'budget-exceeded',
+          detail: 'max-cost-usd (0.5) reached: $0.51 spent at list prices'
+        }
+      ],
+      [],
+      undefined,
+      { maxCostUsd: 0.5 }
+    )
+    expect(summary.budget).toEqual({
+      maxRequests: null,
+      maxTokens: null,
+      maxCostUsd: 0.5,
+      hit: 'max-cost-usd',
+      denied: 1
+    })
+    const text = renderEgress({ egress: summary } as unknown as Report)
+    expect(text).toContain('`max-cost-usd: 0.5`')
   })
   test('the report and the comment say the budget was reached', () => {
     const event = {
@@ -245,6 +301,7 @@ describe('budget', () => {
     expect(summary.budget).toEqual({
       maxRequests: null,
       maxTokens: 10,
+      maxCostUsd: null,
       hit: 'max-model-tokens',
       denied: 1
     })

@@ -1,4 +1,4 @@
-import { estimateCost, priceOf } from '../../src/evidence/prices.js'
+import { estimateCost, priceOf } from '../../src/prices.js'
 
 describe('the cost estimate', () => {
   test('longest prefix of the model name', () => {

@@ -192,6 +192,13 @@ export const INPUT_FLAGS: FlagSpec[] = [
   ),
   f(INPUT.maxModelTokens, 'value', GROUPS.network, 'N', 'tokens the run may use (then 429)'),
   f(
+    INPUT.maxCostUsd,
+    'value',
+    GROUPS.network,
+    'USD',
+    'dollars the model requests may cost, at list prices (then 429)'
+  ),
+  f(
     INPUT.upstreamCa,
     'value',
     GROUPS.network,

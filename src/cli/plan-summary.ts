@@ -115,11 +115,14 @@ export function planSummary(plan: RunPlan, ctx: SummaryContext): string {
           ]
         : []),
       ...(e !== undefined &&
-      (e.budget.maxRequests !== undefined || e.budget.maxTokens !== undefined)
+      (e.budget.maxRequests !== undefined ||
+        e.budget.maxTokens !== undefined ||
+        e.budget.maxCostUsd !== undefined)
         ? [
             `budget: ${[
               e.budget.maxRequests !== undefined ? `${e.budget.maxRequests} requests` : null,
-              e.budget.maxTokens !== undefined ? `${e.budget.maxTokens} tokens` : null
+              e.budget.maxTokens !== undefined ? `${e.budget.maxTokens} tokens` : null,
+              e.budget.maxCostUsd !== undefined ? `$${e.budget.maxCostUsd}` : null
             ]
               .filter(Boolean)
               .join(', ')}`

@@ -3,7 +3,7 @@
 // masked again with the run's secret values before it is written.
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import type { BudgetLimits } from './budget.js'
+import type { BudgetHit, BudgetLimits } from './budget.js'
 import type { EgressEvent, TranscriptRecord } from './proxy.js'
 import { parseExchange, summarizeTranscript } from './transcript.js'
 import type { TranscriptSummary } from './transcript.js'
@@ -31,8 +31,10 @@ export interface EgressSummary {
 export interface BudgetSummary {
   maxRequests: number | null
   maxTokens: number | null
+  /** US dollars, priced from the exchanges' token usage with the price table (src/prices.ts). */
+  maxCostUsd: number | null
   /** The limit that stopped requests (null: none was reached). */
-  hit: 'max-model-requests' | 'max-model-tokens' | null
+  hit: BudgetHit | null
   /** Requests refused with 429 because of it. */
   denied: number
 }
@@ -66,22 +68,27 @@ export function summarizeEgress(
     deniedHosts: [...denied].sort().slice(0, MAX_DENIED_HOSTS),
     transcript: transcript.length > 0 ? summarizeTranscript(transcript) : null,
     ...(reflected > 0 ? { reflected } : {}),
-    ...(budget.maxRequests !== undefined || budget.maxTokens !== undefined
+    ...(budget.maxRequests !== undefined ||
+    budget.maxTokens !== undefined ||
+    budget.maxCostUsd !== undefined
       ? {
           budget: {
             maxRequests: budget.maxRequests ?? null,
             maxTokens: budget.maxTokens ?? null,
-            hit:
-              overBudget.length === 0
-                ? null
-                : first.startsWith('max-model-tokens')
-                  ? 'max-model-tokens'
-                  : 'max-model-requests',
+            maxCostUsd: budget.maxCostUsd ?? null,
+            hit: overBudget.length === 0 ? null : hitOf(first),
             denied: overBudget.length
           }
         }
       : {})
   }
+}
+
+/** The limit a budget denial's reason names (the reason starts with the input's name). */
+function hitOf(reason: string): BudgetHit {
+  for (const hit of ['max-model-tokens', 'max-cost-usd'] as const)
+    if (reason.startsWith(hit)) return hit
+  return 'max-model-requests'
 }
 
 export function masker(secrets: string[]): (text: string) => string {

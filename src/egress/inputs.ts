@@ -21,7 +21,8 @@ export const EGRESS_INPUTS: readonly InputName[] = [
   INPUT.proxyImage,
   INPUT.proxyNetwork,
   INPUT.maxModelRequests,
-  INPUT.maxModelTokens
+  INPUT.maxModelTokens,
+  INPUT.maxCostUsd
 ]
 
 export interface EgressInputs {
@@ -33,7 +34,7 @@ export interface EgressInputs {
   upstreamCa?: string
   proxyImage: string
   proxyNetwork?: string
-  /** max-model-requests / max-model-tokens, enforced by the proxy on the credential routes. */
+  /** max-model-requests / max-model-tokens / max-cost-usd, enforced by the proxy on the credential routes. */
   budget: BudgetLimits
 }
 
@@ -170,6 +171,23 @@ export function readEgressInputs(
       )
     }
     budget[key] = Number(raw.trim())
+  }
+  const cost = read(INPUT.maxCostUsd)
+  if (cost !== undefined) {
+    const usd = Number(cost.trim())
+    if (!/^[0-9]{1,9}(\.[0-9]{1,6})?$/.test(cost.trim()) || !(usd > 0)) {
+      throw new ConfigurationError(
+        INPUT.maxCostUsd,
+        `"${cost}" is not a positive amount of US dollars; write it like 2.50 (at most 6 decimals)`
+      )
+    }
+    if (credentials.length === 0) {
+      throw new ConfigurationError(
+        INPUT.maxCostUsd,
+        'counts the cost of requests through credentials routes, and none is configured; add one or remove it'
+      )
+    }
+    budget.maxCostUsd = usd
   }
   return {
     budget,

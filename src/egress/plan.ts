@@ -14,7 +14,7 @@ export interface EgressPlan {
   upstreamCaSha256: string | null
   proxyImage: string
   proxyNetwork: string | null
-  /** max-model-requests / max-model-tokens (absent: no limit). */
+  /** max-model-requests / max-model-tokens / max-cost-usd (absent: no limit). */
   budget: BudgetLimits
   /** What the agent's environment gains (proxy settings, base URLs, placeholder keys). */
   agentEnv: string[]

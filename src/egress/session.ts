@@ -36,7 +36,7 @@ export interface EgressOptions {
   /** An existing network for the proxy's upstream side; default a new per-run bridge network. */
   upstreamNetwork?: string
   maxRecordBytes?: number
-  /** max-model-requests / max-model-tokens. */
+  /** max-model-requests / max-model-tokens / max-cost-usd. */
   budget?: BudgetLimits
 }
 

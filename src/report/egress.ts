@@ -52,7 +52,12 @@ export function renderEgress(report: Report): string {
   }
   const b = e.budget
   if (b?.hit) {
-    const limit = b.hit === 'max-model-requests' ? b.maxRequests : b.maxTokens
+    const limit =
+      b.hit === 'max-model-requests'
+        ? b.maxRequests
+        : b.hit === 'max-model-tokens'
+          ? b.maxTokens
+          : b.maxCostUsd
     parts.push(
       `⛔ **Model budget reached:** \`${b.hit}: ${limit}\`; the proxy refused ${b.denied} further model request(s) (429). The work done until then is kept and shown here.`
     )

@@ -15,7 +15,7 @@ import type { LockfileHashes } from '../evidence/lockfiles.js'
 import type { SetupEgress } from '../setup/record.js'
 import type { AgentAnswer } from '../evidence/answer.js'
 import type { FindingsRecord } from '../evidence/findings.js'
-import type { CostEstimate } from '../evidence/prices.js'
+import type { CostEstimate } from '../prices.js'
 
 export type { CacheUse, LockfileHashes }
 

@@ -21,7 +21,7 @@ export interface ProxyConfig {
   selfNames: string[]
   /** Bytes of each request/response body kept in the transcript. */
   maxRecordBytes: number
-  /** max-model-requests / max-model-tokens for the credential routes. */
+  /** max-model-requests / max-model-tokens / max-cost-usd for the credential routes. */
   budget?: BudgetLimits
 }
 

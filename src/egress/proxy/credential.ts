@@ -175,7 +175,7 @@ export async function forwardCredential(
           }
         }
         const ex = parseExchange(record)
-        ctx.budget.addTokens(ex.inputTokens + ex.outputTokens)
+        ctx.budget.addExchange(ex.model, ex.inputTokens, ex.outputTokens)
         ctx.emit(record)
       }
     },

@@ -1,6 +1,7 @@
-// An estimate of what the model use cost: the tokens the proxy counted in the transcript times a
-// price table per model (docs/cost.md). An estimate, labelled as one: cache discounts, batch
-// prices and long-context tiers are not modelled, and list prices change.
+// What model use costs: the tokens the proxy counted times a price table per model
+// (docs/report.md, cost). The evidence's estimate and the proxy's max-cost-usd budget both read
+// this one table. An estimate, labelled as one: cache discounts, batch prices and long-context
+// tiers are not modelled, and list prices change.
 
 /** US dollars per million tokens. */
 export interface Price {
@@ -10,8 +11,8 @@ export interface Price {
 
 /**
  * List prices per million tokens (the vendors' published API prices, standard tier), matched by
- * the longest prefix of the model name the API reported. To change one, edit this table and
- * docs/cost.md.
+ * the longest prefix of the model name the API reported. To change one, edit this table (docs/report.md
+ * and docs/egress.md describe it).
  */
 export const PRICES: Readonly<Record<string, Price>> = {
   'claude-opus-4-5': { input: 5, output: 25 },
@@ -64,4 +65,24 @@ export function estimateCost(
   const output = Math.max(...basis.map((b) => b.output))
   const usd = (measured.tokens.input * input + measured.tokens.output * output) / 1_000_000
   return { usd: Math.round(usd * 1e6) / 1e6, basis }
+}
+
+/** The dearest entry of the table: what a model the table does not know is charged at. */
+export function dearestPrice(): Price {
+  const all = Object.values(PRICES)
+  return {
+    input: Math.max(...all.map((p) => p.input)),
+    output: Math.max(...all.map((p) => p.output))
+  }
+}
+
+/**
+ * US dollars one exchange cost, for the proxy's max-cost-usd budget. A model the table does not
+ * know (or none reported) is charged at the dearest entry's rates, so an unknown model never
+ * spends more than the budget says.
+ */
+export function exchangeCost(model: string | null, input: number, output: number): number {
+  const price = (model !== null ? priceOf(model)?.price : undefined) ?? dearestPrice()
+  const tokens = (n: number): number => (Number.isFinite(n) && n > 0 ? n : 0)
+  return (tokens(input) * price.input + tokens(output) * price.output) / 1_000_000
 }

@@ -169,6 +169,31 @@ export interface Status {
   creator: User
 }
 
+export interface CheckRun {
+  id: number
+  head_sha: string
+  name: string
+  status: string
+  conclusion: string | null
+  details_url: string | null
+  started_at: string | null
+  completed_at: string | null
+  output: { title: string | null; summary: string | null }
+  /** Every update, in order (status and summary as they were after it). */
+  history: { status: string; summary: string | null }[]
+  creator: User
+}
+
+/** A job of a workflow run as `GET /actions/runs/{run_id}/jobs` lists it (a test sets them). */
+export interface WorkflowJob {
+  id: number
+  name: string
+  status: 'queued' | 'in_progress' | 'completed'
+  conclusion: string | null
+  started_at: string | null
+  steps: { name: string; status: 'queued' | 'in_progress' | 'completed'; number: number }[]
+}
+
 export interface Comment {
   id: number
   issue: number
@@ -211,6 +236,9 @@ export class GitHubStandIn {
   readonly pulls = new Map<number, Pull>()
   readonly reviews: Review[] = []
   readonly statuses: Status[] = []
+  readonly checkRuns: CheckRun[] = []
+  /** The jobs of each workflow run, by run id: what the Actions API answers about them. */
+  readonly workflowJobs = new Map<string, WorkflowJob[]>()
   readonly comments: Comment[] = []
   readonly faults: Fault[] = []
   /** Members of teams: `org/team-slug` → logins with an active membership. */
@@ -790,6 +818,59 @@ export class GitHubStandIn {
         this.statuses.push(s)
         return [201, this.statusJson(s)]
       }
+      case 'POST /check-runs': {
+        const sha = String(b.head_sha)
+        if (!this.commitExists(sha)) return [422, { message: 'No commit found for SHA: ' + sha }]
+        const output = (b.output ?? {}) as { title?: string; summary?: string }
+        const c: CheckRun = {
+          id: this.nextId++,
+          head_sha: sha,
+          name: String(b.name),
+          status: (b.status as string | undefined) ?? 'queued',
+          conclusion: (b.conclusion as string | undefined) ?? null,
+          details_url: (b.details_url as string | undefined) ?? null,
+          started_at: (b.started_at as string | undefined) ?? null,
+          completed_at: (b.completed_at as string | undefined) ?? null,
+          output: { title: output.title ?? null, summary: output.summary ?? null },
+          history: [],
+          creator: user
+        }
+        if (c.conclusion !== null) c.status = 'completed'
+        c.history.push({ status: c.status, summary: c.output.summary })
+        this.checkRuns.push(c)
+        return [201, this.checkRunJson(c)]
+      }
+      case 'PATCH /check-runs/{check_run_id}': {
+        const c = this.checkRuns.find((r) => r.id === Number(p.check_run_id))
+        if (c === undefined) return notFound
+        if (typeof b.status === 'string') c.status = b.status
+        if (typeof b.conclusion === 'string') {
+          c.conclusion = b.conclusion
+          c.status = 'completed'
+        }
+        if (typeof b.completed_at === 'string') c.completed_at = b.completed_at
+        if (typeof b.details_url === 'string') c.details_url = b.details_url
+        const output = b.output as { title?: string; summary?: string } | undefined
+        if (output !== undefined)
+          c.output = { title: output.title ?? null, summary: output.summary ?? null }
+        c.history.push({ status: c.status, summary: c.output.summary })
+        return [200, this.checkRunJson(c)]
+      }
+      case 'GET /actions/runs/{run_id}/jobs': {
+        const jobs = this.workflowJobs.get(p.run_id)
+        if (jobs === undefined) return notFound
+        return [
+          200,
+          {
+            total_count: jobs.length,
+            jobs: jobs.map((j) => ({
+              ...j,
+              run_id: Number(p.run_id),
+              html_url: `https://github.com/${this.owner}/${this.repo}/actions/runs/${p.run_id}/job/${j.id}`
+            }))
+          }
+        ]
+      }
       case 'GET /commits/{ref}/statuses': {
         const list = this.statuses.filter((s) => s.sha === p.ref).reverse()
         return [200, list.map((s) => this.statusJson(s))]
@@ -1022,6 +1103,21 @@ export class GitHubStandIn {
       target_url: s.target_url,
       creator: this.userJson(s.creator),
       created_at: new Date().toISOString()
+    }
+  }
+
+  checkRunJson(c: CheckRun): Record<string, unknown> {
+    return {
+      id: c.id,
+      head_sha: c.head_sha,
+      name: c.name,
+      status: c.status,
+      conclusion: c.conclusion,
+      details_url: c.details_url,
+      started_at: c.started_at,
+      completed_at: c.completed_at,
+      output: c.output,
+      html_url: `https://github.com/${this.owner}/${this.repo}/runs/${c.id}`
     }
   }
 }

@@ -18,6 +18,7 @@ import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { applyMode, approveMode, commandMode, locateMode, publishMode } from './github/modes.js'
+import { progressMode } from './github/progress.js'
 import { bool } from './inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
@@ -27,7 +28,7 @@ import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/store.js'
 import { STATE } from './state.js'
 
-const MODES = ['run', 'publish', 'approve', 'locate', 'apply', 'command'] as const
+const MODES = ['run', 'publish', 'approve', 'locate', 'apply', 'command', 'progress'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
 const readInput = boundedReader((name: string): string | undefined => {
@@ -71,6 +72,7 @@ export async function run(): Promise<void> {
     if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
+    if (mode === 'progress') return await progressMode(readInput, new ActionLogger(), modeEnv)
     // The policy from the base, the pull request's head (not the merge commit), the preset.
     const inputs = await readRunInputs(
       readInput,

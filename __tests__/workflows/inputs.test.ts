@@ -94,7 +94,13 @@ async function actionStepOf(given: Record<string, unknown>) {
     jobs: {
       airlock: {
         uses: './.github/workflows/agent-run.yml',
-        permissions: { contents: 'read', 'pull-requests': 'write', statuses: 'write' },
+        permissions: {
+          contents: 'read',
+          'pull-requests': 'write',
+          statuses: 'write',
+          checks: 'write',
+          actions: 'read'
+        },
         with: {
           'airlock-repository': 'octo-org/agent-airlock',
           'airlock-ref': 'd'.repeat(40),

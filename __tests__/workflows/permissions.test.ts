@@ -77,9 +77,14 @@ test('examples/pull-request.yml: the run job reads; publish has what the caller 
   expect(call.permissions.publish).toEqual({
     contents: 'read',
     'pull-requests': 'write',
-    statuses: 'write'
+    statuses: 'write',
+    checks: 'write',
+    actions: 'read'
   })
   expect(call.permissions.publish['id-token']).toBeUndefined()
+  // The progress job writes check runs only: without statuses: write it cannot set the gate.
+  expect(call.permissions.progress).toEqual({ checks: 'write', actions: 'read' })
+  expect(call.permissions.progress.statuses).toBeUndefined()
 })
 
 test('a caller that grants id-token: write and attestations: write lets publish sign; the run job never gets an id-token', async () => {
@@ -87,6 +92,8 @@ test('a caller that grants id-token: write and attestations: write lets publish 
     contents: 'read',
     'pull-requests': 'write',
     statuses: 'write',
+    checks: 'write',
+    actions: 'read',
     'id-token': 'write',
     attestations: 'write'
   })
@@ -95,7 +102,15 @@ test('a caller that grants id-token: write and attestations: write lets publish 
 })
 
 test('a nested job asking for more than the caller grants is the startup error GitHub reports', async () => {
-  await expect(agentRun({ 'pull-requests': 'write', statuses: 'write' })).rejects.toThrow(
+  await expect(
+    agentRun({ 'pull-requests': 'write', statuses: 'write', checks: 'write', actions: 'read' })
+  ).rejects.toThrow(
     /the nested job 'run' is requesting 'contents: read', but is only allowed 'contents: none'/
+  )
+  // A caller that grants no checks: write fails at startup on the progress job.
+  await expect(
+    agentRun({ contents: 'read', 'pull-requests': 'write', statuses: 'write' })
+  ).rejects.toThrow(
+    /the nested job 'progress' is requesting 'checks: write', but is only allowed 'checks: none'/
   )
 })

@@ -481,7 +481,7 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
     'jobs:',
     '  airlock:',
     `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
-    '    permissions: { contents: read, pull-requests: write, statuses: write }',
+    '    permissions: { contents: read, pull-requests: write, statuses: write, checks: write, actions: read }',
     '    with:',
     '      airlock-repository: OWNER/agent-airlock',
     `      airlock-ref: '${'0'.repeat(40)}'`,

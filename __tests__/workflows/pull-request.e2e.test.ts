@@ -12,7 +12,7 @@
  * the pinned node base (build-args BASE), the local proxy image, and the model API's address
  * (the preset's route pointed at the stub, the stub's CA). Everything else is the files' own.
  */
-import { spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
@@ -39,6 +39,11 @@ import {
   type Contexts,
   type ReadWorkflow
 } from '../../__fixtures__/workflows.js'
+import {
+  freePort,
+  startDockerRegistry,
+  stopDockerRegistry
+} from '../../scripts/docker-registry.mjs'
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
 import { imageId, makeCerts, readTree, startStubs, type StubNet } from '../egress/helpers.js'
@@ -74,6 +79,63 @@ function examplePolicy(): string {
   for (const key of ['setup-command', 'setup-allow-hosts', 'services']) doc.delete(key)
   return doc.toString()
 }
+
+/**
+ * examples/policy/airlock.yml with its database kept: `isolation: auto` and `services:` as shipped,
+ * the service's image replaced by `image` (a digest in the test's registry) and its command by the
+ * one Debian's PostgreSQL package needs (the example names the official image's entrypoint); without
+ * the install phase, whose `npm ci` would need the outside npm registry.
+ */
+function examplePolicyWithDatabase(image: string): string {
+  const doc = YAML.parseDocument(
+    fs
+      .readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8')
+      .replace('your-github-login', PEOPLE.writer.login)
+  )
+  for (const key of ['setup-command', 'setup-allow-hosts']) doc.delete(key)
+  expect(doc.getIn(['isolation'])).toBe('auto')
+  expect(doc.hasIn(['services', 'db', 'image'])).toBe(true)
+  doc.setIn(['services', 'db', 'image'], image)
+  doc.setIn(['services', 'db', 'user'], '101:104')
+  doc.setIn(
+    ['services', 'db', 'command'],
+    "initdb -D /tmp/pg -U postgres --auth=trust >/dev/null && echo 'host all all all trust' >> /tmp/pg/pg_hba.conf && exec postgres -D /tmp/pg -c listen_addresses='*' -k /tmp"
+  )
+  return doc.toString()
+}
+
+/**
+ * The repository's database test, in Node (the agent image has no psql): PostgreSQL's wire
+ * protocol — startup as postgres (trust), one simple query, its one value printed.
+ */
+const DB_TEST = `import net from 'node:net'
+const sql = process.argv[2]
+const s = net.connect(5432, 'db')
+const msg = (type, body) => {
+  const len = Buffer.alloc(4); len.writeInt32BE(body.length + 4)
+  return Buffer.concat([Buffer.from(type), len, body])
+}
+s.on('connect', () => {
+  const params = Buffer.from('user\0postgres\0database\0postgres\0\0')
+  const head = Buffer.alloc(8); head.writeInt32BE(params.length + 8); head.writeInt32BE(196608, 4)
+  s.write(Buffer.concat([head, params]))
+})
+let buf = Buffer.alloc(0)
+let sent = false
+s.on('data', (d) => {
+  buf = Buffer.concat([buf, d])
+  while (buf.length >= 5) {
+    const type = String.fromCharCode(buf[0]); const len = buf.readInt32BE(1)
+    if (buf.length < len + 1) return
+    const body = buf.subarray(5, len + 1); buf = buf.subarray(len + 1)
+    if (type === 'E') { console.error('db error: ' + body.toString().replace(/\0/g, ' ')); process.exit(1) }
+    if (type === 'Z' && !sent) { sent = true; s.write(msg('Q', Buffer.from(sql + '\0'))) }
+    else if (type === 'D') { const n = body.readInt32BE(2); console.log('db answer: ' + body.subarray(6, 6 + n)) }
+    else if (type === 'Z') { s.end(); process.exit(0) }
+  }
+})
+s.on('error', (e) => { console.error('db unreachable: ' + e.message); process.exit(1) })
+`
 
 let world: World
 let results: ResultsService
@@ -546,3 +608,90 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
   expect(report.setup?.cache).toBeUndefined()
   expect(report.isolation).toMatchObject({ requested: 'runsc', tier: 'runsc', runtime: 'runsc' })
 }, 180_000)
+
+test('the example policy (isolation: auto) with its PostgreSQL service, pulled by digest during the run from a registry; the tests talk to it', async () => {
+  // A registry on loopback holds the database image; the engine has no image by that reference
+  // before the run, as on a fresh runner.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-workflow-registry-'))
+  const port = await freePort()
+  const registry = await startDockerRegistry(dir, port)
+  let pinned = ''
+  const present = (): boolean =>
+    spawnSync('docker', ['image', 'inspect', pinned], { stdio: 'ignore' }).status === 0
+  try {
+    const repo = `localhost:${port}/octo-org/postgres-${process.pid}`
+    execFileSync('docker', ['tag', 'airlock-local/postgres:15', `${repo}:15`])
+    execFileSync('docker', ['push', '-q', `${repo}:15`])
+    pinned = execFileSync('docker', [
+      'image',
+      'inspect',
+      '-f',
+      '{{range .RepoDigests}}{{println .}}{{end}}',
+      `${repo}:15`
+    ])
+      .toString()
+      .split('\n')
+      .find((d) => d.startsWith(repo))!
+    expect(pinned).toMatch(/@sha256:[a-f0-9]{64}$/)
+    execFileSync('docker', ['rmi', `${repo}:15`])
+    if (present()) execFileSync('docker', ['rmi', pinned])
+    expect(present()).toBe(false)
+
+    // The base branch gets the example policy with the database, and the repository its test.
+    const ws = world.workspace
+    gitIn(ws, ['checkout', '-q', 'main'])
+    fs.writeFileSync(path.join(ws, '.github/airlock.yml'), examplePolicyWithDatabase(pinned))
+    fs.writeFileSync(path.join(ws, 'db-test.mjs'), DB_TEST)
+    gitIn(ws, ['add', '.github/airlock.yml', 'db-test.mjs'])
+    gitIn(ws, ['commit', '-q', '-m', 'a database for the tests'])
+    gitIn(ws, ['push', '-q', remote(), 'main'])
+    gitIn(ws, ['checkout', '-q', 'feature'])
+    gitIn(ws, ['merge', '-q', '--no-edit', 'main'])
+    gitIn(ws, ['push', '-q', remote(), 'feature'])
+    updatePullRefs()
+
+    // The policy has no test command: the call names it (an input wins over the policy file).
+    const read: ReadWorkflow = (f) => {
+      const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
+      return f === 'examples/pull-request.yml'
+        ? text.replace(
+            '      agent: claude-code\n',
+            `      agent: claude-code\n      test-command: node db-test.mjs "SELECT 'hello from ' || current_database()"\n`
+          )
+        : text
+    }
+    const { run, publish } = await pullRequestRun({ read })
+    expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+    expect(run.outputs.outcome).toBe('success')
+    const out = path.join(run.workspace, 'airlock-out')
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'report.json'), 'utf8')) as {
+      isolation?: { requested: string; tier: string; runtime: string }
+      services?: { name: string; phase: string; image: string; imageId: string; healthy: boolean }[]
+      tests: { phase: { exitCode: number | null } | null }
+    }
+    // auto chose gVisor for this networked, credentialed run; the pinned registration step ran.
+    expect(report.isolation).toMatchObject({ requested: 'auto', tier: 'runsc' })
+    const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
+    expect([gvisor.skipped, gvisor.code]).toEqual([false, 0])
+    // The database image was pulled by its digest during the run, and served the tests.
+    expect(present()).toBe(true)
+    expect(report.services).toEqual([
+      expect.objectContaining({
+        name: 'db',
+        phase: 'tests',
+        image: pinned,
+        imageId: imageId('airlock-local/postgres:15'),
+        healthy: true
+      })
+    ])
+    expect(report.tests.phase?.exitCode).toBe(0)
+    expect(fs.readFileSync(path.join(out, 'logs', 'tests.log'), 'utf8')).toContain(
+      'db answer: hello from postgres'
+    )
+    expect([publish.result, log(publish)]).toEqual(['success', expect.any(String)])
+  } finally {
+    if (pinned !== '') spawnSync('docker', ['rmi', pinned], { stdio: 'ignore' })
+    await stopDockerRegistry(registry)
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}, 600_000)

@@ -3,7 +3,7 @@ import * as path from 'node:path'
 import * as core from '@actions/core'
 import { ConfigurationError } from './errors.js'
 import { reportFailure } from './github/failure.js'
-import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
+import { OUTPUT, publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
 import { ActionLogger } from './github/logger.js'
 import { INPUT } from './input-names.js'
 import { readRunInputs } from './inputs/read-run.js'
@@ -14,6 +14,7 @@ import type { ContentsApi } from './policy/load.js'
 import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
 import { runPipeline } from './pipeline/run.js'
+import { plannedTier } from './pipeline/isolation.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
@@ -27,7 +28,7 @@ import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/store.js'
 import { STATE } from './state.js'
 
-const MODES = ['run', 'publish', 'approve', 'locate', 'apply', 'command'] as const
+const MODES = ['run', 'plan', 'publish', 'approve', 'locate', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
 const readInput = boundedReader((name: string): string | undefined => {
@@ -79,6 +80,14 @@ export async function run(): Promise<void> {
     )
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
+    if (mode === 'plan') {
+      // The tier the run will ask for, read before the engine is touched (the gVisor step needs it).
+      const planned = await plannedTier(plan)
+      core.info(`isolation tier: ${planned.tier} (${planned.reasons.join('; ')})`)
+      core.setOutput(OUTPUT.tier, planned.tier)
+      core.setOutput(OUTPUT.gvisor, String(planned.gvisor))
+      return
+    }
     for (const e of inputs.env) core.setSecret(e.value)
     for (const c of inputs.egress?.credentials ?? []) core.setSecret(c.secret)
     const tempRoot = modeEnv.runnerTemp ?? os.tmpdir()

@@ -231,7 +231,7 @@ function runnerSetup(
     token: TOKEN,
     artifactEnv: results.env,
     machineInputs: (step) =>
-      step.with.mode !== 'run'
+      step.with.mode !== 'run' && step.with.mode !== 'plan'
         ? {}
         : Object.fromEntries(
             Object.entries({
@@ -335,6 +335,8 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   // The call names no tier; the base branch's policy file (isolation: auto) chooses gVisor for a
   // networked, credentialed run, so the pinned registration step runs first (here the daemon has
   // both entries already and it changes nothing; a hosted runner gets them registered).
+  const plan = run.steps.find((s) => s.step.with?.mode === 'plan')!
+  expect([plan.code, plan.stdout]).toEqual([0, expect.stringContaining('isolation tier: runsc')])
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
   expect([gvisor.skipped, gvisor.code]).toEqual([false, 0])
   expect(gvisor.stderr).toMatch(/already has the gVisor runtimes/)
@@ -564,7 +566,9 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
     ...runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`),
     // A hosted runner pulls the pinned base; here it is the local image.
     machineInputs: (step): Record<string, string> =>
-      step.with.mode === 'run' ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' } : {}
+      step.with.mode === 'run' || step.with.mode === 'plan'
+        ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
+        : {}
   }
   const run = await runJob(
     call.callee,
@@ -695,3 +699,57 @@ test('the example policy (isolation: auto) with its PostgreSQL service, pulled b
     fs.rmSync(dir, { recursive: true, force: true })
   }
 }, 600_000)
+
+test('the policy (isolation: auto) chooses runc for a run without network, credentials or install phase → the plan step says so and the gVisor step is skipped', async () => {
+  const event = payload(false)
+  const ctx: Contexts = {
+    github: githubContext('pull_request', event, {
+      sha: merge,
+      ref: `refs/pull/${PR_NUMBER}/merge`,
+      token: TOKEN
+    })
+  }
+  const caller = [
+    'on: pull_request',
+    'permissions: {}',
+    'jobs:',
+    '  airlock:',
+    `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
+    '    permissions: { contents: read, pull-requests: write, statuses: write }',
+    '    with:',
+    '      airlock-repository: OWNER/agent-airlock',
+    `      airlock-ref: '${'0'.repeat(40)}'`,
+    '      dockerfile: .github/airlock/Dockerfile',
+    '      agent-command: agent',
+    '      task: .github/airlock/review-task.md',
+    '      publish: false',
+    ''
+  ].join('\n')
+  const read: ReadWorkflow = (f) =>
+    f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
+  const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
+  const busybox = imageId('airlock-local/busybox:1')
+  const setup: RunnerSetup = {
+    ...runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`),
+    machineInputs: (step): Record<string, string> =>
+      step.with.mode === 'run' || step.with.mode === 'plan'
+        ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
+        : {}
+  }
+  const run = await runJob(
+    call.callee,
+    'run',
+    { ...ctx, inputs: call.inputs, secrets: call.secrets },
+    setup
+  )
+  expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  const plan = run.steps.find((s) => s.step.with?.mode === 'plan')!
+  expect([plan.code, plan.stdout]).toEqual([0, expect.stringContaining('isolation tier: runc')])
+  const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
+  expect(gvisor.skipped).toBe(true)
+  const report = JSON.parse(
+    fs.readFileSync(path.join(run.workspace, 'airlock-out', 'report.json'), 'utf8')
+  ) as { outcome: string; isolation?: { requested: string; tier: string } }
+  expect(report.outcome).toBe('success')
+  expect(report.isolation).toMatchObject({ requested: 'auto', tier: 'runc' })
+}, 180_000)

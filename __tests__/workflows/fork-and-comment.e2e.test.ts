@@ -205,7 +205,9 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
       'run-id': FORK_RUN,
       path: `${download.environment.RUNNER_TEMP}/untrusted`
     })
-    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    const action = job.steps.find(
+      (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+    )!
     expect(action.inputs).toMatchObject({
       mode: 'publish',
       'output-dir': `${action.environment.RUNNER_TEMP}/untrusted`
@@ -234,7 +236,9 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
     await forkEvidence()
     const { job } = await publisher(finishedRun(FORK_REPO), FORK_RUN, APP_SECRETS)
     expectSuccess(job)
-    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    const action = job.steps.find(
+      (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+    )!
     expect(action.inputs).toMatchObject({ 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })
     expect(world.api.reviews.map((r) => [r.pull, r.user.login])).toEqual([[FORK_PR, APP.login]])
     expect(world.api.statuses.map((s) => [s.state, s.creator.login])).toEqual([
@@ -443,7 +447,9 @@ describe('agent-approve.yml with a GitHub App identity', () => {
       'permission-statuses': 'write',
       'permission-pull-requests': 'write'
     })
-    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    const action = job.steps.find(
+      (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+    )!
     expect(action.inputs).toMatchObject({ 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })
     // The key went only to the step that mints the token.
     for (const s of job.steps.filter((x) => x !== mint)) {
@@ -465,7 +471,9 @@ describe('agent-approve.yml with a GitHub App identity', () => {
     expectSuccess(job)
     const mint = job.steps.find((s) => s.step.uses?.startsWith('actions/create-github-app-token@'))!
     expect(mint.skipped).toBe(true)
-    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    const action = job.steps.find(
+      (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+    )!
     expect(action.inputs).toMatchObject({ 'github-token': TOKEN, 'app-slug': '' })
     expect(gate(world.base)).toEqual(['pending', 'success'])
   })

@@ -87,7 +87,7 @@ async function declared(): Promise<Record<string, WorkflowInput>> {
 }
 
 /** A caller giving `given` to agent-run.yml; the run job's Agent Airlock step, evaluated. */
-async function actionStepOf(given: Record<string, unknown>) {
+async function actionStepOf(given: Record<string, unknown>, planGvisor?: string) {
   const caller = YAML.stringify({
     on: 'pull_request',
     permissions: {},
@@ -106,8 +106,21 @@ async function actionStepOf(given: Record<string, unknown>) {
   const read: ReadWorkflow = (f) =>
     f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
   const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
-  const steps = jobSteps(call.callee, 'run', { ...ctx, inputs: call.inputs, secrets: call.secrets })
-  return { steps, action: steps.find((s) => s.uses === './.airlock/action')! }
+  // What the plan step answered (steps.plan.outputs.gvisor); absent: it gave no answer.
+  const planned =
+    planGvisor === undefined
+      ? {}
+      : { steps: { plan: { outputs: { gvisor: planGvisor }, outcome: 'success' } } }
+  const steps = jobSteps(call.callee, 'run', {
+    ...ctx,
+    inputs: call.inputs,
+    secrets: call.secrets,
+    ...planned
+  })
+  return {
+    steps,
+    action: steps.find((s) => s.uses === './.airlock/action' && s.with.mode !== 'plan')!
+  }
 }
 
 test('the exclusion list names only inputs action.yml has, each with its reason', () => {
@@ -159,18 +172,14 @@ test('an excluded input the workflow itself offers does not reach the run step f
 describe('the gVisor registration step', () => {
   const NAME = "Register gVisor in the runner's Docker"
 
-  test.each<[string, boolean, Record<string, unknown>]>([
-    ['neither isolation nor runtime given (the policy file decides)', true, {}],
-    ['isolation: runc', false, { isolation: 'runc' }],
-    ['runtime: runc', false, { runtime: 'runc' }],
-    ['isolation: kata', false, { isolation: 'kata' }],
-    ['isolation: runsc', true, { isolation: 'runsc' }],
-    ['isolation: auto', true, { isolation: 'auto' }],
-    ['runtime: runsc', true, { runtime: 'runsc' }],
-    ['gvisor: true (the policy file asks for gVisor)', true, { gvisor: 'true' }],
-    ['gvisor: false with isolation: runsc', false, { gvisor: 'false', isolation: 'runsc' }]
-  ])('%s → runs: %s', async (_name, runs, given) => {
-    const { steps } = await actionStepOf(given)
+  test.each<[string, boolean, Record<string, unknown>, string | undefined]>([
+    ['the plan step says the tier is gVisor', true, {}, 'true'],
+    ['the plan step says the tier is not gVisor (runc, kata...)', false, {}, 'false'],
+    ["the plan step gave no answer (its error is the run step's to report)", true, {}, undefined],
+    ['gvisor: true, the plan says runc', true, { gvisor: 'true' }, 'false'],
+    ['gvisor: false, the plan says gVisor', false, { gvisor: 'false' }, 'true']
+  ])('%s → runs: %s', async (_name, runs, given, planGvisor) => {
+    const { steps } = await actionStepOf(given, planGvisor)
     const i = steps.findIndex((s) => s.run?.includes('register-gvisor.sh'))
     expect(i).toBeGreaterThan(-1)
     expect(steps[i].runs).toBe(runs)
@@ -191,7 +200,9 @@ describe('the gVisor registration step', () => {
     const prCheckout = steps.findIndex(
       (s) => s.uses?.startsWith('actions/checkout@') && s.with.path === undefined
     )
-    const actionStep = steps.findIndex((s) => s.uses === './.airlock/action')
+    const actionStep = steps.findIndex(
+      (s) => s.uses === './.airlock/action' && s.with.mode === 'run'
+    )
     expect(prCheckout).toBeLessThan(airlockCheckout)
     expect(airlockCheckout).toBeLessThan(gvisor)
     expect(gvisor).toBeLessThan(actionStep)

@@ -330,7 +330,9 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   expect(run.outputs.outcome).toBe('success')
   expect(run.outputs['artifact-id']).toMatch(/^\d+$/)
   // The action got the head commit and the preset, and the key only as the proxy's credential.
-  const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
+  const action = run.steps.find(
+    (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+  )!
   expect(action.inputs).toMatchObject({ ref: head, agent: 'claude-code', env: '' })
   // The call names no tier; the base branch's policy file (isolation: auto) chooses gVisor for a
   // networked, credentialed run, so the pinned registration step runs first (here the daemon has
@@ -591,7 +593,9 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
   ).toBe(true)
 
   // What reached the action, and what it did with it.
-  const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
+  const action = run.steps.find(
+    (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+  )!
   expect(action.inputs).toMatchObject({
     'setup-command': 'mkdir -p vendor && echo installed > vendor/marker',
     isolation: 'runsc',

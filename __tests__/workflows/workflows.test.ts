@@ -171,13 +171,17 @@ describe('agent-run.yml', () => {
   test('the job that runs the pull request code can only read, and never runs for pull_request_target', () => {
     expect(jobs.run.permissions).toEqual({ contents: 'read' })
     expect(jobs.run.if).toMatch(/github\.event_name != 'pull_request_target'/)
-    const step = jobs.run.steps?.find((s) => s.uses === './.airlock/action')
+    const step = jobs.run.steps?.find(
+      (s) => s.uses === './.airlock/action' && s.with?.mode !== 'plan'
+    )
     expect(step?.with?.mode).toBe('run')
     expect(step?.with?.publish).toBe('false')
   })
 
   test('the agent key is withheld from forks', () => {
-    const step = jobs.run.steps?.find((s) => s.uses === './.airlock/action') as Step & {
+    const step = jobs.run.steps?.find(
+      (s) => s.uses === './.airlock/action' && s.with?.mode !== 'plan'
+    ) as Step & {
       env?: Record<string, string>
     }
     expect(step.env?.AIRLOCK_AGENT_API_KEY).toMatch(

@@ -26,8 +26,8 @@ export interface PhaseResources {
 
 /**
  * The test command's phases have no network: their package managers fail at once instead of
- * retrying a registry for minutes (npm, pnpm, yarn 1 and 2+, pip, uv; docs/setup.md). The run's
- * `env` comes after them, so a repository can set another value.
+ * retrying a registry for minutes (npm, pnpm, yarn 1 and 2+, pip, uv; docs/setup.md). A variable of
+ * the run's `env` with the same name replaces one of these.
  */
 export const OFFLINE_ENV: readonly string[] = [
   'npm_config_offline=true',
@@ -75,7 +75,9 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
       `AIRLOCK_PHASE=${phase.name}`,
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
       ...(res.outDir !== undefined ? [`AIRLOCK_OUT_DIR=${SANDBOX_PATHS.out}`] : []),
-      ...(phase.name === 'tests' || phase.name === 'baseline' ? OFFLINE_ENV : []),
+      ...(phase.name === 'tests' || phase.name === 'baseline'
+        ? OFFLINE_ENV.filter((v) => !res.env.some((e) => v.startsWith(`${e.name}=`)))
+        : []),
       ...res.env.map((e) => `${e.name}=${e.value}`),
       ...(res.cache?.env ?? []),
       ...(egress?.env ?? [])

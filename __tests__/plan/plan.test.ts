@@ -1,7 +1,7 @@
 import { planRun } from '../../src/plan.js'
 import type { Inputs } from '../../src/inputs.js'
 import { NO_POLICY } from '../../src/policy.js'
-import { containerSpec, OFFLINE_ENV } from '../../src/sandbox/spec.js'
+import { containerSpec, INSTALL_ENV, OFFLINE_ENV } from '../../src/sandbox/spec.js'
 import { createOptions } from '../../src/sandbox/docker/create.js'
 
 function inputs(overrides: Partial<Inputs> = {}): Inputs {
@@ -139,7 +139,9 @@ describe('containerSpec', () => {
       expect(spec.Env).toContain('API_KEY=v')
       expect(
         spec
-          .Env!.filter((e) => !e.startsWith('API_KEY=') && !OFFLINE_ENV.includes(e))
+          .Env!.filter(
+            (e) => !e.startsWith('API_KEY=') && !OFFLINE_ENV.includes(e) && !INSTALL_ENV.includes(e)
+          )
           .every((e) => /^(HOME|TMPDIR|AIRLOCK[A-Z_]*)=/.test(e))
       ).toBe(true)
     }
@@ -178,6 +180,20 @@ describe('package managers in the phases without network', () => {
     // The run's own env replaces one: a repository that needs another value sets it.
     expect(env).toContain('PIP_RETRIES=3')
     expect(env).not.toContain('PIP_RETRIES=0')
+  })
+
+  it('the install phase makes no audit, fund or update-check request', () => {
+    const withSetup = planRun(
+      inputs({
+        testCommand: 'npm test',
+        setup: { command: 'npm install', presets: [], allow: [] }
+      })
+    )
+    const setup = withSetup.phases.find((p) => p.name === 'setup')!
+    const env = containerSpec(withSetup, setup, { ...res, env: [] }).env
+    for (const v of ['npm_config_audit=false', 'npm_config_fund=false', 'NO_UPDATE_NOTIFIER=1'])
+      expect(env).toContain(v)
+    expect(env).not.toContain('npm_config_offline=true')
   })
 
   it('the agent phase keeps its package managers as they are', () => {

@@ -46,6 +46,17 @@ export const OFFLINE_ENV: readonly string[] = [
 ]
 
 /**
+ * The install phase asks the registry for nothing but packages: no audit, no funding notice, no
+ * update check (a warm install then makes no registry request; docs/setup.md).
+ */
+export const INSTALL_ENV: readonly string[] = [
+  'npm_config_audit=false',
+  'npm_config_fund=false',
+  'npm_config_update_notifier=false',
+  'NO_UPDATE_NOTIFIER=1'
+]
+
+/**
  * The container of one phase, in the runtime's terms. Pure; the backend adds the hardening every
  * container shares (src/sandbox/docker/create.ts), and the integration tests read it back.
  */
@@ -78,6 +89,7 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
       ...(phase.name === 'tests' || phase.name === 'baseline'
         ? OFFLINE_ENV.filter((v) => !res.env.some((e) => v.startsWith(`${e.name}=`)))
         : []),
+      ...(phase.name === 'setup' ? INSTALL_ENV : []),
       ...res.env.map((e) => `${e.name}=${e.value}`),
       ...(res.cache?.env ?? []),
       ...(egress?.env ?? [])

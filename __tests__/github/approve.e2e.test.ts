@@ -378,7 +378,9 @@ describe('approve checks the evidence it is handed (output-dir) against its prov
       { 'output-dir': file }
     )
     expect(run.code).toBe(1)
-    expect(run.stdout).toMatch(/::error::output-dir: .*is not a folder/)
+    expect(run.stdout).toMatch(
+      /::error title=Agent Airlock%3A configuration::output-dir: .*is not a folder/
+    )
     expect(gate(world.base).map((s) => s.state)).toEqual(['pending'])
   })
 

@@ -76,18 +76,29 @@ export function gatePartly(
   }
 }
 
+/** A gate status of `context` (with the run's link when there is one). */
+function gateStatus(
+  state: 'pending' | 'success',
+  text: string,
+  context: string,
+  targetUrl: string | undefined
+): StatusPayload {
+  return {
+    context,
+    ...(targetUrl ? { target_url: targetUrl } : {}),
+    state,
+    description: description(text)
+  }
+}
+
 export function gateApproved(
   approver: string,
   diffSha256: string | null,
   context: string,
   targetUrl?: string
 ): StatusPayload {
-  return {
-    context,
-    ...(targetUrl ? { target_url: targetUrl } : {}),
-    state: 'success',
-    description: description(`approved by @${approver} for diff ${shortSha(diffSha256)}`)
-  }
+  const text = `approved by @${approver} for diff ${shortSha(diffSha256)}`
+  return gateStatus('success', text, context, targetUrl)
 }
 
 export interface CurrentStatus {
@@ -133,12 +144,6 @@ export function gateRevoked(
   context: string,
   targetUrl?: string
 ): StatusPayload {
-  return {
-    context,
-    ...(targetUrl ? { target_url: targetUrl } : {}),
-    state: 'pending',
-    description: description(
-      `changes requested by @${reviewer}; awaiting approval of diff ${shortSha(diffSha256)}`
-    )
-  }
+  const text = `changes requested by @${reviewer}; awaiting approval of diff ${shortSha(diffSha256)}`
+  return gateStatus('pending', text, context, targetUrl)
 }

@@ -144,15 +144,18 @@ describe('the acknowledgement in the command', () => {
 })
 
 describe("the review's next step for protected paths", () => {
-  test('names the paths and the approval that turns the gate green', () => {
+  test('says which approval turns the gate green', () => {
     expect(protectedNextStep(DIFF, [], { required: 1, protectedApprovers: [] })).toBeNull()
-    expect(
-      protectedNextStep(DIFF, ['.github/workflows/ci.yml'], { required: 1, protectedApprovers: [] })
-    ).toBe(
-      `This change touches protected paths (\`.github/workflows/ci.yml\`): the gate turns green only with an approval that acknowledges them: \`/airlock approve ${SHORT} protected\`.`
+    expect(protectedNextStep(DIFF, [{}], { required: 1, protectedApprovers: [] })).toBe(
+      `this change touches a protected path (see Policy above): the gate turns green only with an approval that acknowledges them: \`/airlock approve ${SHORT} protected\`.`
     )
     expect(
-      protectedNextStep(DIFF, ['package.json'], { required: 2, protectedApprovers: ['@org/sec'] })
-    ).toMatch(/one of the protected-approvers \(@org\/sec\); 2 approvals from different people/)
+      protectedNextStep(DIFF, [{}, {}], { required: 2, protectedApprovers: ['@org/sec'] })
+    ).toMatch(
+      /2 protected paths.*one of the protected-approvers \(@org\/sec\); 2 approvals from different people/
+    )
+    expect(
+      protectedNextStep(DIFF, [{}], { required: 1, protectedApprovers: [], approversNamed: true })
+    ).toMatch(/protected-approvers named in \.github\/airlock\.yml/)
   })
 })

@@ -49,7 +49,8 @@ import {
   jobRuns,
   loadWorkflow,
   resolveCall,
-  type Contexts
+  type Contexts,
+  type ReadWorkflow
 } from '../../__fixtures__/workflows.js'
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
@@ -282,7 +283,24 @@ describe('comment trigger: examples/comment-run.yml', () => {
   const comment = (user: User, body: string, action = 'created'): Record<string, unknown> =>
     commandComment(user, body, action)
 
-  /** The three jobs, in order, as GitHub runs them (each only when its `if:` holds). */
+  /**
+   * examples/comment-run.yml as written, except that the agent is the repository's own image (its
+   * Dockerfile and command) instead of the preset: this tier builds no preset image.
+   */
+  const read: ReadWorkflow = (f) => {
+    const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
+    return f === 'examples/comment-run.yml'
+      ? text
+          .replace(
+            '      agent: claude-code\n',
+            '      dockerfile: .github/airlock/Dockerfile\n      agent-command: agent --task /airlock/task.md\n'
+          )
+          // The budget applies to the preset's model route, which this agent has none of.
+          .replace(/^ {6}max-model-(requests|tokens): .*\n/gm, '')
+      : text
+  }
+
+  /** The command job, then the called workflow's run and publish jobs, as GitHub runs them. */
   async function commentRun(event: Record<string, unknown>) {
     const runId = String(100000 + Math.floor(Math.random() * 899999))
     const ctx: Contexts = {
@@ -292,9 +310,9 @@ describe('comment trigger: examples/comment-run.yml', () => {
         token: TOKEN,
         runId
       }),
-      secrets: { AGENT_API_KEY: 'sk-canary-comment-run' }
+      secrets: { ANTHROPIC_API_KEY: 'sk-canary-comment-run' }
     }
-    const w = await loadWorkflow('examples/comment-run.yml')
+    const w = await loadWorkflow('examples/comment-run.yml', read)
     const busybox = execFileSync('docker', [
       'image',
       'inspect',
@@ -315,9 +333,23 @@ describe('comment trigger: examples/comment-run.yml', () => {
     const needs: Record<string, unknown> = {
       command: { result: command.result, outputs: command.outputs }
     }
-    const run = await runJob(w, 'run', { ...ctx, needs }, s)
-    needs.run = { result: run.result, outputs: run.outputs }
-    const pub = await runJob(w, 'publish', { ...ctx, needs }, s)
+    const skipped = {
+      ran: false,
+      result: 'skipped',
+      outputs: {},
+      steps: []
+    } as unknown as JobResult
+    if (!jobRuns(w, 'airlock', { ...ctx, needs }))
+      return { command, run: skipped, publish: skipped, runId }
+    const call = await resolveCall(w, 'airlock', { ...ctx, needs }, read)
+    const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
+    const run = await runJob(call.callee, 'run', inner, s)
+    const pub = await runJob(
+      call.callee,
+      'publish',
+      { ...inner, needs: { run: { result: run.result, outputs: run.outputs } } },
+      s
+    )
     return { command, run, publish: pub, runId }
   }
 
@@ -336,7 +368,6 @@ describe('comment trigger: examples/comment-run.yml', () => {
       'run-requested': 'true',
       task,
       'head-sha': head,
-      fork: 'false',
       'pull-request': String(PR_NUMBER)
     })
     expect(world.api.reactions).toEqual([

@@ -37,7 +37,7 @@ const NOT_OFFERED: Record<string, string> = {
   'run-id': 'the default (<run id>-<attempt>) is unique per call and attempt',
   'artifact-name': 'the run job outputs the name the publish and apply jobs download',
   'policy-base':
-    'taken from the pull request event, never from a caller (the comment flow uses the action directly)',
+    "taken from the pull request event, never from a caller's value on it (the workflow's own policy-base counts only on events without a pull request)",
   'allowed-paths':
     "a review rule: only the policy file on the base branch sets it, not the caller's workflow file, which a pull request can edit",
   'protected-paths':

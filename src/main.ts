@@ -7,6 +7,8 @@ import { OUTPUT, publishArtifact, setRunOutputs, writeJobSummary } from './githu
 import { ActionLogger } from './github/logger.js'
 import { INPUT } from './input-names.js'
 import { readRunInputs } from './inputs/read-run.js'
+import { planEnvironment } from './cli/checks.js'
+import { AGENT_KEY_ENV } from './presets/presets.js'
 import { defaultContext } from './inputs/context.js'
 import { POLICY_INPUT, describePolicy } from './policy.js'
 import { policyValuesAt } from './policy/load.js'
@@ -72,10 +74,16 @@ export async function run(): Promise<void> {
     if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
-    // The policy from the base, the pull request's head (not the merge commit), the preset.
+    // The policy from the base, the pull request's head (not the merge commit), the preset. The
+    // plan step holds no model key: a stand-in lets the preset's routes be read (never sent).
     const inputs = await readRunInputs(
       readInput,
-      ctx,
+      mode === 'plan'
+        ? {
+            ...ctx,
+            environment: planEnvironment(ctx.environment, readInput(INPUT.agent), AGENT_KEY_ENV).env
+          }
+        : ctx,
       policyApi(readInput(INPUT.githubToken), ctx.event).api
     )
     core.info(describePolicy(inputs.policy))

@@ -3,10 +3,12 @@ import * as path from 'node:path'
 import * as core from '@actions/core'
 import { ConfigurationError } from './errors.js'
 import { reportFailure } from './github/failure.js'
-import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
+import { OUTPUT, publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
 import { ActionLogger } from './github/logger.js'
 import { INPUT } from './input-names.js'
 import { readRunInputs } from './inputs/read-run.js'
+import { planEnvironment } from './cli/checks.js'
+import { AGENT_KEY_ENV } from './presets/presets.js'
 import { defaultContext } from './inputs/context.js'
 import { POLICY_INPUT, describePolicy } from './policy.js'
 import { policyValuesAt } from './policy/load.js'
@@ -14,6 +16,7 @@ import type { ContentsApi } from './policy/load.js'
 import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
 import { runPipeline } from './pipeline/run.js'
+import { plannedTier } from './pipeline/isolation.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
@@ -28,7 +31,16 @@ import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/store.js'
 import { STATE } from './state.js'
 
-const MODES = ['run', 'publish', 'approve', 'locate', 'apply', 'command', 'progress'] as const
+const MODES = [
+  'run',
+  'plan',
+  'publish',
+  'approve',
+  'locate',
+  'apply',
+  'command',
+  'progress'
+] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
 const readInput = boundedReader((name: string): string | undefined => {
@@ -73,14 +85,28 @@ export async function run(): Promise<void> {
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'progress') return await progressMode(readInput, new ActionLogger(), modeEnv)
-    // The policy from the base, the pull request's head (not the merge commit), the preset.
+    // The policy from the base, the pull request's head (not the merge commit), the preset. The
+    // plan step holds no model key: a stand-in lets the preset's routes be read (never sent).
     const inputs = await readRunInputs(
       readInput,
-      ctx,
+      mode === 'plan'
+        ? {
+            ...ctx,
+            environment: planEnvironment(ctx.environment, readInput(INPUT.agent), AGENT_KEY_ENV).env
+          }
+        : ctx,
       policyApi(readInput(INPUT.githubToken), ctx.event).api
     )
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
+    if (mode === 'plan') {
+      // The tier the run will ask for, read before the engine is touched (the gVisor step needs it).
+      const planned = await plannedTier(plan)
+      core.info(`isolation tier: ${planned.tier} (${planned.reasons.join('; ')})`)
+      core.setOutput(OUTPUT.tier, planned.tier)
+      core.setOutput(OUTPUT.gvisor, String(planned.gvisor))
+      return
+    }
     for (const e of inputs.env) core.setSecret(e.value)
     for (const c of inputs.egress?.credentials ?? []) core.setSecret(c.secret)
     const tempRoot = modeEnv.runnerTemp ?? os.tmpdir()

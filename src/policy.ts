@@ -37,6 +37,8 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   isolation: 'runtime',
   'isolation-fallback': 'runtime',
   approvers: 'logins',
+  'required-approvals': 'positive-integer',
+  'protected-approvers': 'logins',
   'allow-self-approval': 'boolean'
 }
 const META_KEYS = ['version'] as const

@@ -1,6 +1,6 @@
 // Build output in a real run: what the agent writes into paths the base tree ignores stays out of
-// the diff, an agent's own .gitignore edit hides nothing, and the re-run of failed tests still gets
-// the build output.
+// the diff, an agent's own .gitignore edit hides nothing, and neither the tests nor their re-run
+// see what the agent left outside the tree.
 import * as fs from 'node:fs'
 import { makeWorkspace, runAirlock } from '../support/run.js'
 
@@ -21,10 +21,10 @@ describe('a diff that ignores build output', () => {
         'echo secret > hidden.txt',
         'echo new > src/app.js'
       ].join(' && '),
-      // Fails once (leaving a mark in the build output), passes on the re-run, which gets the build
-      // output (and the mark) carried into its fresh copy of the tree.
+      // The tests run on the result tree alone: the agent's build output is not there (exit 3 if
+      // it were). They fail once and pass on the one re-run (AIRLOCK_RERUN), on another fresh copy.
       'test-command':
-        'test -f node_modules/left-pad/index.js || exit 2; if [ -f node_modules/.ran ]; then exit 0; fi; touch node_modules/.ran; exit 1'
+        'if [ -e node_modules/left-pad/index.js ] || [ -e __pycache__ ]; then exit 3; fi; [ -n "$AIRLOCK_RERUN" ] || exit 1'
     })
     const r = run.report
     expect(r.diff.files.map((f) => f.path).sort()).toEqual([

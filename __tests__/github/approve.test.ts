@@ -1,4 +1,4 @@
-import { runCommand } from '../../src/github/command.js'
+import { acceptedReply, dispatchCommand, runCommand } from '../../src/github/command.js'
 import { approvalRequest } from '../../src/github/approval-request.js'
 import type { EventContext } from '../../src/github/context.js'
 import { HEAD } from './report-fixture.js'
@@ -101,5 +101,44 @@ describe('/airlock run comments', () => {
   })
   test('an edited comment is read as edited (and refused later)', () => {
     expect(runCommand(ctx('/airlock run x', 'edited'))?.edited).toBe(true)
+  })
+})
+
+describe('commanded runs: the manual run and the reply', () => {
+  const dispatch = (payload: Record<string, unknown>): EventContext => ({
+    eventName: 'workflow_dispatch',
+    owner: 'o',
+    repo: 'r',
+    payload,
+    serverUrl: 'https://github.com'
+  })
+  test('a manual run names its pull request and the person who started it', () => {
+    const ctx = dispatch({ sender: { login: 'w', type: 'User' } })
+    expect(dispatchCommand(ctx, 21, ' fix it ')).toEqual({
+      pullNumber: 21,
+      actor: { login: 'w', type: 'User' },
+      task: 'fix it',
+      edited: false
+    })
+    expect(dispatchCommand(ctx, undefined, 'fix it')).toBeNull()
+  })
+  test('the reply to an accepted command links the run and says the head is pinned', () => {
+    const text = acceptedReply(
+      { pullNumber: 21, actor: { login: 'w', type: 'User' }, task: 't', edited: false },
+      {
+        accepted: true,
+        task: 't',
+        headSha: HEAD,
+        baseSha: HEAD,
+        headRef: 'patch-1',
+        headRepository: 'mallory/hello',
+        fork: true
+      },
+      'https://github.com/o/r/actions/runs/5'
+    )
+    expect(text).toContain(HEAD.slice(0, 12))
+    expect(text).toContain('a push after this does not change what runs')
+    expect(text).toContain('(https://github.com/o/r/actions/runs/5)')
+    expect(text).toMatch(/fork mallory\/hello/)
   })
 })

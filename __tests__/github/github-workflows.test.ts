@@ -62,14 +62,23 @@ describe('the fork publisher', () => {
 
 describe('the comment trigger example', () => {
   const wf = load('examples/comment-run.yml')
-  test('the task reaches the action as an input, never a script', () => {
+  test('the instructions reach the reusable workflow as an input, never a script; pinned head, base policy, preset, key and budget', () => {
     const text = fs.readFileSync('examples/comment-run.yml', 'utf8')
-    const run = wf.jobs.run.steps.find((s: any) => s.with?.mode === 'run')
-    expect(run.with.task).toBe('${{ needs.command.outputs.task }}')
-    expect(run.with['policy-base']).toBe('${{ needs.command.outputs.base-sha }}')
-    for (const job of Object.values<any>(wf.jobs))
-      for (const s of job.steps ?? []) expect(s.run ?? '').not.toContain('${{')
+    const job = wf.jobs.airlock
+    expect(job.uses).toMatch(/\/\.github\/workflows\/agent-run\.yml@[0-9a-f]{40}$/)
+    expect(job.with).toMatchObject({
+      agent: 'claude-code',
+      task: '${{ needs.command.outputs.task }}',
+      'head-sha': '${{ needs.command.outputs.head-sha }}',
+      'policy-base': '${{ needs.command.outputs.base-sha }}',
+      'pull-request': '${{ needs.command.outputs.pull-request }}'
+    })
+    expect(Number(job.with['max-model-requests'])).toBeGreaterThan(0)
+    expect(Number(job.with['max-model-tokens'])).toBeGreaterThan(0)
+    expect(job.secrets).toEqual({ 'agent-api-key': '${{ secrets.ANTHROPIC_API_KEY }}' })
+    for (const j of Object.values<any>(wf.jobs))
+      for (const st of j.steps ?? []) expect(st.run ?? '').not.toContain('${{')
     expect(text).not.toContain('pull_request_target')
-    expect(wf.jobs.run.permissions).toEqual({ contents: 'read' })
+    expect(text).not.toContain('AGENT_API_KEY:')
   })
 })

@@ -1,7 +1,7 @@
 import { planRun } from '../../src/plan.js'
 import type { Inputs } from '../../src/inputs.js'
 import { NO_POLICY } from '../../src/policy.js'
-import { containerSpec } from '../../src/sandbox/spec.js'
+import { containerSpec, INSTALL_ENV, OFFLINE_ENV } from '../../src/sandbox/spec.js'
 import { createOptions } from '../../src/sandbox/docker/create.js'
 
 function inputs(overrides: Partial<Inputs> = {}): Inputs {
@@ -139,9 +139,64 @@ describe('containerSpec', () => {
       expect(spec.Env).toContain('API_KEY=v')
       expect(
         spec
-          .Env!.filter((e) => !e.startsWith('API_KEY='))
+          .Env!.filter(
+            (e) => !e.startsWith('API_KEY=') && !OFFLINE_ENV.includes(e) && !INSTALL_ENV.includes(e)
+          )
           .every((e) => /^(HOME|TMPDIR|AIRLOCK[A-Z_]*)=/.test(e))
       ).toBe(true)
     }
   )
+})
+
+describe('package managers in the phases without network', () => {
+  const plan = planRun(inputs({ testCommand: 'npm test', compareBase: true }))
+  const res = {
+    imageId: 'sha256:abc',
+    workspaceDir: '/tmp/ws',
+    taskFile: '/tmp/task.md',
+    env: [{ name: 'PIP_RETRIES', value: '3' }]
+  }
+  const envOf = (name: string): string[] =>
+    containerSpec(
+      plan,
+      plan.phases.find((p) => p.name === name)!,
+      res
+    ).env
+
+  it.each(['tests', 'baseline'])('the %s phase fails fast offline instead of retrying', (name) => {
+    const env = envOf(name)
+    for (const v of [
+      'npm_config_offline=true',
+      'npm_config_fetch_retries=0',
+      'npm_config_audit=false',
+      'npm_config_fund=false',
+      'npm_config_update_notifier=false',
+      'YARN_ENABLE_NETWORK=0',
+      'PIP_NO_INDEX=1',
+      'PIP_DISABLE_PIP_VERSION_CHECK=1',
+      'UV_OFFLINE=1'
+    ])
+      expect(env).toContain(v)
+    // The run's own env replaces one: a repository that needs another value sets it.
+    expect(env).toContain('PIP_RETRIES=3')
+    expect(env).not.toContain('PIP_RETRIES=0')
+  })
+
+  it('the install phase makes no audit, fund or update-check request', () => {
+    const withSetup = planRun(
+      inputs({
+        testCommand: 'npm test',
+        setup: { command: 'npm install', presets: [], allow: [] }
+      })
+    )
+    const setup = withSetup.phases.find((p) => p.name === 'setup')!
+    const env = containerSpec(withSetup, setup, { ...res, env: [] }).env
+    for (const v of ['npm_config_audit=false', 'npm_config_fund=false', 'NO_UPDATE_NOTIFIER=1'])
+      expect(env).toContain(v)
+    expect(env).not.toContain('npm_config_offline=true')
+  })
+
+  it('the agent phase keeps its package managers as they are', () => {
+    expect(envOf('agent').some((v) => v.startsWith('npm_config_offline'))).toBe(false)
+  })
 })

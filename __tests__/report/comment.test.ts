@@ -71,7 +71,8 @@ describe('renderComment', () => {
     const order = [
       '## Agent Airlock: ✅ success',
       '**Gate:** ⏳ pending',
-      '**Next step:** to accept this exact diff, a maintainer comments `/airlock approve ffffffffffff` on this pull request.',
+      // The sample changes a protected path: the approval must acknowledge it.
+      '**Next step:** this change touches a protected path (see Policy above): the gate turns green only with an approval that acknowledges them: `/airlock approve ffffffffffff protected`.',
       '### Policy',
       '### ❌ Newly failing tests (1)',
       '### Tests',

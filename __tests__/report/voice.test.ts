@@ -97,7 +97,8 @@ describe('what to do next', () => {
   test.each<[Report['outcome'], RegExp]>([
     [
       'success',
-      /^\*\*Next step:\*\* to accept this exact diff, a maintainer comments `\/airlock approve ffffffffffff` on this pull request\.$/m
+      // The sample changes a protected path.
+      /^\*\*Next step:\*\* this change touches a protected path \(see Policy above\): the gate turns green only with an approval that acknowledges them: `\/airlock approve ffffffffffff protected`\.$/m
     ],
     [
       'tests-failed',
@@ -211,4 +212,15 @@ describe('host advice', () => {
     expect(text).toContain('Not to allow: `api.openai.com:443` — the model API')
     expect(text).toContain('Not to allow: `api.github.com:443`, `chatgpt.com:443` — telemetry')
   })
+})
+
+test('a diff that changes protected paths: the Next step names the acknowledged approval', () => {
+  const r = sampleReport()
+  r.outcome = 'success'
+  r.policy.protected = [{ rule: 'protected-path', path: '.github/workflows/ci.yml', detail: 'x' }]
+  r.policy.violations = []
+  const body = renderComment(r, '')
+  const line = body.split('\n').find((l) => l.startsWith('**Next step:**'))
+  expect(line).toContain(`/airlock approve ${r.diff.sha256!.slice(0, 12)} protected`)
+  expect(line).toMatch(/touches a protected path/)
 })

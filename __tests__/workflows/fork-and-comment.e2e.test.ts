@@ -49,7 +49,8 @@ import {
   jobRuns,
   loadWorkflow,
   resolveCall,
-  type Contexts
+  type Contexts,
+  type ReadWorkflow
 } from '../../__fixtures__/workflows.js'
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
@@ -205,7 +206,9 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
       'run-id': FORK_RUN,
       path: `${download.environment.RUNNER_TEMP}/untrusted`
     })
-    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    const action = job.steps.find(
+      (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+    )!
     expect(action.inputs).toMatchObject({
       mode: 'publish',
       'output-dir': `${action.environment.RUNNER_TEMP}/untrusted`
@@ -234,7 +237,9 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
     await forkEvidence()
     const { job } = await publisher(finishedRun(FORK_REPO), FORK_RUN, APP_SECRETS)
     expectSuccess(job)
-    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    const action = job.steps.find(
+      (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+    )!
     expect(action.inputs).toMatchObject({ 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })
     expect(world.api.reviews.map((r) => [r.pull, r.user.login])).toEqual([[FORK_PR, APP.login]])
     expect(world.api.statuses.map((s) => [s.state, s.creator.login])).toEqual([
@@ -278,7 +283,24 @@ describe('comment trigger: examples/comment-run.yml', () => {
   const comment = (user: User, body: string, action = 'created'): Record<string, unknown> =>
     commandComment(user, body, action)
 
-  /** The three jobs, in order, as GitHub runs them (each only when its `if:` holds). */
+  /**
+   * examples/comment-run.yml as written, except that the agent is the repository's own image (its
+   * Dockerfile and command) instead of the preset: this tier builds no preset image.
+   */
+  const read: ReadWorkflow = (f) => {
+    const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
+    return f === 'examples/comment-run.yml'
+      ? text
+          .replace(
+            '      agent: claude-code\n',
+            '      dockerfile: .github/airlock/Dockerfile\n      agent-command: agent --task /airlock/task.md\n'
+          )
+          // The budget applies to the preset's model route, which this agent has none of.
+          .replace(/^ {6}max-model-(requests|tokens): .*\n/gm, '')
+      : text
+  }
+
+  /** The command job, then the called workflow's run and publish jobs, as GitHub runs them. */
   async function commentRun(event: Record<string, unknown>) {
     const runId = String(100000 + Math.floor(Math.random() * 899999))
     const ctx: Contexts = {
@@ -288,9 +310,9 @@ describe('comment trigger: examples/comment-run.yml', () => {
         token: TOKEN,
         runId
       }),
-      secrets: { AGENT_API_KEY: 'sk-canary-comment-run' }
+      secrets: { ANTHROPIC_API_KEY: 'sk-canary-comment-run' }
     }
-    const w = await loadWorkflow('examples/comment-run.yml')
+    const w = await loadWorkflow('examples/comment-run.yml', read)
     const busybox = execFileSync('docker', [
       'image',
       'inspect',
@@ -311,9 +333,23 @@ describe('comment trigger: examples/comment-run.yml', () => {
     const needs: Record<string, unknown> = {
       command: { result: command.result, outputs: command.outputs }
     }
-    const run = await runJob(w, 'run', { ...ctx, needs }, s)
-    needs.run = { result: run.result, outputs: run.outputs }
-    const pub = await runJob(w, 'publish', { ...ctx, needs }, s)
+    const skipped = {
+      ran: false,
+      result: 'skipped',
+      outputs: {},
+      steps: []
+    } as unknown as JobResult
+    if (!jobRuns(w, 'airlock', { ...ctx, needs }))
+      return { command, run: skipped, publish: skipped, runId }
+    const call = await resolveCall(w, 'airlock', { ...ctx, needs }, read)
+    const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
+    const run = await runJob(call.callee, 'run', inner, s)
+    const pub = await runJob(
+      call.callee,
+      'publish',
+      { ...inner, needs: { run: { result: run.result, outputs: run.outputs } } },
+      s
+    )
     return { command, run, publish: pub, runId }
   }
 
@@ -332,7 +368,6 @@ describe('comment trigger: examples/comment-run.yml', () => {
       'run-requested': 'true',
       task,
       'head-sha': head,
-      fork: 'false',
       'pull-request': String(PR_NUMBER)
     })
     expect(world.api.reactions).toEqual([
@@ -443,7 +478,9 @@ describe('agent-approve.yml with a GitHub App identity', () => {
       'permission-statuses': 'write',
       'permission-pull-requests': 'write'
     })
-    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    const action = job.steps.find(
+      (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+    )!
     expect(action.inputs).toMatchObject({ 'github-token': APP_TOKEN, 'app-slug': 'airlock-gate' })
     // The key went only to the step that mints the token.
     for (const s of job.steps.filter((x) => x !== mint)) {
@@ -465,7 +502,9 @@ describe('agent-approve.yml with a GitHub App identity', () => {
     expectSuccess(job)
     const mint = job.steps.find((s) => s.step.uses?.startsWith('actions/create-github-app-token@'))!
     expect(mint.skipped).toBe(true)
-    const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
+    const action = job.steps.find(
+      (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+    )!
     expect(action.inputs).toMatchObject({ 'github-token': TOKEN, 'app-slug': '' })
     expect(gate(world.base)).toEqual(['pending', 'success'])
   })

@@ -37,7 +37,7 @@ const NOT_OFFERED: Record<string, string> = {
   'run-id': 'the default (<run id>-<attempt>) is unique per call and attempt',
   'artifact-name': 'the run job outputs the name the publish and apply jobs download',
   'policy-base':
-    'taken from the pull request event, never from a caller (the comment flow uses the action directly)',
+    "taken from the pull request event, never from a caller's value on it (the workflow's own policy-base counts only on events without a pull request)",
   'allowed-paths':
     "a review rule: only the policy file on the base branch sets it, not the caller's workflow file, which a pull request can edit",
   'protected-paths':
@@ -87,7 +87,7 @@ async function declared(): Promise<Record<string, WorkflowInput>> {
 }
 
 /** A caller giving `given` to agent-run.yml; the run job's Agent Airlock step, evaluated. */
-async function actionStepOf(given: Record<string, unknown>) {
+async function actionStepOf(given: Record<string, unknown>, planGvisor?: string) {
   const caller = YAML.stringify({
     on: 'pull_request',
     permissions: {},
@@ -112,8 +112,21 @@ async function actionStepOf(given: Record<string, unknown>) {
   const read: ReadWorkflow = (f) =>
     f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
   const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
-  const steps = jobSteps(call.callee, 'run', { ...ctx, inputs: call.inputs, secrets: call.secrets })
-  return { steps, action: steps.find((s) => s.uses === './.airlock/action')! }
+  // What the plan step answered (steps.plan.outputs.gvisor); absent: it gave no answer.
+  const planned =
+    planGvisor === undefined
+      ? {}
+      : { steps: { plan: { outputs: { gvisor: planGvisor }, outcome: 'success' } } }
+  const steps = jobSteps(call.callee, 'run', {
+    ...ctx,
+    inputs: call.inputs,
+    secrets: call.secrets,
+    ...planned
+  })
+  return {
+    steps,
+    action: steps.find((s) => s.uses === './.airlock/action' && s.with.mode !== 'plan')!
+  }
 }
 
 test('the exclusion list names only inputs action.yml has, each with its reason', () => {
@@ -165,18 +178,14 @@ test('an excluded input the workflow itself offers does not reach the run step f
 describe('the gVisor registration step', () => {
   const NAME = "Register gVisor in the runner's Docker"
 
-  test.each<[string, boolean, Record<string, unknown>]>([
-    ['neither isolation nor runtime given (the policy file decides)', true, {}],
-    ['isolation: runc', false, { isolation: 'runc' }],
-    ['runtime: runc', false, { runtime: 'runc' }],
-    ['isolation: kata', false, { isolation: 'kata' }],
-    ['isolation: runsc', true, { isolation: 'runsc' }],
-    ['isolation: auto', true, { isolation: 'auto' }],
-    ['runtime: runsc', true, { runtime: 'runsc' }],
-    ['gvisor: true (the policy file asks for gVisor)', true, { gvisor: 'true' }],
-    ['gvisor: false with isolation: runsc', false, { gvisor: 'false', isolation: 'runsc' }]
-  ])('%s → runs: %s', async (_name, runs, given) => {
-    const { steps } = await actionStepOf(given)
+  test.each<[string, boolean, Record<string, unknown>, string | undefined]>([
+    ['the plan step says the tier is gVisor', true, {}, 'true'],
+    ['the plan step says the tier is not gVisor (runc, kata...)', false, {}, 'false'],
+    ["the plan step gave no answer (its error is the run step's to report)", true, {}, undefined],
+    ['gvisor: true, the plan says runc', true, { gvisor: 'true' }, 'false'],
+    ['gvisor: false, the plan says gVisor', false, { gvisor: 'false' }, 'true']
+  ])('%s → runs: %s', async (_name, runs, given, planGvisor) => {
+    const { steps } = await actionStepOf(given, planGvisor)
     const i = steps.findIndex((s) => s.run?.includes('register-gvisor.sh'))
     expect(i).toBeGreaterThan(-1)
     expect(steps[i].runs).toBe(runs)
@@ -197,7 +206,9 @@ describe('the gVisor registration step', () => {
     const prCheckout = steps.findIndex(
       (s) => s.uses?.startsWith('actions/checkout@') && s.with.path === undefined
     )
-    const actionStep = steps.findIndex((s) => s.uses === './.airlock/action')
+    const actionStep = steps.findIndex(
+      (s) => s.uses === './.airlock/action' && s.with.mode === 'run'
+    )
     expect(prCheckout).toBeLessThan(airlockCheckout)
     expect(airlockCheckout).toBeLessThan(gvisor)
     expect(gvisor).toBeLessThan(actionStep)

@@ -12,7 +12,7 @@
  * the pinned node base (build-args BASE), the local proxy image, and the model API's address
  * (the preset's route pointed at the stub, the stub's CA). Everything else is the files' own.
  */
-import { spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
@@ -39,6 +39,11 @@ import {
   type Contexts,
   type ReadWorkflow
 } from '../../__fixtures__/workflows.js'
+import {
+  freePort,
+  startDockerRegistry,
+  stopDockerRegistry
+} from '../../scripts/docker-registry.mjs'
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
 import { imageId, makeCerts, readTree, startStubs, type StubNet } from '../egress/helpers.js'
@@ -74,6 +79,63 @@ function examplePolicy(): string {
   for (const key of ['setup-command', 'setup-allow-hosts', 'services']) doc.delete(key)
   return doc.toString()
 }
+
+/**
+ * examples/policy/airlock.yml with its database kept: `isolation: auto` and `services:` as shipped,
+ * the service's image replaced by `image` (a digest in the test's registry) and its command by the
+ * one Debian's PostgreSQL package needs (the example names the official image's entrypoint); without
+ * the install phase, whose `npm ci` would need the outside npm registry.
+ */
+function examplePolicyWithDatabase(image: string): string {
+  const doc = YAML.parseDocument(
+    fs
+      .readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8')
+      .replace('your-github-login', PEOPLE.writer.login)
+  )
+  for (const key of ['setup-command', 'setup-allow-hosts']) doc.delete(key)
+  expect(doc.getIn(['isolation'])).toBe('auto')
+  expect(doc.hasIn(['services', 'db', 'image'])).toBe(true)
+  doc.setIn(['services', 'db', 'image'], image)
+  doc.setIn(['services', 'db', 'user'], '101:104')
+  doc.setIn(
+    ['services', 'db', 'command'],
+    "initdb -D /tmp/pg -U postgres --auth=trust >/dev/null && echo 'host all all all trust' >> /tmp/pg/pg_hba.conf && exec postgres -D /tmp/pg -c listen_addresses='*' -k /tmp"
+  )
+  return doc.toString()
+}
+
+/**
+ * The repository's database test, in Node (the agent image has no psql): PostgreSQL's wire
+ * protocol — startup as postgres (trust), one simple query, its one value printed.
+ */
+const DB_TEST = `import net from 'node:net'
+const sql = process.argv[2]
+const s = net.connect(5432, 'db')
+const msg = (type, body) => {
+  const len = Buffer.alloc(4); len.writeInt32BE(body.length + 4)
+  return Buffer.concat([Buffer.from(type), len, body])
+}
+s.on('connect', () => {
+  const params = Buffer.from('user\0postgres\0database\0postgres\0\0')
+  const head = Buffer.alloc(8); head.writeInt32BE(params.length + 8); head.writeInt32BE(196608, 4)
+  s.write(Buffer.concat([head, params]))
+})
+let buf = Buffer.alloc(0)
+let sent = false
+s.on('data', (d) => {
+  buf = Buffer.concat([buf, d])
+  while (buf.length >= 5) {
+    const type = String.fromCharCode(buf[0]); const len = buf.readInt32BE(1)
+    if (buf.length < len + 1) return
+    const body = buf.subarray(5, len + 1); buf = buf.subarray(len + 1)
+    if (type === 'E') { console.error('db error: ' + body.toString().replace(/\0/g, ' ')); process.exit(1) }
+    if (type === 'Z' && !sent) { sent = true; s.write(msg('Q', Buffer.from(sql + '\0'))) }
+    else if (type === 'D') { const n = body.readInt32BE(2); console.log('db answer: ' + body.subarray(6, 6 + n)) }
+    else if (type === 'Z') { s.end(); process.exit(0) }
+  }
+})
+s.on('error', (e) => { console.error('db unreachable: ' + e.message); process.exit(1) })
+`
 
 let world: World
 let results: ResultsService
@@ -169,7 +231,7 @@ function runnerSetup(
     token: TOKEN,
     artifactEnv: results.env,
     machineInputs: (step) =>
-      step.with.mode !== 'run'
+      step.with.mode !== 'run' && step.with.mode !== 'plan'
         ? {}
         : Object.fromEntries(
             Object.entries({
@@ -268,11 +330,15 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   expect(run.outputs.outcome).toBe('success')
   expect(run.outputs['artifact-id']).toMatch(/^\d+$/)
   // The action got the head commit and the preset, and the key only as the proxy's credential.
-  const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
+  const action = run.steps.find(
+    (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+  )!
   expect(action.inputs).toMatchObject({ ref: head, agent: 'claude-code', env: '' })
   // The call names no tier; the base branch's policy file (isolation: auto) chooses gVisor for a
   // networked, credentialed run, so the pinned registration step runs first (here the daemon has
   // both entries already and it changes nothing; a hosted runner gets them registered).
+  const plan = run.steps.find((s) => s.step.with?.mode === 'plan')!
+  expect([plan.code, plan.stdout]).toEqual([0, expect.stringContaining('isolation tier: runsc')])
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
   expect([gvisor.skipped, gvisor.code]).toEqual([false, 0])
   expect(gvisor.stderr).toMatch(/already has the gVisor runtimes/)
@@ -502,7 +568,9 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
     ...runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`),
     // A hosted runner pulls the pinned base; here it is the local image.
     machineInputs: (step): Record<string, string> =>
-      step.with.mode === 'run' ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' } : {}
+      step.with.mode === 'run' || step.with.mode === 'plan'
+        ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
+        : {}
   }
   const run = await runJob(
     call.callee,
@@ -525,7 +593,9 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
   ).toBe(true)
 
   // What reached the action, and what it did with it.
-  const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
+  const action = run.steps.find(
+    (s) => s.step.uses === './.airlock/action' && s.step.with.mode !== 'plan'
+  )!
   expect(action.inputs).toMatchObject({
     'setup-command': 'mkdir -p vendor && echo installed > vendor/marker',
     isolation: 'runsc',
@@ -545,4 +615,145 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
   })
   expect(report.setup?.cache).toBeUndefined()
   expect(report.isolation).toMatchObject({ requested: 'runsc', tier: 'runsc', runtime: 'runsc' })
+}, 180_000)
+
+test('the example policy (isolation: auto) with its PostgreSQL service, pulled by digest during the run from a registry; the tests talk to it', async () => {
+  // A registry on loopback holds the database image; the engine has no image by that reference
+  // before the run, as on a fresh runner.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-workflow-registry-'))
+  const port = await freePort()
+  const registry = await startDockerRegistry(dir, port)
+  let pinned = ''
+  const present = (): boolean =>
+    spawnSync('docker', ['image', 'inspect', pinned], { stdio: 'ignore' }).status === 0
+  try {
+    const repo = `localhost:${port}/octo-org/postgres-${process.pid}`
+    execFileSync('docker', ['tag', 'airlock-local/postgres:15', `${repo}:15`])
+    execFileSync('docker', ['push', '-q', `${repo}:15`])
+    pinned = execFileSync('docker', [
+      'image',
+      'inspect',
+      '-f',
+      '{{range .RepoDigests}}{{println .}}{{end}}',
+      `${repo}:15`
+    ])
+      .toString()
+      .split('\n')
+      .find((d) => d.startsWith(repo))!
+    expect(pinned).toMatch(/@sha256:[a-f0-9]{64}$/)
+    execFileSync('docker', ['rmi', `${repo}:15`])
+    if (present()) execFileSync('docker', ['rmi', pinned])
+    expect(present()).toBe(false)
+
+    // The base branch gets the example policy with the database, and the repository its test.
+    const ws = world.workspace
+    gitIn(ws, ['checkout', '-q', 'main'])
+    fs.writeFileSync(path.join(ws, '.github/airlock.yml'), examplePolicyWithDatabase(pinned))
+    fs.writeFileSync(path.join(ws, 'db-test.mjs'), DB_TEST)
+    gitIn(ws, ['add', '.github/airlock.yml', 'db-test.mjs'])
+    gitIn(ws, ['commit', '-q', '-m', 'a database for the tests'])
+    gitIn(ws, ['push', '-q', remote(), 'main'])
+    gitIn(ws, ['checkout', '-q', 'feature'])
+    gitIn(ws, ['merge', '-q', '--no-edit', 'main'])
+    gitIn(ws, ['push', '-q', remote(), 'feature'])
+    updatePullRefs()
+
+    // The policy has no test command: the call names it (an input wins over the policy file).
+    const read: ReadWorkflow = (f) => {
+      const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
+      return f === 'examples/pull-request.yml'
+        ? text.replace(
+            '      agent: claude-code\n',
+            `      agent: claude-code\n      test-command: node db-test.mjs "SELECT 'hello from ' || current_database()"\n`
+          )
+        : text
+    }
+    const { run, publish } = await pullRequestRun({ read })
+    expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+    expect(run.outputs.outcome).toBe('success')
+    const out = path.join(run.workspace, 'airlock-out')
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'report.json'), 'utf8')) as {
+      isolation?: { requested: string; tier: string; runtime: string }
+      services?: { name: string; phase: string; image: string; imageId: string; healthy: boolean }[]
+      tests: { phase: { exitCode: number | null } | null }
+    }
+    // auto chose gVisor for this networked, credentialed run; the pinned registration step ran.
+    expect(report.isolation).toMatchObject({ requested: 'auto', tier: 'runsc' })
+    const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
+    expect([gvisor.skipped, gvisor.code]).toEqual([false, 0])
+    // The database image was pulled by its digest during the run, and served the tests.
+    expect(present()).toBe(true)
+    expect(report.services).toEqual([
+      expect.objectContaining({
+        name: 'db',
+        phase: 'tests',
+        image: pinned,
+        imageId: imageId('airlock-local/postgres:15'),
+        healthy: true
+      })
+    ])
+    expect(report.tests.phase?.exitCode).toBe(0)
+    expect(fs.readFileSync(path.join(out, 'logs', 'tests.log'), 'utf8')).toContain(
+      'db answer: hello from postgres'
+    )
+    expect([publish.result, log(publish)]).toEqual(['success', expect.any(String)])
+  } finally {
+    if (pinned !== '') spawnSync('docker', ['rmi', pinned], { stdio: 'ignore' })
+    await stopDockerRegistry(registry)
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}, 600_000)
+
+test('the policy (isolation: auto) chooses runc for a run without network, credentials or install phase → the plan step says so and the gVisor step is skipped', async () => {
+  const event = payload(false)
+  const ctx: Contexts = {
+    github: githubContext('pull_request', event, {
+      sha: merge,
+      ref: `refs/pull/${PR_NUMBER}/merge`,
+      token: TOKEN
+    })
+  }
+  const caller = [
+    'on: pull_request',
+    'permissions: {}',
+    'jobs:',
+    '  airlock:',
+    `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
+    '    permissions: { contents: read, pull-requests: write, statuses: write }',
+    '    with:',
+    '      airlock-repository: OWNER/agent-airlock',
+    `      airlock-ref: '${'0'.repeat(40)}'`,
+    '      dockerfile: .github/airlock/Dockerfile',
+    '      agent-command: agent',
+    '      task: .github/airlock/review-task.md',
+    '      publish: false',
+    ''
+  ].join('\n')
+  const read: ReadWorkflow = (f) =>
+    f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
+  const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
+  const busybox = imageId('airlock-local/busybox:1')
+  const setup: RunnerSetup = {
+    ...runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`),
+    machineInputs: (step): Record<string, string> =>
+      step.with.mode === 'run' || step.with.mode === 'plan'
+        ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
+        : {}
+  }
+  const run = await runJob(
+    call.callee,
+    'run',
+    { ...ctx, inputs: call.inputs, secrets: call.secrets },
+    setup
+  )
+  expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  const plan = run.steps.find((s) => s.step.with?.mode === 'plan')!
+  expect([plan.code, plan.stdout]).toEqual([0, expect.stringContaining('isolation tier: runc')])
+  const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
+  expect(gvisor.skipped).toBe(true)
+  const report = JSON.parse(
+    fs.readFileSync(path.join(run.workspace, 'airlock-out', 'report.json'), 'utf8')
+  ) as { outcome: string; isolation?: { requested: string; tier: string } }
+  expect(report.outcome).toBe('success')
+  expect(report.isolation).toMatchObject({ requested: 'auto', tier: 'runc' })
 }, 180_000)

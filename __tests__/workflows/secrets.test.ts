@@ -129,7 +129,9 @@ async function leaks(file: string, read?: ReadWorkflow): Promise<string[]> {
             `${job.where} step ${step.index}: env passes ${named.join(', ')} (set from a secret) into the sandbox`
           )
         }
-        if (fork && job.runs && step.runs && (step.with.mode ?? 'run') === 'run') {
+        // The plan step never holds the key (fork or not); the run step only when allowed.
+        const mode = step.with.mode ?? 'run'
+        if (job.runs && step.runs && ((fork && mode === 'run') || mode === 'plan')) {
           const seen = Object.entries({ ...step.env, ...step.with }).filter(([, v]) =>
             v.includes(SECRET)
           )
@@ -199,7 +201,7 @@ describe('what agent-run.yml hands the action on a pull request', () => {
         'fetch-depth': '0',
         'persist-credentials': 'false'
       })
-      const action = steps.find((s) => s.uses === './.airlock/action')!
+      const action = steps.find((s) => s.uses === './.airlock/action' && s.with?.mode !== 'plan')!
       expect(action.with).toMatchObject({
         mode: 'run',
         ref: 'a'.repeat(40),

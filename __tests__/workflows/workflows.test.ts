@@ -8,6 +8,8 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import YAML from 'yaml'
 import { POLICY_KEYS, parsePolicy } from '../../src/policy.js'
+import { DEFAULT_PROTECTED_PATHS, resolveProtectedPaths } from '../../src/path-rules.js'
+import { list } from '../../src/input-read.js'
 
 type Step = { uses?: string; run?: string; with?: Record<string, unknown> }
 type Job = {
@@ -171,13 +173,17 @@ describe('agent-run.yml', () => {
   test('the job that runs the pull request code can only read, and never runs for pull_request_target', () => {
     expect(jobs.run.permissions).toEqual({ contents: 'read' })
     expect(jobs.run.if).toMatch(/github\.event_name != 'pull_request_target'/)
-    const step = jobs.run.steps?.find((s) => s.uses === './.airlock/action')
+    const step = jobs.run.steps?.find(
+      (s) => s.uses === './.airlock/action' && s.with?.mode !== 'plan'
+    )
     expect(step?.with?.mode).toBe('run')
     expect(step?.with?.publish).toBe('false')
   })
 
   test('the agent key is withheld from forks', () => {
-    const step = jobs.run.steps?.find((s) => s.uses === './.airlock/action') as Step & {
+    const step = jobs.run.steps?.find(
+      (s) => s.uses === './.airlock/action' && s.with?.mode !== 'plan'
+    ) as Step & {
       env?: Record<string, string>
     }
     expect(step.env?.AIRLOCK_AGENT_API_KEY).toMatch(
@@ -269,4 +275,11 @@ describe('configuration reference', () => {
   test('the example policy file is valid', () => {
     expect(() => parsePolicy(fs.readFileSync('examples/policy/airlock.yml', 'utf8'))).not.toThrow()
   })
+})
+
+test('the example policy extends the default protected paths instead of replacing them', () => {
+  const policy = parsePolicy(fs.readFileSync('examples/policy/airlock.yml', 'utf8'))
+  const resolved = resolveProtectedPaths(list(policy.values['protected-paths']))
+  expect(resolved).toEqual(expect.arrayContaining([...DEFAULT_PROTECTED_PATHS]))
+  expect(resolved.length).toBeGreaterThan(DEFAULT_PROTECTED_PATHS.length)
 })

@@ -1,3 +1,4 @@
+import { failsLikeBase } from './diagnosis.js'
 import type { TestCase } from './tests/index.js'
 
 export type Classification =
@@ -55,13 +56,16 @@ export function compareTests(base: TestCase[], head: TestCase[]): Comparison {
 
 /**
  * Whether the tests get their one re-run (on a fresh copy of the agent's tree): they ran to the
- * end and something failed.
+ * end and something failed — unless the unchanged base tree failed the same way (`baseline`): then
+ * the command, not chance, fails, and a re-run proves nothing.
  */
 export function shouldRerun(
   run: { timedOut: boolean; cancelled: boolean; error?: string; exitCode: number | null },
-  cases: TestCase[]
+  cases: TestCase[],
+  baseline?: { exitCode: number | null; cases: TestCase[] } | null
 ): boolean {
   if (run.timedOut || run.cancelled || run.error !== undefined) return false
+  if (baseline && failsLikeBase(baseline, { exitCode: run.exitCode, cases })) return false
   return run.exitCode !== 0 || cases.some((c) => c.status === 'failed')
 }
 

@@ -16,6 +16,8 @@ export interface ApprovalRequest {
   reviewId?: number
   /** The diff SHA-256 prefix the approver named (`/airlock approve <prefix>`), if any. */
   diffPrefix?: string
+  /** The command acknowledged protected paths: `/airlock approve <prefix> protected`. */
+  acknowledgesProtected?: boolean
   source: 'review' | 'comment'
 }
 
@@ -24,7 +26,7 @@ export interface ApprovalRequest {
  * character. Further down, quoted, indented or inside a code block it is text, not a command —
  * so a comment explaining how to approve does not approve.
  */
-const COMMAND = /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?[ \t]*(?:\r?\n|$)/
+const COMMAND = /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?(?:[ \t]+(protected))?[ \t]*(?:\r?\n|$)/
 
 function command(body: unknown): RegExpExecArray | null {
   return typeof body === 'string' ? COMMAND.exec(body) : null
@@ -57,6 +59,7 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
       pullNumber,
       actor: { login: user.login, type: String(user.type ?? '') },
       diffPrefix: m[1] ?? '',
+      acknowledgesProtected: m[2] !== undefined,
       source: 'comment'
     }
   }
@@ -76,6 +79,7 @@ function fromReview(pullNumber: number, review: Record<string, unknown>): Approv
     commitId: typeof review.commit_id === 'string' ? review.commit_id : undefined,
     reviewId: typeof review.id === 'number' ? review.id : undefined,
     diffPrefix: m?.[1],
+    acknowledgesProtected: m?.[2] !== undefined,
     source: 'review'
   }
 }

@@ -7,7 +7,9 @@ import type { GitHubClient } from './client.js'
 import type { EventContext } from './context.js'
 import type { RunEvidence } from './evidence.js'
 import type { StatusPayload } from './gate.js'
-import { currentGate, gateApproved, gateRevoked, shortSha } from './gate.js'
+import { currentGate, gateApproved, gatePartly, gateRevoked, shortSha } from './gate.js'
+import { approvalRules, countApproval, tallyOf } from './approval-count.js'
+import type { ApprovalRules } from './approval-count.js'
 import { isSuperseded, parseMarker, sameEvidence } from './marker.js'
 import type { Marker } from './marker.js'
 import { openPullsAt } from './pulls.js'
@@ -32,7 +34,14 @@ export interface ApproveOptions {
 
 export type ApproveResult =
   | { approved: true; status: StatusPayload; marker: Marker }
-  | { approved: false; reason: string; status?: StatusPayload; marker?: Marker }
+  | {
+      approved: false
+      reason: string
+      status?: StatusPayload
+      marker?: Marker
+      /** The approval was valid but not enough (required-approvals, protected paths). */
+      pending?: true
+    }
 
 type Repo = { owner: string; repo: string }
 
@@ -90,6 +99,12 @@ export async function decideApproval(
   }
   const notApprover = await approverCheck(octokit, list(policy.approvers), login)
   if (notApprover !== null) return refuse(notApprover)
+  let rules: ApprovalRules
+  try {
+    rules = approvalRules(policy)
+  } catch (error) {
+    return refuse(`the policy file at the base commit cannot be used: ${errorText(error)}`)
+  }
   const allowSelfApproval =
     options.allowSelfApproval ?? bool('allow-self-approval', policy['allow-self-approval'], false)
   if (!allowSelfApproval && pr.user?.login === login) {
@@ -164,10 +179,63 @@ export async function decideApproval(
       )
     }
   }
+  return countedApproval(octokit, req, options, {
+    rules,
+    latest,
+    gateDescription: gate.description,
+    author: pr.user?.login === login
+  })
+}
+
+/**
+ * An approval that passed every check, counted: the gate turns green when enough distinct people
+ * approved and a change to protected paths was acknowledged; else it stays pending with the tally
+ * so far, and the reply says what is missing.
+ */
+async function countedApproval(
+  octokit: GitHubClient,
+  req: ApprovalRequest,
+  options: ApproveOptions,
+  at: { rules: ApprovalRules; latest: Marker; gateDescription: string | null; author: boolean }
+): Promise<ApproveResult> {
+  const { rules, latest } = at
+  const login = req.actor.login
+  const short = shortSha(latest.diffSha256)
+  const tally = tallyOf(at.gateDescription, short)
+  const fromEvidence = options.evidence?.full.policy?.protected ?? []
+  if (fromEvidence.length > 0) tally.protectedChanged = true
+  const protectedApprover =
+    rules.protectedApprovers.length > 0 &&
+    (await approverCheck(octokit, rules.protectedApprovers, login)) === null
+  const count = countApproval(tally, rules, {
+    login,
+    acknowledges: req.acknowledgesProtected === true,
+    protectedApprover,
+    author: at.author
+  })
+  if (count.done) {
+    return {
+      approved: true,
+      marker: latest,
+      status: gateApproved(login, latest.diffSha256, options.gateContext, options.targetUrl)
+    }
+  }
   return {
-    approved: true,
-    marker: latest,
-    status: gateApproved(login, latest.diffSha256, options.gateContext, options.targetUrl)
+    approved: false,
+    pending: true,
+    reason: count.reason,
+    ...(count.counted
+      ? {
+          marker: latest,
+          status: gatePartly(
+            count.tally,
+            rules.required,
+            short,
+            options.gateContext,
+            options.targetUrl
+          )
+        }
+      : {})
   }
 }
 
@@ -221,17 +289,18 @@ export async function recordApproval(
       { ...repo, sha: result.marker.headSha, ...result.status },
       null
     )
-    return
+    if (result.approved || result.pending !== true) return
   }
   if (result.approved) return
-  log.warn(`approval not recorded: ${result.reason}`)
+  const what = result.pending === true ? 'approval counted' : 'approval not recorded'
+  log.warn(`${what}: ${result.reason}`)
   if (req.kind === 'revoke' || !reply) return
   await writes.send(
     'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
     {
       ...repo,
       issue_number: req.pullNumber,
-      body: `Agent Airlock: approval not recorded: ${escapeMarkdown(result.reason)}`
+      body: `Agent Airlock: ${what}: ${escapeMarkdown(result.reason)}`
     },
     null
   )

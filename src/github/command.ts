@@ -18,7 +18,8 @@ export const MAX_COMMENT_TASK = 16_000
 
 export interface RunCommand {
   pullNumber: number
-  commentId: number
+  /** The comment that commanded the run; absent for a manual run (workflow_dispatch). */
+  commentId?: number
   actor: { login: string; type: string }
   task: string
   edited: boolean
@@ -48,6 +49,26 @@ export function runCommand(ctx: EventContext): RunCommand | null {
     actor: { login: user.login, type: String(user.type ?? '') },
     task,
     edited: p.action !== 'created'
+  }
+}
+
+/**
+ * A manual run (workflow_dispatch) for pull request `pullNumber` (the `pull-request` input) with
+ * the `task` input: the same checks as a comment, on the person who started the workflow.
+ */
+export function dispatchCommand(
+  ctx: EventContext,
+  pullNumber: number | undefined,
+  task: string | undefined
+): RunCommand | null {
+  if (ctx.eventName !== 'workflow_dispatch' || pullNumber === undefined) return null
+  const sender = asObject(ctx.payload.sender)
+  if (typeof sender?.login !== 'string') return null
+  return {
+    pullNumber,
+    actor: { login: sender.login, type: String(sender.type ?? '') },
+    task: (task ?? '').trim(),
+    edited: false
   }
 }
 
@@ -101,28 +122,47 @@ export async function acknowledgeCommand(
   ctx: EventContext,
   cmd: RunCommand,
   decision: CommandDecision,
-  log: Logger
+  log: Logger,
+  runUrl?: string
 ): Promise<void> {
   const repo = { owner: ctx.owner, repo: ctx.repo }
-  await writes.send(
-    'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions',
-    { ...repo, comment_id: cmd.commentId, content: decision.accepted ? 'rocket' : 'confused' },
-    null
-  )
+  if (cmd.commentId !== undefined) {
+    await writes.send(
+      'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions',
+      { ...repo, comment_id: cmd.commentId, content: decision.accepted ? 'rocket' : 'confused' },
+      null
+    )
+  }
+  const reply = async (body: string): Promise<void> => {
+    await writes.send(
+      'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
+      { ...repo, issue_number: cmd.pullNumber, body },
+      null
+    )
+  }
   if (decision.accepted) {
     log.info(
       `run requested by @${cmd.actor.login} on ${decision.headSha.slice(0, 12)} (#${cmd.pullNumber})`
     )
+    await reply(acceptedReply(cmd, decision, runUrl))
     return
   }
   log.warn(`run not started: ${decision.reason}`)
-  await writes.send(
-    'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
-    {
-      ...repo,
-      issue_number: cmd.pullNumber,
-      body: `Agent Airlock: run not started: ${escapeMarkdown(decision.reason)}`
-    },
-    null
-  )
+  await reply(`Agent Airlock: run not started: ${escapeMarkdown(decision.reason)}`)
+}
+
+/**
+ * The reply to an accepted command: who asked, the commit that runs (pinned now: a push after
+ * this is not what runs), whether it is a fork's, and the link to the run.
+ */
+export function acceptedReply(
+  cmd: RunCommand,
+  decision: Extract<CommandDecision, { accepted: true }>,
+  runUrl: string | undefined
+): string {
+  const where = decision.fork
+    ? ` of the fork ${escapeMarkdown(decision.headRepository)} (its code runs only inside the sandbox; the model key stays in the egress proxy)`
+    : ''
+  const link = runUrl !== undefined ? `: [the run](${runUrl})` : ''
+  return `Agent Airlock: run requested by @${cmd.actor.login} on \`${decision.headSha.slice(0, 12)}\`${where}; a push after this does not change what runs${link}.`
 }

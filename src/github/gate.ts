@@ -3,6 +3,8 @@ import type { Outcome } from '../report/report.js'
 import type { GitHubClient } from './client.js'
 import type { ReportFacts } from './evidence.js'
 import type { Identity } from './writes.js'
+import { PROTECTED_NOTE, tallyDescription } from './approval-count.js'
+import type { Tally } from './approval-count.js'
 
 export type GateState = 'pending' | 'failure' | 'success' | 'error'
 
@@ -34,7 +36,9 @@ export function gateAfterRun(
   report: ReportFacts,
   failOutcomes: readonly Outcome[],
   context: string,
-  targetUrl?: string
+  targetUrl?: string,
+  /** The diff changes protected paths: the gate says so, and approve reads it back. */
+  protectedChanged = false
 ): StatusPayload {
   const base = { context, ...(targetUrl ? { target_url: targetUrl } : {}) }
   if (failOutcomes.includes(report.outcome)) {
@@ -50,7 +54,25 @@ export function gateAfterRun(
   return {
     ...base,
     state: 'pending',
-    description: description(`awaiting approval of diff ${shortSha(report.diffSha256)}`)
+    description: description(
+      `awaiting approval of diff ${shortSha(report.diffSha256)}${protectedChanged ? PROTECTED_NOTE : ''}`
+    )
+  }
+}
+
+/** The gate after an approval that counted but is not yet enough: pending, with the tally. */
+export function gatePartly(
+  tally: Tally,
+  required: number,
+  short: string,
+  context: string,
+  targetUrl?: string
+): StatusPayload {
+  return {
+    context,
+    ...(targetUrl ? { target_url: targetUrl } : {}),
+    state: 'pending',
+    description: description(tallyDescription(tally, required, short))
   }
 }
 

@@ -12,7 +12,7 @@ import { artifactLine } from './artifact-line.js'
 import { approvalFromFinishedRun, approvalRequest } from './approval-request.js'
 import type { ApprovalRequest } from './approval-request.js'
 import { decideApproval, evidenceLocation, latestReport, recordApproval } from './approve.js'
-import { acknowledgeCommand, decideCommand, runCommand } from './command.js'
+import { acknowledgeCommand, decideCommand, dispatchCommand, runCommand } from './command.js'
 import { InvalidEvidenceError } from './evidence.js'
 import { finishedRun, openPullsAt } from './pulls.js'
 import { createClient } from './client.js'
@@ -355,14 +355,16 @@ export async function commandMode(read: InputReader, log: Logger, env: ModeEnv):
   const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
   const ctx = eventContext(env.event)
   core.setOutput(GITHUB_OUTPUT.runRequested, 'false')
-  const cmd = runCommand(ctx)
+  const cmd = runCommand(ctx) ?? dispatchCommand(ctx, inputs.pullRequest, read(INPUT.task))
   if (cmd === null) {
-    log.info(`command: this ${ctx.eventName || 'event'} is not an /airlock run comment`)
+    log.info(
+      `command: this ${ctx.eventName || 'event'} is neither an /airlock run comment nor a manual run with pull-request`
+    )
     return
   }
   const { octokit, writes } = setup(inputs, log)
   const decision = await decideCommand(octokit, ctx, cmd)
-  await acknowledgeCommand(writes, ctx, cmd, decision, log)
+  await acknowledgeCommand(writes, ctx, cmd, decision, log, runUrl(ctx))
   if (inputs.dryRun) await reportDryRun(inputs.outputDir, 'command', writes.calls, { decision })
   if (!decision.accepted) return
   core.setOutput(GITHUB_OUTPUT.runRequested, 'true')

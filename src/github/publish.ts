@@ -238,7 +238,13 @@ export async function publishRun(
     )
   }
 
-  const status = gateAfterRun(report, options.failOutcomes, options.gateContext, t.targetUrl)
+  const status = gateAfterRun(
+    report,
+    options.failOutcomes,
+    options.gateContext,
+    t.targetUrl,
+    (evidence.full.policy?.protected ?? []).length > 0
+  )
   const current = await currentGate(
     octokit,
     t.owner,

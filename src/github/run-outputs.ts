@@ -13,7 +13,9 @@ export const OUTPUT = {
   diffSha256: 'diff-sha256',
   artifactName: 'artifact-name',
   artifactId: 'artifact-id',
-  artifactUrl: 'artifact-url'
+  artifactUrl: 'artifact-url',
+  tier: 'isolation-tier',
+  gvisor: 'gvisor'
 } as const
 
 /** The job summary is the review comment (same renderer, already escaped and redacted). */

@@ -4,8 +4,14 @@ import type { RunPlan } from '../plan.js'
 import type { Runtime } from '../sandbox/types.js'
 import { git } from '../workspace/git.js'
 import { resolveCommit } from '../workspace/workspace.js'
-import { DEPENDENCY_FILES, resolveIsolation, resolveRuntime } from '../isolation/isolation.js'
-import type { IsolationDecision } from '../isolation/isolation.js'
+import {
+  DEPENDENCY_FILES,
+  STRONG_TIER,
+  chooseTier,
+  resolveIsolation,
+  resolveRuntime
+} from '../isolation/isolation.js'
+import type { IsolationDecision, IsolationRequest, RiskFacts } from '../isolation/isolation.js'
 
 /** The dependency-related files that differ between two commits of the source repository. */
 export async function dependencyChanges(
@@ -23,29 +29,50 @@ export async function dependencyChanges(
     .filter((p) => p !== '' && DEPENDENCY_FILES(p))
 }
 
-/** The run's tier from its plan and the engine's runtimes (before any container starts). */
-export async function decideIsolation(plan: RunPlan, runtime: Runtime): Promise<IsolationDecision> {
-  const req = plan.isolation
-  if (req === null) throw new Error('decideIsolation without isolation in the plan')
+/** What the tier depends on, from the plan and the source repository (git only, no engine). */
+async function riskFacts(plan: RunPlan, req: IsolationRequest & { fork: boolean | null }) {
   const base = plan.policyFile.commit
   let changes: string[] | null = null
   if (base !== null) {
     const head = await resolveCommit(plan.repo.path, plan.repo.ref)
     changes = await dependencyChanges(plan.repo.path, base, head)
   }
+  const facts: RiskFacts = {
+    fork: req.fork,
+    network: plan.sandbox.network,
+    credentials: plan.egress?.credentials.length ?? 0,
+    setup: plan.setup !== undefined,
+    dependencyChanges: changes,
+    needsNetwork: needsNetwork(plan)
+  }
+  return facts
+}
+
+/** The run's tier from its plan and the engine's runtimes (before any container starts). */
+export async function decideIsolation(plan: RunPlan, runtime: Runtime): Promise<IsolationDecision> {
+  const req = plan.isolation
+  if (req === null) throw new Error('decideIsolation without isolation in the plan')
+  const facts = await riskFacts(plan, req)
   const runtimes = (await runtime.ociRuntimes?.()) ?? {}
-  return resolveIsolation(
-    req,
-    {
-      fork: req.fork,
-      network: plan.sandbox.network,
-      credentials: plan.egress?.credentials.length ?? 0,
-      setup: plan.setup !== undefined,
-      dependencyChanges: changes,
-      needsNetwork: needsNetwork(plan)
-    },
-    runtimes
-  )
+  return resolveIsolation(req, facts, runtimes)
+}
+
+/**
+ * The tier a run will ask for, without the engine: the runtime named, the tier named, or the one
+ * `auto` chooses from the risk facts; and whether that tier is gVisor (so the runner needs it
+ * registered). The engine only decides later which of its entries serves it, or a fallback.
+ */
+export async function plannedTier(
+  plan: RunPlan
+): Promise<{ tier: string; gvisor: boolean; reasons: string[] }> {
+  const req = plan.isolation
+  const chosen =
+    req === null
+      ? { tier: plan.sandbox.runtime, reasons: [`runtime: ${plan.sandbox.runtime}`] }
+      : req.requested === 'auto'
+        ? chooseTier(await riskFacts(plan, req))
+        : { tier: req.requested, reasons: [`isolation: ${req.requested} was asked for`] }
+  return { ...chosen, gvisor: chosen.tier === STRONG_TIER }
 }
 
 /** Whether some container of the run needs a network (allowlist, setup-allow-hosts, services). */

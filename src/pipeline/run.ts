@@ -32,6 +32,7 @@ import type { PhaseOutcomes } from './outcome.js'
 import { ownership } from './phase.js'
 import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
+import { installFailedDiagnosis } from '../evidence/diagnosis.js'
 import { keepInstallOutput, runBaseline, runTests } from './tests.js'
 import type { InstallOutput } from './tests.js'
 import type { ServiceReport } from '../services/record.js'
@@ -152,6 +153,8 @@ export async function runPipeline(
       })
       report.setup = install.setup
       await checkFull(bounded, report, install.filledScratch)
+      if (install.stop && !(install.stop instanceof CancelledError) && findPhase(plan, 'tests'))
+        report.tests.diagnosis = [installFailedDiagnosis(install.stop.message)]
       if (install.stop) throw install.stop
       cancel.check()
       // Before anything else runs in the workspace: what the install left outside the tree.

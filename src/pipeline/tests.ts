@@ -5,6 +5,13 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { compareTests, markFlaky, shouldRerun } from '../evidence/compare.js'
+import {
+  failsLikeBase,
+  networkError,
+  noNetworkDiagnosis,
+  sameAsBaseDiagnosis
+} from '../evidence/diagnosis.js'
+import type { TestsDiagnosis } from '../evidence/diagnosis.js'
 import { collectTestReports, summarize } from '../evidence/tests/index.js'
 import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
@@ -19,7 +26,7 @@ import type { PhaseContext } from './phase.js'
 /** What the tests stage returns: the report's tests record and the outcome of the phase. */
 export interface TestsRecord {
   tests: Pick<Report['tests'], 'phase' | 'cases' | 'summary' | 'sources'> &
-    Partial<Pick<Report['tests'], 'rerun' | 'comparison' | 'workspace'>>
+    Partial<Pick<Report['tests'], 'rerun' | 'comparison' | 'workspace' | 'diagnosis'>>
   outcome: NonNullable<PhaseOutcomes['tests']>
 }
 
@@ -65,8 +72,23 @@ export async function runTests(
   const results = await collectTestReports(dir, plan.capture.testReports)
   let rerun: Report['tests']['rerun'] | undefined
   let rerunPassed = false
+  const base = baseline ? { exitCode: baseline.phase.exitCode, cases: baseline.cases } : null
+  const diagnosis: TestsDiagnosis[] = []
+  const failedRun = tests.result.exitCode !== 0 || results.cases.some((c) => c.status === 'failed')
+  if (
+    failedRun &&
+    base !== null &&
+    failsLikeBase(base, { exitCode: tests.result.exitCode, cases: results.cases })
+  ) {
+    diagnosis.push(sameAsBaseDiagnosis())
+    ctx.log.warn('the tests fail the same way on the base tree: the test command is likely wrong')
+  }
+  if (failedRun) {
+    const offline = await networkErrorInLog(path.join(plan.outputDir, OUTPUT_FILES.testsLog))
+    if (offline !== null) diagnosis.push(noNetworkDiagnosis('tests', offline))
+  }
   // A cancelled run re-runs nothing: the pipeline records what ran, then stops.
-  if (shouldRerun(tests.result, results.cases) && ctx.signal?.aborted !== true) {
+  if (shouldRerun(tests.result, results.cases, base) && ctx.signal?.aborted !== true) {
     // Room on the scratch filesystem for the second copy (best effort).
     await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
     const again = await fresh('rerun', true)
@@ -90,6 +112,7 @@ export async function runTests(
       sources: results.sources,
       workspace,
       ...(rerun ? { rerun } : {}),
+      ...(diagnosis.length > 0 ? { diagnosis } : {}),
       ...(baseline ? { comparison: compareTests(baseline.cases, results.cases) } : {})
     },
     outcome: {
@@ -98,6 +121,27 @@ export async function runTests(
       rerunPassed,
       flaky: rerun ? rerun.flaky.length : null
     }
+  }
+}
+
+/** How much of a phase's log end is searched for a network error. */
+const LOG_TAIL_BYTES = 256 * 1024
+
+/**
+ * The first network error in the end of a phase's log (our own capped, masked copy of the
+ * container's output; only the matched words are kept).
+ */
+async function networkErrorInLog(file: string): Promise<string | null> {
+  const handle = await fs.promises.open(file, 'r').catch(() => null)
+  if (handle === null) return null
+  try {
+    const { size } = await handle.stat()
+    const length = Math.min(size, LOG_TAIL_BYTES)
+    const buffer = Buffer.alloc(length)
+    await handle.read(buffer, 0, length, size - length)
+    return networkError(buffer.toString('utf8'))
+  } finally {
+    await handle.close()
   }
 }
 

@@ -144,7 +144,7 @@ export function withPreset(
     throw new ConfigurationError(
       AGENT_INPUT,
       ctx.forkPullRequest === true
-        ? `this pull request comes from a fork, and a fork's run never gets the model key, so ${preset.name} cannot run here; a maintainer can run the task for it with workflow_dispatch`
+        ? `this pull request comes from a fork, and a fork's run never gets the model key, so ${preset.name} cannot run here; a maintainer with write access can run the agent on it by commenting \`/airlock run <instructions>\` (examples/comment-run.yml) or with a manual run for the pull request (examples/manual-task.yml)`
         : `${preset.name} needs the model key in the variable ${AGENT_KEY_ENV} (the proxy adds it to requests; the sandbox never sees it): set it on the step from a secret (the reusable workflow does this with its agent-api-key secret), or give credentials yourself`
     )
   }

@@ -13,6 +13,7 @@ import type { IsolationDecision } from '../isolation/isolation.js'
 import type { CacheUse } from '../cache/record.js'
 import type { LockfileHashes } from '../evidence/lockfiles.js'
 import type { SetupEgress } from '../setup/record.js'
+import type { TestsDiagnosis } from '../evidence/diagnosis.js'
 import type { AgentAnswer } from '../evidence/answer.js'
 import type { FindingsRecord } from '../evidence/findings.js'
 import type { CostEstimate } from '../prices.js'
@@ -101,6 +102,11 @@ export interface Report {
      * entries the install phase left outside the tree (nothing else of the agent's workspace).
      */
     workspace?: { tree: string; installOutput: number }
+    /**
+     * Causes the evidence names besides the change (docs/report.md): the same failure on the base
+     * tree, a network error in a phase without network, an install that failed first.
+     */
+    diagnosis?: TestsDiagnosis[]
   }
   sandbox: {
     runtime: string

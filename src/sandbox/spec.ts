@@ -25,6 +25,38 @@ export interface PhaseResources {
 }
 
 /**
+ * The test command's phases have no network: their package managers fail at once instead of
+ * retrying a registry for minutes (npm, pnpm, yarn 1 and 2+, pip, uv; docs/setup.md). A variable of
+ * the run's `env` with the same name replaces one of these.
+ */
+export const OFFLINE_ENV: readonly string[] = [
+  'npm_config_offline=true',
+  'npm_config_fetch_retries=0',
+  'npm_config_audit=false',
+  'npm_config_fund=false',
+  'npm_config_update_notifier=false',
+  'NO_UPDATE_NOTIFIER=1',
+  'YARN_ENABLE_NETWORK=0',
+  'YARN_HTTP_RETRY=0',
+  'yarn_offline=true',
+  'PIP_NO_INDEX=1',
+  'PIP_RETRIES=0',
+  'PIP_DISABLE_PIP_VERSION_CHECK=1',
+  'UV_OFFLINE=1'
+]
+
+/**
+ * The install phase asks the registry for nothing but packages: no audit, no funding notice, no
+ * update check (a warm install then makes no registry request; docs/setup.md).
+ */
+export const INSTALL_ENV: readonly string[] = [
+  'npm_config_audit=false',
+  'npm_config_fund=false',
+  'npm_config_update_notifier=false',
+  'NO_UPDATE_NOTIFIER=1'
+]
+
+/**
  * The container of one phase, in the runtime's terms. Pure; the backend adds the hardening every
  * container shares (src/sandbox/docker/create.ts), and the integration tests read it back.
  */
@@ -54,6 +86,10 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
       `AIRLOCK_PHASE=${phase.name}`,
       `AIRLOCK_TASK_FILE=${SANDBOX_PATHS.task}`,
       ...(res.outDir !== undefined ? [`AIRLOCK_OUT_DIR=${SANDBOX_PATHS.out}`] : []),
+      ...(phase.name === 'tests' || phase.name === 'baseline'
+        ? OFFLINE_ENV.filter((v) => !res.env.some((e) => v.startsWith(`${e.name}=`)))
+        : []),
+      ...(phase.name === 'setup' ? INSTALL_ENV : []),
       ...res.env.map((e) => `${e.name}=${e.value}`),
       ...(res.cache?.env ?? []),
       ...(egress?.env ?? [])

@@ -69,7 +69,10 @@ export function testsSection(report: Report): string | null {
   ]
   if (tests.baseline) rows.push(row('base (before the agent)', tests.baseline.summary))
   rows.push(row('head (after the agent)', tests.summary))
-  const lines = ['### Tests', rows.join('\n')]
+  const causes = (tests.diagnosis ?? []).map((d) => `⚠️ ${t(d.detail, 600)}`)
+  // The tests did not run (the install failed first): say so, not a table of zeros.
+  if (tests.phase === null && causes.length > 0) return ['### Tests', ...causes].join('\n\n')
+  const lines = ['### Tests', rows.join('\n'), ...causes]
   if (tests.comparison) {
     const c = tests.comparison.counts
     lines.push(
@@ -100,7 +103,7 @@ export function testsSection(report: Report): string | null {
           .join('\n')
     )
   }
-  if (tests.sources.length === 0)
+  if (tests.sources.length === 0 && tests.phase !== null)
     lines.push('_No test-reports configured: only the exit code counts._')
   return lines.join('\n\n')
 }

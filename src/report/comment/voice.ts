@@ -3,6 +3,7 @@
 // the answer and the findings is untrusted: each line is escaped (no HTML, mention, link, image or
 // heading; invisible and bidi characters shown as ⟨U+XXXX⟩) and sits inside a quote, so none can
 // open a line of the product's own.
+import { protectedNextStep } from '../protected-step.js'
 import { escapeMarkdown } from '../escape.js'
 import type { Report } from '../report.js'
 import type { Finding } from '../../evidence/findings.js'
@@ -166,6 +167,14 @@ const CLEAR: Record<Exclude<Report['outcome'], 'success'>, string> = {
 export function nextStepLine(report: Report): string {
   if (report.outcome !== 'success') return `**Next step:** blocked — ${CLEAR[report.outcome]}.`
   const prefix = report.diff.sha256 === null ? 'none' : report.diff.sha256.slice(0, 12)
+  const settings = report.policy.source?.settings ?? []
+  const guarded = protectedNextStep(report.diff.sha256, report.policy.protected ?? [], {
+    required: 1,
+    protectedApprovers: [],
+    approversNamed: settings.includes('protected-approvers'),
+    requiredNamed: settings.includes('required-approvals')
+  })
+  if (guarded !== null) return `**Next step:** ${guarded}`
   const what =
     report.diff.sha256 === null || report.diff.totalFiles === 0
       ? 'the agent changed nothing; to pass the gate'

@@ -845,16 +845,57 @@ var http = __toESM(require("node:http"), 1);
 var https2 = __toESM(require("node:https"), 1);
 var tls = __toESM(require("node:tls"), 1);
 
+// src/prices.ts
+var PRICES = {
+  "claude-opus-4-5": { input: 5, output: 25 },
+  "claude-opus-4-1": { input: 15, output: 75 },
+  "claude-opus-4": { input: 15, output: 75 },
+  "claude-sonnet-4": { input: 3, output: 15 },
+  "claude-3-7-sonnet": { input: 3, output: 15 },
+  "claude-haiku-4-5": { input: 1, output: 5 },
+  "claude-3-5-haiku": { input: 0.8, output: 4 },
+  "gpt-5-mini": { input: 0.25, output: 2 },
+  "gpt-5-nano": { input: 0.05, output: 0.4 },
+  "gpt-5": { input: 1.25, output: 10 },
+  "gpt-4.1-mini": { input: 0.4, output: 1.6 },
+  "gpt-4.1": { input: 2, output: 8 },
+  "gemini-2.5-pro": { input: 1.25, output: 10 },
+  "gemini-2.5-flash-lite": { input: 0.1, output: 0.4 },
+  "gemini-2.5-flash": { input: 0.3, output: 2.5 }
+};
+function priceOf(model) {
+  const name = model.toLowerCase().replace(/^models\//, "");
+  let best;
+  for (const key of Object.keys(PRICES))
+    if (name.startsWith(key) && (best === void 0 || key.length > best.length)) best = key;
+  return best === void 0 ? void 0 : { entry: best, price: PRICES[best] };
+}
+function dearestPrice() {
+  const all = Object.values(PRICES);
+  return {
+    input: Math.max(...all.map((p) => p.input)),
+    output: Math.max(...all.map((p) => p.output))
+  };
+}
+function exchangeCost(model, input, output) {
+  const price = (model !== null ? priceOf(model)?.price : void 0) ?? dearestPrice();
+  const tokens = (n) => Number.isFinite(n) && n > 0 ? n : 0;
+  return (tokens(input) * price.input + tokens(output) * price.output) / 1e6;
+}
+
 // src/egress/budget.ts
+function formatUsd(usd) {
+  return `$${Number(usd.toFixed(6))}`;
+}
 var Budget = class {
   constructor(limits) {
     this.limits = limits;
   }
   limits;
-  state = { requests: 0, tokens: 0, hit: null, denied: 0 };
+  state = { requests: 0, tokens: 0, costUsd: 0, hit: null, denied: 0 };
   /** Undefined when the request may go; else the reason it may not (and it is counted as denied). */
   admit() {
-    const { maxRequests, maxTokens } = this.limits;
+    const { maxRequests, maxTokens, maxCostUsd } = this.limits;
     let reason;
     if (maxRequests !== void 0 && this.state.requests >= maxRequests) {
       this.state.hit ??= "max-model-requests";
@@ -862,6 +903,9 @@ var Budget = class {
     } else if (maxTokens !== void 0 && this.state.tokens >= maxTokens) {
       this.state.hit ??= "max-model-tokens";
       reason = `max-model-tokens (${maxTokens}) reached: ${this.state.tokens} token(s) used`;
+    } else if (maxCostUsd !== void 0 && this.state.costUsd >= maxCostUsd) {
+      this.state.hit ??= "max-cost-usd";
+      reason = `max-cost-usd (${maxCostUsd}) reached: ${formatUsd(this.state.costUsd)} spent at list prices`;
     }
     if (reason !== void 0) {
       this.state.denied++;
@@ -872,6 +916,12 @@ var Budget = class {
   }
   addTokens(n) {
     if (Number.isFinite(n) && n > 0) this.state.tokens += n;
+  }
+  /** One finished exchange: its tokens, and their cost at the model's rates. */
+  addExchange(model, input, output) {
+    this.addTokens(input);
+    this.addTokens(output);
+    this.state.costUsd += exchangeCost(model, input, output);
   }
 };
 
@@ -1926,7 +1976,7 @@ async function forwardCredential(ctx, req, res, pathAndQuery) {
           }
         };
         const ex = parseExchange(record);
-        ctx.budget.addTokens(ex.inputTokens + ex.outputTokens);
+        ctx.budget.addExchange(ex.model, ex.inputTokens, ex.outputTokens);
         ctx.emit(record);
       }
     },

@@ -108,7 +108,14 @@ describe('/airlock run <task> comments', () => {
     expect(world.api.reactions).toEqual([
       { commentId: COMMENT_ID, content: 'rocket', user: ACTIONS_BOT.login }
     ])
-    expect(world.api.comments).toEqual([])
+    // One reply: the run is pinned to this head, and where to watch it.
+    expect(world.api.comments.map((c) => c.body)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `run requested by @${PEOPLE.writer.login} on \`${world.base.slice(0, 12)}\`; a push after this does not change what runs`
+        )
+      )
+    ])
   })
 
   test.each([

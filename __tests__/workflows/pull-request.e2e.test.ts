@@ -719,7 +719,7 @@ test('the policy (isolation: auto) chooses runc for a run without network, crede
     'jobs:',
     '  airlock:',
     `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
-    '    permissions: { contents: read, pull-requests: write, statuses: write }',
+    '    permissions: { contents: read, pull-requests: write, statuses: write, checks: write, actions: read }',
     '    with:',
     '      airlock-repository: OWNER/agent-airlock',
     `      airlock-ref: '${'0'.repeat(40)}'`,

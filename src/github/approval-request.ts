@@ -16,6 +16,11 @@ export interface ApprovalRequest {
   reviewId?: number
   /** The diff SHA-256 prefix the approver named (`/airlock approve <prefix>`), if any. */
   diffPrefix?: string
+  /**
+   * When the approval was given (a comment's `created_at`, a review's `submitted_at`): an
+   * approval older than the report or gate state it would approve is a replay and is refused.
+   */
+  at?: string
   source: 'review' | 'comment'
 }
 
@@ -57,6 +62,7 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
       pullNumber,
       actor: { login: user.login, type: String(user.type ?? '') },
       diffPrefix: m[1] ?? '',
+      at: typeof comment.created_at === 'string' ? comment.created_at : undefined,
       source: 'comment'
     }
   }
@@ -76,6 +82,7 @@ function fromReview(pullNumber: number, review: Record<string, unknown>): Approv
     commitId: typeof review.commit_id === 'string' ? review.commit_id : undefined,
     reviewId: typeof review.id === 'number' ? review.id : undefined,
     diffPrefix: m?.[1],
+    at: typeof review.submitted_at === 'string' ? review.submitted_at : undefined,
     source: 'review'
   }
 }

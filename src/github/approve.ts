@@ -5,6 +5,7 @@ import type { ApprovalRequest } from './approval-request.js'
 import { approverCheck, errorText, writerCheck } from './approvers.js'
 import type { GitHubClient } from './client.js'
 import type { EventContext } from './context.js'
+import { contributorCheck } from './contributors.js'
 import type { RunEvidence } from './evidence.js'
 import type { StatusPayload } from './gate.js'
 import { currentGate, gateApproved, gateRevoked, shortSha } from './gate.js'
@@ -36,13 +37,16 @@ export type ApproveResult =
 
 type Repo = { owner: string; repo: string }
 
-/** The action's own latest report on a pull request (not superseded), with its review id. */
+/**
+ * The action's own latest report on a pull request (not superseded), with its review id and the
+ * time it was posted.
+ */
 async function latestReport(
   octokit: GitHubClient,
   repo: Repo,
   pullNumber: number,
   me: Identity
-): Promise<{ id: number; marker: Marker } | null> {
+): Promise<{ id: number; marker: Marker; submittedAt: string | null } | null> {
   const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
     ...repo,
     pull_number: pullNumber,
@@ -50,11 +54,29 @@ async function latestReport(
   })
   const own = reviews
     .filter((r) => r.user?.login === me.login && r.state !== 'PENDING')
-    .map((r) => ({ id: r.id, body: r.body ?? '', marker: parseMarker(r.body) }))
+    .map((r) => ({
+      id: r.id,
+      body: r.body ?? '',
+      marker: parseMarker(r.body),
+      submittedAt: r.submitted_at ?? null
+    }))
     .filter((r) => r.marker !== null && !isSuperseded(r.body))
     .sort((a, b) => b.id - a.id)
   const top = own[0]
-  return top?.marker ? { id: top.id, marker: top.marker } : null
+  return top?.marker ? { id: top.id, marker: top.marker, submittedAt: top.submittedAt } : null
+}
+
+/**
+ * Null when the approval was given at or after `since` (both as GitHub states them), else the
+ * reason it was not. GitHub states times to the second: an approval within the same second as
+ * the report counts.
+ */
+function replayCheck(at: string, since: string | null, what: string): string | null {
+  if (since === null) return null
+  const given = Date.parse(at)
+  const floor = Date.parse(since)
+  if (Number.isNaN(floor) || given >= Math.floor(floor / 1000) * 1000) return null
+  return `the approval (${at}) was written before ${what} (${since}); a comment or review older than what it approves is not an approval of it — review it and approve again`
 }
 
 /**
@@ -97,6 +119,10 @@ export async function decideApproval(
       `@${login} opened this pull request; someone else must approve (or set allow-self-approval)`
     )
   }
+  if (!allowSelfApproval) {
+    const contributor = await contributorCheck(octokit, repo, pr, login)
+    if (contributor !== null) return refuse(contributor)
+  }
   const head = pr.head.sha
   if (req.commitId !== undefined && req.commitId !== head) {
     return refuse(
@@ -123,6 +149,12 @@ export async function decideApproval(
       'the review is older than the latest report; review the current report and approve again'
     )
   }
+  // A queued job or a re-run replays an old event: the approval must be newer than the report.
+  const at = req.at
+  if (at === undefined || Number.isNaN(Date.parse(at)))
+    return refuse('the approval carries no time, so it cannot be told from a replay')
+  const stale = replayCheck(at, report.submittedAt, 'the latest report was posted')
+  if (stale !== null) return refuse(stale)
   const prefix = req.diffPrefix
   if (req.source === 'comment' || prefix !== undefined) {
     const wanted = prefix ?? ''
@@ -147,6 +179,9 @@ export async function decideApproval(
       `the gate is ${gate.state} (${gate.description ?? ''}); only a pending gate for this diff can be approved`
     )
   }
+  // ...and newer than the pending state it ends (a new run's, or a revocation's).
+  const replayed = replayCheck(at, gate.createdAt, 'the gate was last set pending')
+  if (replayed !== null) return refuse(replayed)
   // A status belongs to the commit, not to the pull request: every open pull request with this
   // head would turn green. Each must have this same diff as its latest report.
   for (const other of await openPullsAt(octokit, ctx.owner, ctx.repo, head)) {

@@ -72,6 +72,8 @@ export interface CurrentStatus {
   state: string
   description: string | null
   creator: string | null
+  /** When the action set this state (ISO 8601), when GitHub says. */
+  createdAt: string | null
 }
 
 /**
@@ -98,7 +100,12 @@ export async function currentGate(
       if (s.context !== context) continue
       const creator = s.creator?.login ?? null
       if (creator === null || creator.toLowerCase() !== me.login.toLowerCase()) continue
-      return { state: s.state, description: s.description, creator }
+      return {
+        state: s.state,
+        description: s.description,
+        creator,
+        createdAt: typeof s.created_at === 'string' ? s.created_at : null
+      }
     }
   }
   return null

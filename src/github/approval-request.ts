@@ -17,6 +17,11 @@ export interface ApprovalRequest {
   /** The diff SHA-256 prefix the approver named (`/airlock approve <prefix>`), if any. */
   diffPrefix?: string
   /**
+   * `/airlock approve <sha256> unseen`: the approver states that the review did not show them
+   * the whole diff (required when it did not).
+   */
+  unseen?: boolean
+  /**
    * When the approval was given (a comment's `created_at`, a review's `submitted_at`): an
    * approval older than the report or gate state it would approve is a replay and is refused.
    */
@@ -29,7 +34,7 @@ export interface ApprovalRequest {
  * character. Further down, quoted, indented or inside a code block it is text, not a command —
  * so a comment explaining how to approve does not approve.
  */
-const COMMAND = /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?[ \t]*(?:\r?\n|$)/
+const COMMAND = /^\/airlock[ \t]+approve(?:[ \t]+(\S+)(?:[ \t]+(unseen))?)?[ \t]*(?:\r?\n|$)/
 
 function command(body: unknown): RegExpExecArray | null {
   return typeof body === 'string' ? COMMAND.exec(body) : null
@@ -62,6 +67,7 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
       pullNumber,
       actor: { login: user.login, type: String(user.type ?? '') },
       diffPrefix: m[1] ?? '',
+      unseen: m[2] !== undefined,
       at: typeof comment.created_at === 'string' ? comment.created_at : undefined,
       source: 'comment'
     }
@@ -82,6 +88,7 @@ function fromReview(pullNumber: number, review: Record<string, unknown>): Approv
     commitId: typeof review.commit_id === 'string' ? review.commit_id : undefined,
     reviewId: typeof review.id === 'number' ? review.id : undefined,
     diffPrefix: m?.[1],
+    unseen: m?.[2] !== undefined,
     at: typeof review.submitted_at === 'string' ? review.submitted_at : undefined,
     source: 'review'
   }

@@ -156,6 +156,14 @@ export async function decideApproval(
   const stale = replayCheck(at, report.submittedAt, 'the latest report was posted')
   if (stale !== null) return refuse(stale)
   const prefix = req.diffPrefix
+  // A review that did not show the whole diff is approved only by a statement saying so, naming
+  // the whole diff: never an approval of lines nobody was shown, without a word.
+  const partial = latest.partial === true && latest.diffSha256 !== null
+  if (partial && (prefix !== latest.diffSha256 || req.unseen !== true)) {
+    return refuse(
+      `the review did not show the whole diff ${shortSha(latest.diffSha256)}: read diff.patch of the run artifact, then comment \`/airlock approve <its full SHA-256> unseen\` (all 64 hex digits), which states that you approve lines the review did not show`
+    )
+  }
   if (req.source === 'comment' || prefix !== undefined) {
     const wanted = prefix ?? ''
     if (latest.diffSha256 === null) {
@@ -202,7 +210,7 @@ export async function decideApproval(
   return {
     approved: true,
     marker: latest,
-    status: gateApproved(login, latest.diffSha256, options.gateContext, options.targetUrl)
+    status: gateApproved(login, latest.diffSha256, options.gateContext, options.targetUrl, partial)
   }
 }
 

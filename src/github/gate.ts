@@ -34,7 +34,8 @@ export function gateAfterRun(
   report: ReportFacts,
   failOutcomes: readonly Outcome[],
   context: string,
-  targetUrl?: string
+  targetUrl?: string,
+  partial = false
 ): StatusPayload {
   const base = { context, ...(targetUrl ? { target_url: targetUrl } : {}) }
   if (failOutcomes.includes(report.outcome)) {
@@ -50,21 +51,29 @@ export function gateAfterRun(
   return {
     ...base,
     state: 'pending',
-    description: description(`awaiting approval of diff ${shortSha(report.diffSha256)}`)
+    description: description(
+      `awaiting approval of diff ${shortSha(report.diffSha256)}` +
+        (partial ? '; not all shown in the review: approve with its full SHA-256 and unseen' : '')
+    )
   }
 }
 
+/** `unseen`: the approver stated that the review did not show them the whole diff. */
 export function gateApproved(
   approver: string,
   diffSha256: string | null,
   context: string,
-  targetUrl?: string
+  targetUrl?: string,
+  unseen = false
 ): StatusPayload {
   return {
     context,
     ...(targetUrl ? { target_url: targetUrl } : {}),
     state: 'success',
-    description: description(`approved by @${approver} for diff ${shortSha(diffSha256)}`)
+    description: description(
+      `approved by @${approver} for diff ${shortSha(diffSha256)}` +
+        (unseen ? ', parts not shown in the review' : '')
+    )
   }
 }
 

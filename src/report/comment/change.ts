@@ -143,9 +143,20 @@ export function filesSection(report: Report): string {
   return [`### Changed files (${d.totalFiles})`, table, ...notes].join('\n\n')
 }
 
+/** The characters of the diff a section of `budget` characters can show. */
+function diffRoom(budget: number): number {
+  return Math.max(0, Math.min(MAX_DIFF_CHARS, budget))
+}
+
+/** Whether diffSection(patch, budget) shows the whole diff (an empty diff has nothing to hide). */
+export function diffShownInFull(patch: string, budget: number): boolean {
+  const room = diffRoom(budget)
+  return patch === '' || (room >= 200 && patch.length <= room)
+}
+
 export function diffSection(patch: string, budget: number): string | null {
   if (patch === '') return null
-  const room = Math.max(0, Math.min(MAX_DIFF_CHARS, budget))
+  const room = diffRoom(budget)
   const note = '… diff truncated here: the full diff.patch is in the run artifact'
   let shown = patch
   if (patch.length > room) {

@@ -9,6 +9,7 @@ import { getInputs } from './inputs.js'
 import { defaultContext } from './inputs/context.js'
 import { POLICY_INPUT, describePolicy } from './policy.js'
 import { policyForRun, policyValuesAt } from './policy/load.js'
+import { taskFromBase } from './policy/task.js'
 import type { ContentsApi } from './policy/load.js'
 import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
@@ -83,7 +84,21 @@ export async function run(): Promise<void> {
       event: ctx.event,
       policyNetwork: policy.policy.values.network
     })
-    const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
+    const given = getInputs(run.read, { ...ctx, policy, ...run.context })
+    // A task file is read at the base, where the policy is read: never from the pull request.
+    const inputs = {
+      ...given,
+      task: await taskFromBase(given.task, {
+        workspace: ctx.workspace,
+        repoPath: given.path,
+        policy: policy.record,
+        ...policyApi(readInput('github-token'), ctx.event)
+      })
+    }
+    if (inputs.task.origin.changedInPullRequest === true)
+      core.warning(
+        `the pull request changes the task file ${inputs.task.origin.path ?? ''}; the agent gets its text from the base commit ${inputs.task.origin.commit ?? ''}`
+      )
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     for (const e of inputs.env) core.setSecret(e.value)

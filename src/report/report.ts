@@ -3,7 +3,7 @@ import type { IgnoredEntry, SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests/index.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../plan.js'
-import type { PolicyRecord } from '../policy.js'
+import type { PolicyRecord, TaskOrigin } from '../policy.js'
 import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
@@ -60,7 +60,8 @@ export interface Report {
     /** The agent image across machines (docs/setup.md): restored from or saved to the cache. */
     cache?: CacheUse
   }
-  task: { sha256: string; bytes: number; source: 'text' | 'file' }
+  /** `origin`: where the task text came from (a task file is read at the base commit). */
+  task: { sha256: string; bytes: number; source: 'text' | 'file'; origin?: TaskOrigin }
   agent: PhaseReport & { promptSha256: string; model: string | null; preset?: string }
   tests: {
     command: string | null

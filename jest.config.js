@@ -19,7 +19,8 @@ export default {
       testPathIgnorePatterns: [
         '\\.int\\.test\\.ts$',
         '\\.e2e\\.test\\.ts$',
-        '\\.restart\\.test\\.ts$'
+        '\\.restart\\.test\\.ts$',
+        '\\.fresh\\.test\\.ts$'
       ]
     },
     {
@@ -34,6 +35,13 @@ export default {
       testMatch: ['<rootDir>/__tests__/**/*.e2e.test.ts'],
       globalSetup: '<rootDir>/__tests__/e2e/build-dist.mjs',
       setupFilesAfterEnv: ['<rootDir>/__tests__/support/int-setup.ts']
+    },
+    {
+      // A new Debian machine in a container runs the README's setup (minutes): npm run
+      // test:fresh-machine.
+      ...common,
+      displayName: 'fresh-machine',
+      testMatch: ['<rootDir>/__tests__/**/*.fresh.test.ts']
     },
     {
       // Restarts the Docker daemon: run alone and last (npm run test:daemon-restart).

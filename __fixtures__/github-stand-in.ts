@@ -148,6 +148,8 @@ export interface Review {
   commit_id: string
   /** When the review was submitted (none while pending). */
   submitted_at?: string
+  /** The inline comments sent with the review (`comments[]` of the create request). */
+  comments?: ReviewLineComment[]
 }
 
 /** A change of a branch as `GET /repos/{owner}/{repo}/activity` lists it: who moved it where. */
@@ -161,6 +163,15 @@ export interface Activity {
   activity_type: 'push' | 'force_push' | 'branch_creation' | 'branch_deletion'
   actor: User
   timestamp: string
+}
+
+export interface ReviewLineComment {
+  path: string
+  body: string
+  line: number
+  side: 'LEFT' | 'RIGHT'
+  start_line?: number
+  start_side?: 'LEFT' | 'RIGHT'
 }
 
 export interface Status {
@@ -347,6 +358,51 @@ export class GitHubStandIn {
       input,
       maxBuffer: 64 * 1024 * 1024
     }).toString('utf8')
+  }
+
+  /** `GET /pulls/{pull_number}/files`: the three-dot diff of base and head, one entry per file. */
+  pullFiles(pull: Pull): Record<string, unknown>[] {
+    let head: string
+    try {
+      head = this.headSha(pull)
+      this.git(['cat-file', '-e', `${head}^{commit}`])
+    } catch {
+      return []
+    }
+    const range = `refs/heads/${pull.baseRef}...${head}`
+    const names = this.git(['diff', '--no-renames', '--name-status', '-z', range])
+      .split('\0')
+      .filter((x) => x !== '')
+    const out: Record<string, unknown>[] = []
+    for (let i = 0; i + 1 < names.length; i += 2) {
+      const [code, filename] = [names[i], names[i + 1]]
+      const full = this.git([
+        'diff',
+        '--no-renames',
+        '--no-color',
+        '--no-ext-diff',
+        range,
+        '--',
+        filename
+      ])
+      const at = full.indexOf('\n@@')
+      const patch = at >= 0 ? full.slice(at + 1).replace(/\n$/, '') : undefined
+      const add = patch?.split('\n').filter((l) => l.startsWith('+')).length ?? 0
+      const del = patch?.split('\n').filter((l) => l.startsWith('-')).length ?? 0
+      out.push({
+        sha: '0'.repeat(40),
+        filename,
+        status: code === 'A' ? 'added' : code === 'D' ? 'removed' : 'modified',
+        additions: add,
+        deletions: del,
+        changes: add + del,
+        blob_url: `https://github.com/${this.owner}/${this.repo}/blob/${head}/${filename}`,
+        raw_url: `https://github.com/${this.owner}/${this.repo}/raw/${head}/${filename}`,
+        contents_url: `https://api.github.com/repos/${this.owner}/${this.repo}/contents/${filename}?ref=${head}`,
+        ...(patch !== undefined ? { patch } : {})
+      })
+    }
+    return out
   }
 
   headSha(pull: Pull): string {
@@ -748,10 +804,31 @@ export class GitHubStandIn {
               errors: ['commit_id is not part of the pull request']
             }
           ]
+        const comments = (b.comments as ReviewLineComment[] | undefined) ?? []
+        const files = this.pullFiles(pull)
+        for (const c of comments) {
+          // GitHub's rule: a comment's lines must be lines of the pull request's diff, on that side.
+          const f = files.find((x) => x.filename === c.path)
+          const lines = f?.patch !== undefined ? diffLines(String(f.patch)) : undefined
+          const ok =
+            lines !== undefined &&
+            lines[c.side ?? 'RIGHT'].has(c.line) &&
+            (c.start_line === undefined ||
+              lines[c.start_side ?? c.side ?? 'RIGHT'].has(c.start_line))
+          if (!ok)
+            return [
+              422,
+              {
+                message: 'Unprocessable Entity',
+                errors: ['Pull request review thread line must be part of the diff']
+              }
+            ]
+        }
         const review: Review = {
           id: this.nextId++,
           pull: pull.number,
           user,
+          comments,
           body: (b.body as string | undefined) ?? '',
           state:
             event === undefined
@@ -766,6 +843,10 @@ export class GitHubStandIn {
         }
         this.reviews.push(review)
         return [200, this.reviewJson(review)]
+      }
+      case 'GET /pulls/{pull_number}/files': {
+        if (!pull) return notFound
+        return [200, this.pullFiles(pull)]
       }
       case 'POST /pulls/{pull_number}/reviews/{review_id}/events': {
         const r = this.reviews.find((x) => x.id === Number(p.review_id) && x.pull === pull?.number)
@@ -1078,4 +1159,25 @@ export class GitHubStandIn {
       created_at: s.created_at ?? new Date().toISOString()
     }
   }
+}
+
+/** The lines of a file's patch that can carry a review comment, per side. */
+function diffLines(patch: string): Record<'LEFT' | 'RIGHT', Set<number>> {
+  const left = new Set<number>()
+  const right = new Set<number>()
+  let o = 0
+  let n = 0
+  for (const line of patch.split('\n')) {
+    const h = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line)
+    if (h) {
+      o = Number(h[1])
+      n = Number(h[2])
+    } else if (line.startsWith('+')) right.add(n++)
+    else if (line.startsWith('-')) left.add(o++)
+    else if (!line.startsWith('\\')) {
+      left.add(o++)
+      right.add(n++)
+    }
+  }
+  return { LEFT: left, RIGHT: right }
 }

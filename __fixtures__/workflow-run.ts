@@ -20,15 +20,20 @@
  *                              test registers and answers its outputs: `token` (an installation
  *                              token the API stand-in knows as `<slug>[bot]`), `app-slug`,
  *                              `installation-id`.
+ * A `uses: ./…` step gets its inputs as the runner gives them: every `action.yml` default
+ * (expressions evaluated), then the step's `with:` values (actionInputs).
  */
 import { spawn, execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { DefaultArtifactClient } from '@actions/artifact'
+import YAML from 'yaml'
 import { NODE } from './action-harness.js'
 import {
   ROOT,
+  asString,
+  evaluate,
   jobEnvironment,
   jobOutputs,
   jobRuns,
@@ -122,6 +127,30 @@ function spawnStep(
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
+}
+
+/**
+ * The inputs the runner hands a `uses:` action: every input `action.yml` declares with a
+ * `default:` (expressions in it, such as `${{ github.token }}`, evaluated), then the step's
+ * `with:` values over them. Whether the step gave a value or the default applied, the action sees
+ * the same `INPUT_*` variable.
+ */
+export function actionInputs(
+  actionDir: string,
+  given: Record<string, string>,
+  ctx: Contexts
+): Record<string, string> {
+  const manifest = YAML.parse(fs.readFileSync(path.join(actionDir, 'action.yml'), 'utf8')) as {
+    inputs?: Record<string, { default?: unknown }>
+  }
+  const defaults: Record<string, string> = {}
+  for (const [name, def] of Object.entries(manifest.inputs ?? {})) {
+    if (def?.default === undefined || def.default === null) continue
+    defaults[name] = asString(def.default).replace(/\$\{\{(.*?)\}\}/g, (_, expr: string) =>
+      asString(evaluate(expr, ctx))
+    )
+  }
+  return { ...defaults, ...given }
 }
 
 /** actions/checkout for the inputs the workflows use. */
@@ -297,7 +326,10 @@ export async function runJob(
       }
     } else if (step.uses?.startsWith('./')) {
       const dir = path.join(workspace, step.uses)
-      inputs = { ...step.with, ...(setup.machineInputs?.(step) ?? {}) }
+      inputs = {
+        ...actionInputs(dir, step.with, { ...ctx, runner, steps: stepsCtx }),
+        ...(setup.machineInputs?.(step) ?? {})
+      }
       const env = { ...runnerEnv }
       for (const [k, v] of Object.entries(inputs))
         env[`INPUT_${k.replace(/ /g, '_').toUpperCase()}`] = v

@@ -272,8 +272,38 @@ export function jobSteps(w: LoadedWorkflow, jobId: string, ctx: Contexts): Evalu
   })
 }
 
+/** A token's permissions, scope → read | write (a scope not named is none). */
+export type Permissions = Record<string, 'read' | 'write'>
+
+const LEVEL = { none: 0, read: 1, write: 2 } as const
+
+/** A `permissions:` value as GitHub reads it ({} or a mapping; read-all / write-all). */
+function readPermissions(token: Token): Permissions | undefined {
+  if (token === undefined) return undefined
+  if (token.value === 'read-all' || token.value === 'write-all') {
+    const level = token.value === 'read-all' ? 'read' : 'write'
+    return Object.fromEntries(
+      ['actions', 'attestations', 'checks', 'contents', 'deployments', 'id-token', 'issues']
+        .concat(['packages', 'pages', 'pull-requests', 'security-events', 'statuses'])
+        .map((k) => [k, level])
+    ) as Permissions
+  }
+  const out: Permissions = {}
+  for (const p of token.map ?? []) {
+    const v = p.value.value as string
+    if (v === 'read' || v === 'write') out[p.key.value as string] = v
+  }
+  return out
+}
+
 export interface ResolvedCall {
   callee: LoadedWorkflow
+  /**
+   * Each job's token permissions as GitHub computes them for a called workflow: the job's own
+   * `permissions:`, else the callee's top-level ones, else the calling job's grant. A job (or
+   * the callee) asking for more than the caller grants is the startup error GitHub reports.
+   */
+  permissions: Record<string, Permissions>
   /** The callee's `inputs` context: the caller's values, the callee's defaults for the rest. */
   inputs: Record<string, unknown>
   secrets: Record<string, string>
@@ -324,7 +354,26 @@ export async function resolveCall(
   const secrets: Record<string, string> =
     job['inherit-secrets'] === true ? { ...(ctx.secrets ?? {}) } : {}
   for (const [k, v] of Object.entries(secretValues)) secrets[k] = asString(v)
-  return { callee, inputs, secrets }
+  const rawCaller = get(get(caller.raw, 'jobs'), jobId)
+  const grant =
+    readPermissions(get(rawCaller, 'permissions')) ??
+    readPermissions(get(caller.raw, 'permissions')) ??
+    {}
+  const top = readPermissions(get(callee.raw, 'permissions'))
+  const permissions: Record<string, Permissions> = {}
+  for (const p of get(callee.raw, 'jobs')?.map ?? []) {
+    const id = p.key.value as string
+    const asked = readPermissions(get(p.value, 'permissions')) ?? top ?? grant
+    for (const [scope, level] of Object.entries(asked)) {
+      const allowed = grant[scope] ?? 'none'
+      if (LEVEL[level] > LEVEL[allowed])
+        throw new Error(
+          `${caller.file}: calling ${m[1]}: the nested job '${id}' is requesting '${scope}: ${level}', but is only allowed '${scope}: ${allowed}'`
+        )
+    }
+    permissions[id] = asked
+  }
+  return { callee, inputs, secrets, permissions }
 }
 
 /**

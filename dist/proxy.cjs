@@ -879,9 +879,6 @@ var Budget = class {
 var MASK = "***";
 var MIN_SECRET_LENGTH = 6;
 var MIN_FRAGMENT = 8;
-function escapeRegExp(s) {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 function base64Fragments(secret) {
   const out = [];
   for (let k = 0; k < 3; k++) {
@@ -911,13 +908,161 @@ function variants(value, bytes) {
   ]);
   return [...forms].map((f) => bytes ? Buffer.from(f, "utf8").toString("latin1") : f);
 }
+var DENSE_DEPTH = 3;
+var FormMatcher = class {
+  /** Transitions of every node but the root, keyed node * 0x10000 + character code. */
+  edges = /* @__PURE__ */ new Map();
+  /** The root's transitions by character code (0: none). */
+  root = new Int32Array(65536);
+  fail = [0];
+  /** The longest form ending at this node (its own, or one of its suffixes'); 0: none. */
+  out = [0];
+  /**
+   * For the shallow nodes, where text that is no secret spends its time: the next node on each
+   * ASCII character with the failure links already followed (one array read instead of a walk).
+   */
+  dense = new Int32Array(0);
+  /** Where a node's row starts in `dense` (-1: a deeper node, no row). */
+  row = [-1];
+  longest;
+  /** Positions of the characters taken into the current match (reused by every scan). */
+  ring;
+  constructor(forms) {
+    let longest = 0;
+    const children = [[]];
+    const codes = [0];
+    for (const form of forms) {
+      let node = 0;
+      for (let k = 0; k < form.length; k++) {
+        const c = form.charCodeAt(k);
+        let to = this.step(node, c);
+        if (to === 0) {
+          to = this.fail.length;
+          this.fail.push(0);
+          this.out.push(0);
+          this.row.push(-1);
+          children.push([]);
+          codes.push(c);
+          children[node].push(to);
+          if (node === 0) this.root[c] = to;
+          else this.edges.set(node * 65536 + c, to);
+        }
+        node = to;
+      }
+      this.out[node] = form.length;
+      longest = Math.max(longest, form.length);
+    }
+    this.longest = longest;
+    this.ring = new Int32Array(Math.max(1, longest));
+    const queue = [...children[0]];
+    const depth = new Map(queue.map((n) => [n, 1]));
+    const rows = [];
+    for (let q = 0; q < queue.length; q++) {
+      const node = queue[q];
+      if (this.out[node] === 0) this.out[node] = this.out[this.fail[node]];
+      const d = depth.get(node) ?? 0;
+      if (d <= DENSE_DEPTH) {
+        const table = new Int32Array(128);
+        const f = this.fail[node];
+        for (let c = 0; c < 128; c++) {
+          const to = this.step(node, c);
+          table[c] = to !== 0 ? to : f === 0 ? this.root[c] : rows[this.row[f] / 128][c];
+        }
+        this.row[node] = rows.length * 128;
+        rows.push(table);
+      }
+      for (const child of children[node]) depth.set(child, d + 1);
+      for (const child of children[node]) {
+        const c = codes[child];
+        let f = this.fail[node];
+        while (f !== 0 && this.step(f, c) === 0) f = this.fail[f];
+        const to = this.step(f, c);
+        this.fail[child] = to !== child ? to : 0;
+        queue.push(child);
+      }
+    }
+    this.dense = new Int32Array(rows.length * 128);
+    rows.forEach((r, i) => this.dense.set(r, i * 128));
+  }
+  /** The node after `node` on character `c` (0: no transition). */
+  step(node, c) {
+    return node === 0 ? this.root[c] : this.edges.get(node * 65536 + c) ?? 0;
+  }
+  /** Spans of the text that are a form (with its line breaks), leftmost-longest, disjoint. */
+  spans(text) {
+    if (this.longest === 0) return [];
+    const ring = this.ring;
+    let taken = 0;
+    let state = 0;
+    let gap = 0;
+    const found = [];
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (state === 0) {
+        state = this.root[c];
+        if (state === 0) continue;
+        gap = 0;
+      } else if (c < 128 && c !== 10 && c !== 13 && this.row[state] >= 0) {
+        state = this.dense[this.row[state] + c];
+        gap = 0;
+        if (state === 0) continue;
+      } else {
+        let to = this.step(state, c);
+        if (to === 0) {
+          if (c === 13 && gap === 0) {
+            gap = 1;
+            continue;
+          }
+          if (c === 10 && gap < 2) {
+            gap = 2;
+            continue;
+          }
+          while (state !== 0 && to === 0) {
+            state = this.fail[state];
+            to = this.step(state, c);
+          }
+        }
+        gap = 0;
+        state = to;
+        if (state === 0) continue;
+      }
+      ring[taken % this.longest] = i;
+      taken++;
+      const length = this.out[state];
+      if (length > 0) found.push({ start: ring[(taken - length) % this.longest], end: i + 1 });
+    }
+    found.sort((a, b) => a.start - b.start || b.end - a.end);
+    const spans = [];
+    let reached = 0;
+    for (const f of found) {
+      if (f.start < reached) continue;
+      spans.push(f);
+      reached = f.end;
+    }
+    return spans;
+  }
+};
+var MATCHERS = /* @__PURE__ */ new Map();
+var MAX_MATCHERS = 16;
+function matcherFor(values, bytes) {
+  const key = `${bytes ? "b" : "t"}\0${[...values].sort().join("\0")}`;
+  let m = MATCHERS.get(key);
+  if (m === void 0) {
+    const forms = /* @__PURE__ */ new Set();
+    for (const v of values) for (const form of variants(v, bytes)) forms.add(form);
+    m = new FormMatcher(forms);
+    if (MATCHERS.size >= MAX_MATCHERS) MATCHERS.delete(MATCHERS.keys().next().value);
+    MATCHERS.set(key, m);
+  }
+  return m;
+}
 var Redactor = class {
   constructor(secrets, bytes = false) {
     this.bytes = bytes;
     this.add(secrets);
   }
   bytes;
-  pattern = null;
+  matcher = null;
   known = /* @__PURE__ */ new Set();
   /** The longest text one match can span (for the streaming redactor's look-behind). */
   maxMatch = 0;
@@ -934,40 +1079,38 @@ var Redactor = class {
   add(secrets) {
     const before = this.known.size;
     for (const s of secrets) if (s.length >= MIN_SECRET_LENGTH) this.known.add(s);
-    if (this.known.size === before && this.pattern !== null) return;
-    const alternatives = [];
-    let maxMatch = 0;
-    for (const v of this.known) {
-      for (const form of variants(v, this.bytes)) {
-        alternatives.push([...form].map(escapeRegExp).join("(?:\\r?\\n)?"));
-        maxMatch = Math.max(maxMatch, form.length * 3);
-      }
-    }
-    alternatives.sort((a, b) => b.length - a.length);
-    this.pattern = alternatives.length > 0 ? new RegExp(alternatives.join("|"), "g") : null;
-    this.maxMatch = maxMatch;
+    if (this.known.size === before && this.matcher !== null) return;
+    if (this.known.size === 0) return;
+    this.matcher = matcherFor([...this.known], this.bytes);
+    this.maxMatch = this.matcher.longest * 3;
   }
   get empty() {
-    return this.pattern === null;
+    return this.matcher === null;
   }
   redact(text) {
-    if (this.pattern === null) return text;
-    return text.replace(this.pattern, (m) => {
+    if (this.matcher === null) return text;
+    return this.maskSpans(text, this.matcher.spans(text));
+  }
+  /** The text with the given spans (from `matches`, within the text) masked. */
+  maskSpans(text, spans) {
+    if (spans.length === 0) return text;
+    let out = "";
+    let at = 0;
+    for (const { start, end } of spans) {
       this.count++;
-      return MASK + "\n".repeat(m.split("\n").length - 1);
-    });
+      const lines = text.slice(start, end).split("\n").length - 1;
+      out += text.slice(at, start) + MASK + "\n".repeat(lines);
+      at = end;
+    }
+    return out + text.slice(at);
   }
   /** Match spans, for the streaming redactor. */
   matches(text) {
-    if (this.pattern === null) return [];
-    const out = [];
-    for (const m of text.matchAll(this.pattern))
-      out.push({ start: m.index, end: m.index + m[0].length });
-    return out;
+    return this.matcher === null ? [] : this.matcher.spans(text);
   }
   /** Masks every string inside a JSON-like value (keys included). */
   redactValue(value) {
-    if (this.pattern === null) return value;
+    if (this.matcher === null) return value;
     const walk = (v) => {
       if (typeof v === "string") return this.redact(v);
       if (Array.isArray(v)) return v.map(walk);
@@ -993,15 +1136,19 @@ var StreamRedactor = class {
   }
   push(chunk) {
     if (this.redactor.empty) return chunk;
+    const fresh = this.held === "";
     const text = this.held + chunk.toString("latin1");
     let cut = Math.max(0, text.length - this.redactor.maxMatch);
     const blank = Math.max(text.lastIndexOf("\n\n"), text.lastIndexOf("\n\r\n"));
     if (blank >= 0) cut = Math.max(cut, blank + 1);
-    for (const m of this.redactor.matches(text)) {
+    const spans = this.redactor.matches(text);
+    for (const m of spans) {
       if (m.start < cut && m.end > cut) cut = m.start;
     }
     this.held = text.slice(cut);
-    return Buffer.from(this.redactor.redact(text.slice(0, cut)), "latin1");
+    const before = spans.filter((m) => m.end <= cut);
+    if (fresh && before.length === 0) return chunk.subarray(0, cut);
+    return Buffer.from(this.redactor.maskSpans(text.slice(0, cut), before), "latin1");
   }
   flush() {
     const rest = this.redactor.redact(this.held);
@@ -1152,6 +1299,47 @@ function pathProblem(path) {
   if (/%(2e|2f|5c|25|00)/i.test(path)) return "contains an encoded dot, slash, backslash or percent";
   if (path.split("/").some((seg) => seg === "." || seg === ".."))
     return "contains a . or .. segment";
+  return void 0;
+}
+var OVERRIDE_HEADERS = /* @__PURE__ */ new Set([
+  "x-http-method-override",
+  "x-http-method",
+  "x-method-override",
+  "x-original-method",
+  "x-original-url",
+  "x-original-uri",
+  "x-rewrite-url",
+  "x-override-url",
+  "x-envoy-original-path",
+  "x-envoy-original-method"
+]);
+var OVERRIDE_PARAMS = /* @__PURE__ */ new Set([
+  "_method",
+  "method",
+  "_httpmethod",
+  "httpmethod",
+  "$method",
+  "x-http-method-override",
+  "x-method-override"
+]);
+function overrideProblem(headers, query) {
+  for (const key of Object.keys(headers)) {
+    if (OVERRIDE_HEADERS.has(key.toLowerCase()))
+      return `carries the method/URL override header ${key.toLowerCase()}`;
+  }
+  for (const pair of query.replace(/^\?/, "").split("&")) {
+    let name;
+    try {
+      name = decodeURIComponent(pair.split("=")[0].replace(/\+/g, " "));
+    } catch {
+      return "has a query parameter that is not valid percent-encoding";
+    }
+    if (OVERRIDE_PARAMS.has(name.trim().toLowerCase()))
+      return `carries the method override parameter ${name.trim().toLowerCase()}`;
+  }
+  const type = String(headers["content-type"] ?? "").toLowerCase();
+  if (/^\s*(application\/x-www-form-urlencoded|multipart\/form-data)/.test(type))
+    return `has a form body (${type.split(";")[0].trim()}), which can carry a method override`;
   return void 0;
 }
 function scopeAllows(scope, method, path) {
@@ -1623,6 +1811,11 @@ async function forwardCredential(ctx, req, res, pathAndQuery) {
   if (!scopeAllows(route.scope, method, sub)) {
     const allowed = (route.scope ?? []).map((s) => `${s.method} ${s.prefix}`).join(", ");
     refuse(403, "route-scope", `route ${route.name} allows only ${allowed}`, host, port);
+    return;
+  }
+  const override = route.scope === void 0 ? void 0 : overrideProblem(req.headers, m[3] ?? "");
+  if (override !== void 0) {
+    refuse(403, "route-scope", `route ${route.name} is scoped; the request ${override}`, host, port);
     return;
   }
   const over = ctx.budget.admit();

@@ -2,7 +2,8 @@
 // (not committed), makes sure the Docker engine and the busybox base image are there, then runs
 // bench/dist/run.js. Extra arguments go to the benchmark: --rounds N (default 10), --only P1,P3,
 // --markdown (also print the table as Markdown). Then the diff-capture benchmark
-// (bench/diff-capture.ts) runs, unless --only names P-benchmarks alone.
+// (bench/diff-capture.ts) and the masking benchmark (bench/masking.ts) run, unless --only names
+// P-benchmarks alone (--only mask runs the masking one).
 import * as esbuild from 'esbuild'
 import { spawnSync } from 'node:child_process'
 import { chmod, rm } from 'node:fs/promises'
@@ -52,6 +53,12 @@ await esbuild.build({
   outdir: 'bench/dist'
 })
 
+await esbuild.build({
+  ...common,
+  entryPoints: { masking: 'bench/masking.ts' },
+  outdir: 'bench/dist'
+})
+
 const onlyAt = process.argv.indexOf('--only')
 const only = onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : []
 // `--only caches`: the caches' benchmark alone (it needs the Node image and the test registry).
@@ -70,4 +77,9 @@ if (only.length === 0 || only.some((o) => o.toLowerCase().startsWith('diff'))) {
   diffStatus =
     spawnSync(process.execPath, ['bench/dist/diff-capture.js'], { stdio: 'inherit' }).status ?? 1
 }
-process.exit(r.status === 0 && diffStatus === 0 ? 0 : 1)
+let maskStatus = 0
+if (only.length === 0 || only.some((o) => o.toLowerCase().startsWith('mask'))) {
+  maskStatus =
+    spawnSync(process.execPath, ['bench/dist/masking.js'], { stdio: 'inherit' }).status ?? 1
+}
+process.exit(r.status === 0 && diffStatus === 0 && maskStatus === 0 ? 0 : 1)

@@ -17,10 +17,11 @@ export function sh(script, args = []) {
   }
 }
 
-/** Starts the Docker engine when needed and returns the ID of the local node base image. */
-export function prepareEngineAndNodeImage() {
+/** Starts the Docker engine when needed and returns the ID of the local node base image. With
+ * `gvisorOptional` (a run on runc), gVisor's absence is a note, not a failure. */
+export function prepareEngineAndNodeImage({ gvisorOptional = false } = {}) {
   say('checking the Docker engine...')
-  sh('ensure-docker.sh')
+  sh('ensure-docker.sh', gvisorOptional ? ['--gvisor-optional'] : [])
   say('checking the demo base image (built locally when no registry is reachable)...')
   sh('prepare-images.sh', ['node'])
   return execFileSync('docker', ['image', 'inspect', '-f', '{{.Id}}', 'airlock-local/node:18'])

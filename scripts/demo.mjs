@@ -7,7 +7,10 @@ import { join } from 'node:path'
 import { freshDemoRepo, prepareEngineAndNodeImage, root, say } from './demo-common.mjs'
 
 process.chdir(root)
-const baseId = prepareEngineAndNodeImage()
+// The demo runs on runc unless its arguments choose a runtime or an isolation tier: gVisor is
+// then not needed, and a machine without it still runs the demo.
+const gvisorOptional = !process.argv.slice(2).some((a) => /^--(runtime|isolation)(=|$)/.test(a))
+const baseId = prepareEngineAndNodeImage({ gvisorOptional })
 freshDemoRepo()
 
 const out = join(root, 'airlock-out')

@@ -8,7 +8,17 @@
 # dockerd at all: a machine that has one (Docker CE on a GitHub-hosted runner) keeps it.
 # scripts/register-gvisor.sh installs runsc when missing and registers both entries; a running
 # daemon is never restarted (it reloads its runtimes), a stopped one is started here.
+#
+# Usage: ensure-docker.sh [--gvisor-optional]
+#   --gvisor-optional  for what runs on runc only (the demo): when gVisor cannot be installed or
+#                      registered, say so and go on with the engine alone instead of failing.
 set -euo pipefail
+gvisor_optional=false
+case "${1:-}" in
+  "") ;;
+  --gvisor-optional) gvisor_optional=true ;;
+  *) printf '[airlock] ensure-docker: unknown argument %s (usage: ensure-docker.sh [--gvisor-optional])\n' "$1" >&2; exit 2 ;;
+esac
 
 log() { printf '[airlock] %s\n' "$*" >&2; }
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -25,20 +35,37 @@ if ! command -v dockerd >/dev/null 2>&1; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
 fi
 
+# register-gvisor.sh with ARGS; with --gvisor-optional, a failure is a note and not an error.
+gvisor() {
+  if bash "$here/register-gvisor.sh" "$@"; then return 0; fi
+  if [ "$gvisor_optional" = true ]; then
+    log "note: gVisor is not available (see above); going on without it: runc runs need none, runsc runs will fail (docs/isolation.md)"
+    return 0
+  fi
+  return 1
+}
+
 if docker info >/dev/null 2>&1; then
   # Installs runsc if needed, adds the entries, reloads the daemon and waits for them.
-  exec bash "$here/register-gvisor.sh"
+  gvisor
+  exit $?
 fi
 
-bash "$here/register-gvisor.sh" --no-reload
+gvisor --no-reload
 log "starting dockerd..."
 as_root rm -f /var/run/docker.pid
 as_root sh -c 'nohup dockerd >/var/log/dockerd.log 2>&1 &'
 for _ in $(seq 1 60); do
   if docker info >/dev/null 2>&1; then
     log "dockerd is up"
-    bash "$here/register-gvisor.sh" --check ||
-      { log "dockerd started without runsc/runsc-net; see /var/log/dockerd.log and docs/isolation.md"; exit 1; }
+    if ! bash "$here/register-gvisor.sh" --check; then
+      if [ "$gvisor_optional" = true ]; then
+        log "note: dockerd started without runsc/runsc-net; going on without gVisor (runc runs need none)"
+        exit 0
+      fi
+      log "dockerd started without runsc/runsc-net; see /var/log/dockerd.log and docs/isolation.md"
+      exit 1
+    fi
     exit 0
   fi
   sleep 0.5

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# What the tests need besides Docker and the base images: Debian's docker-registry, for the tests
-# of digest-pinned images (a registry on loopback; no outside registry is used).
+# What the tests need besides Docker and the base images, from Debian's packages:
+#   docker-registry  for the tests of digest-pinned images (a registry on loopback; no outside
+#                    registry is used);
+#   the shellcheck linter, for `npm run lint` (scripts/lint-shell.sh).
 set -euo pipefail
-if ! command -v docker-registry >/dev/null 2>&1; then
-  printf '[airlock] installing docker-registry (Debian) for the image tests...\n' >&2
+missing=()
+command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+if [ "${#missing[@]}" -gt 0 ]; then
+  printf '[airlock] installing %s (Debian) for the tests and the lint...\n' "${missing[*]}" >&2
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 # A local npm registry (Verdaccio) for the install-phase tests, in its own folder so that it is no
 # dependency of the action; the tests start it on a network they create and seed it themselves.

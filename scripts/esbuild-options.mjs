@@ -83,7 +83,7 @@ const sideEffectFree = {
 export const common = {
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   format: 'esm',
   sourcemap: false,
   legalComments: 'none',

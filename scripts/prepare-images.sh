@@ -6,7 +6,10 @@
 #   airlock-local/node:24-npm airlock-local/node:18 plus Node 24 and npm from the npm registry:
 #                             the local stand-in for node:24-bookworm-slim, the default base of
 #                             the agent presets (images/agents/*) and of the egress proxy
-# Usage: prepare-images.sh [busybox|node|node-npm|all]   (default: all)
+#   airlock-local/fresh-machine:1  airlock-local/node:24-npm plus git: a new Debian 12 machine with
+#                             Node and the git that cloned the project, nothing else (the
+#                             fresh-machine test runs the README's setup in it)
+# Usage: prepare-images.sh [busybox|node|node-npm|postgres|fresh-machine|all]   (default: all)
 set -euo pipefail
 
 log() { printf '[airlock] %s\n' "$*" >&2; }
@@ -100,11 +103,21 @@ DOCKERFILE
   rm -rf "$dir"
 }
 
+build_fresh_machine() {
+  local tag=airlock-local/fresh-machine:1
+  have_image "$tag" && return 0
+  build_node_npm
+  log "building $tag (Debian's git on airlock-local/node:24-npm, cached afterwards)..."
+  printf 'FROM airlock-local/node:24-npm\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git >/dev/null && rm -rf /var/lib/apt/lists/*\n' \
+    | docker build -q -t "$tag" - >/dev/null
+}
+
 case "$want" in
   busybox) build_busybox ;;
   node) build_node ;;
   postgres) build_postgres ;;
   node-npm) build_node_npm ;;
-  all) build_busybox; build_node; build_node_npm; build_postgres ;;
-  *) log "unknown image set '$want' (expected busybox, node, node-npm, postgres or all)"; exit 2 ;;
+  fresh-machine) build_fresh_machine ;;
+  all) build_busybox; build_node; build_node_npm; build_postgres; build_fresh_machine ;;
+  *) log "unknown image set '$want' (expected busybox, node, node-npm, postgres, fresh-machine or all)"; exit 2 ;;
 esac

@@ -6,7 +6,10 @@
 #
 # 1. Nothing to do when the running daemon already lists both entries.
 # 2. runsc: the path given (--runsc or AIRLOCK_RUNSC), else the one on PATH, else installed with
-#    apt-get where the system's archive has the package `runsc`; otherwise it stops and says how.
+#    apt-get where the system's archive has the package `runsc` (Debian 12 and later), else
+#    gVisor's official release for this machine's architecture, downloaded with curl (or wget)
+#    and checked against the release's published SHA-512 before it is installed to
+#    --install-dir: a download that does not match is refused, never installed or run.
 # 3. Adds whichever entry is missing to daemon.json and keeps every other setting (an existing
 #    entry is left as it is). A daemon.json that is not a JSON object is refused, never overwritten.
 # 4. Reloads the running daemon without restarting it or its containers: `systemctl reload docker`
@@ -14,6 +17,7 @@
 # Safe to run again. Root through `sudo -n` when not root (GitHub-hosted runners allow it).
 #
 # Usage: register-gvisor.sh [--runsc PATH] [--daemon-json FILE] [--pid-file FILE] [--wait S] [--no-reload]
+#                            [--install-dir DIR]
 #        register-gvisor.sh --check         exit 0 when the running daemon lists both entries
 #        register-gvisor.sh --merge-only --daemon-json FILE --runsc PATH
 #                                           only add the entries to FILE (no install, no daemon)
@@ -22,6 +26,10 @@
 #   --wait         seconds to wait for the reloaded daemon to list both entries (default 20)
 #   --no-reload  install and write the configuration only (the daemon is not running: it reads
 #                the file when it starts)
+#   --install-dir  where gVisor's release is installed when it is downloaded (default /usr/local/bin)
+# Environment: AIRLOCK_GVISOR_RELEASE_URL  the release folder holding `runsc` and `runsc.sha512`
+#   (default https://storage.googleapis.com/gvisor/releases/release/latest/ARCH, ARCH being
+#   x86_64 or aarch64 from `uname -m`); a mirror of the release can be given here.
 set -euo pipefail
 
 log() { printf '[airlock] %s\n' "$*" >&2; }
@@ -34,6 +42,7 @@ DAEMON_JSON=/etc/docker/daemon.json
 PID_FILE=/var/run/docker.pid
 WAIT_SECONDS=20
 RUNSC="${AIRLOCK_RUNSC:-}"
+INSTALL_DIR=/usr/local/bin
 MODE=register
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -53,8 +62,13 @@ while [ "$#" -gt 0 ]; do
       shift 2
       ;;
     --wait)
-      [ "$#" -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || fail "--wait needs a number of seconds"
+      if [ "$#" -lt 2 ] || ! [[ "$2" =~ ^[0-9]+$ ]]; then fail "--wait needs a number of seconds"; fi
       WAIT_SECONDS="$2"
+      shift 2
+      ;;
+    --install-dir)
+      [ "$#" -ge 2 ] || fail "--install-dir needs a folder"
+      INSTALL_DIR="$2"
       shift 2
       ;;
     --no-reload) MODE=no-reload && shift ;;
@@ -84,7 +98,7 @@ has_runtimes() {
 find_runsc() {
   [ "$MODE" != merge-only ] || [ -n "$RUNSC" ] || fail "--merge-only needs --runsc PATH"
   if [ -n "$RUNSC" ]; then
-    [ -f "$RUNSC" ] && [ -x "$RUNSC" ] || fail "runsc \"$RUNSC\" (--runsc / AIRLOCK_RUNSC) is not an executable file"
+    { [ -f "$RUNSC" ] && [ -x "$RUNSC" ]; } || fail "runsc \"$RUNSC\" (--runsc / AIRLOCK_RUNSC) is not an executable file"
     (cd "$(dirname "$RUNSC")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$RUNSC")")
     return 0
   fi
@@ -97,13 +111,14 @@ find_runsc() {
     fi
   done
   if command -v apt-get >/dev/null 2>&1; then
-    log "installing gVisor (package runsc)..."
-    as_root apt-get update -qq >&2
+    log "looking for gVisor in the system's package archive (package runsc)..."
+    as_root apt-get update -qq >&2 || log "apt-get update failed; using the package lists there are"
     # Captured first: under pipefail, `apt-cache … | grep -q` fails when grep stops reading early
     # (apt-cache dies of SIGPIPE), which would report a package the archive has as missing.
     local policy
     policy="$(apt-cache policy runsc 2>/dev/null || true)"
     if printf '%s\n' "$policy" | grep -Eq 'Candidate: [^(]'; then
+      log "installing gVisor (package runsc)..."
       as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runsc >&2
       found="$(command -v runsc 2>/dev/null || true)"
       [ -n "$found" ] || found=/usr/bin/runsc
@@ -112,11 +127,61 @@ find_runsc() {
       return 0
     fi
   fi
-  fail "runsc (gVisor) is not installed and this system's package archive has no runsc package: install gVisor's release (see docs/isolation.md, \"Getting gVisor on a runner\") and give its path with --runsc PATH or AIRLOCK_RUNSC"
+  log "the system's package archive has no runsc package: installing gVisor's release instead"
+  install_release
+}
+
+# Downloads URL to FILE (curl, else wget); fails naming the URL.
+download() {
+  local url="$1" file="$2"
+  if command -v curl >/dev/null 2>&1; then
+    curl --fail --silent --show-error --location --proto '=https,http' --retry 2 -o "$file" "$url" >&2 ||
+      fail "could not download $url"
+  elif command -v wget >/dev/null 2>&1; then
+    wget -q -O "$file" "$url" >&2 || fail "could not download $url"
+  else
+    fail "neither curl nor wget is installed to download gVisor's release; install one, or install gVisor and give its path with --runsc PATH"
+  fi
+}
+
+# gVisor's official release for this machine's architecture, checked against the release's
+# SHA-512 before it is installed; prints the installed path.
+install_release() {
+  local arch base dir expected actual
+  arch="$(uname -m)"
+  case "$arch" in
+    x86_64 | aarch64) ;;
+    arm64) arch=aarch64 ;;
+    amd64) arch=x86_64 ;;
+    *) fail "gVisor publishes no release for the architecture $arch; install runsc yourself and give its path with --runsc PATH" ;;
+  esac
+  base="${AIRLOCK_GVISOR_RELEASE_URL:-https://storage.googleapis.com/gvisor/releases/release/latest/$arch}"
+  base="${base%/}"
+  command -v sha512sum >/dev/null 2>&1 || fail "sha512sum (coreutils) is needed to check gVisor's release"
+  dir="$(mktemp -d)"
+  # shellcheck disable=SC2064 # the folder is fixed now; the trap must remove this one
+  trap "rm -rf '$dir'" EXIT
+  log "downloading gVisor's release from $base/runsc and checking it against $base/runsc.sha512..."
+  download "$base/runsc.sha512" "$dir/runsc.sha512"
+  download "$base/runsc" "$dir/runsc"
+  # The published file is sha512sum's own format: "<128 hex digits>  runsc".
+  expected="$(awk 'NR == 1 { print tolower($1) }' "$dir/runsc.sha512")"
+  [[ "$expected" =~ ^[0-9a-f]{128}$ ]] ||
+    fail "$base/runsc.sha512 holds no SHA-512 digest; gVisor's release was not installed"
+  actual="$(sha512sum "$dir/runsc" | awk '{ print $1 }')"
+  if [ "$actual" != "$expected" ]; then
+    fail "the downloaded $base/runsc does not match its published SHA-512 (expected $expected, got $actual): refused, nothing was installed; download it again, or check the mirror given in AIRLOCK_GVISOR_RELEASE_URL"
+  fi
+  as_root mkdir -p "$INSTALL_DIR"
+  as_root install -m 0755 "$dir/runsc" "$INSTALL_DIR/runsc.airlock-new"
+  as_root mv -f "$INSTALL_DIR/runsc.airlock-new" "$INSTALL_DIR/runsc"
+  log "installed gVisor's release (sha512 $actual) as $INSTALL_DIR/runsc"
+  (cd "$INSTALL_DIR" && printf '%s/runsc\n' "$(pwd -P)")
 }
 
 # Reads daemon.json on stdin; prints it with the missing gVisor entries added (every other
 # setting kept), or nothing when both are there. Exits 2 with the reason on a malformed file.
+# shellcheck disable=SC2016 # JavaScript source for node -e: nothing in it is for the shell to expand
 MERGE_JS='
 const fs = require("node:fs")
 const [file, runsc] = process.argv.slice(1)

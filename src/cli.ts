@@ -2,14 +2,13 @@
 // Its flags are in cli/flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
 // plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
-import { INPUT, getInputs } from './inputs.js'
+import { INPUT } from './inputs.js'
+import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
 import { runPipeline } from './pipeline/run.js'
 import { printablePlan, resolvePlan } from './pipeline/resolve.js'
 import { planRun, secretsOf } from './plan.js'
-import { policyForRun } from './policy/load.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
-import { runInputs } from './presets/run-inputs.js'
 import { stripHidden } from './text-filter.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
 import { FolderStore, defaultCacheRoot } from './cache/store.js'
@@ -40,17 +39,7 @@ export async function main(argv: string[]): Promise<number> {
       : { env: base.environment, needs: [] }
   const ctx = { ...base, environment: keyed.env }
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
-  const policy = await policyForRun({
-    read,
-    workspace: ctx.workspace
-  })
-  const run = await runInputs(read, {
-    workspace: ctx.workspace,
-    env: ctx.environment,
-    event: ctx.event,
-    policyNetwork: policy.policy.values.network
-  })
-  const inputs = getInputs(run.read, { ...ctx, policy, ...run.context })
+  const inputs = await readRunInputs(read, ctx)
   const plan = planRun(inputs)
   await checkPlan(plan)
   const runtime = new DockerRuntime()

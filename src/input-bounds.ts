@@ -3,6 +3,7 @@ import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
 import { editDistance } from './suggest.js'
 import { hasControl } from './text-filter.js'
+import { readWhole } from './read-fd.js'
 
 /**
  * Bounds every input is held to before it is read for its meaning: its shape (length, line
@@ -209,14 +210,7 @@ export function taskInput(name: string, raw: string | undefined, workspace: stri
     if (opened.size > MAX_TASK_FILE) {
       throw new ConfigurationError(name, `file "${raw.trim()}" is larger than 1 MiB`)
     }
-    const buf = Buffer.alloc(opened.size)
-    let read = 0
-    while (read < buf.length) {
-      const n = fs.readSync(fd, buf, read, buf.length - read, read)
-      if (n === 0) break
-      read += n
-    }
-    return { text: buf.subarray(0, read).toString('utf8'), source: 'file', file: rel }
+    return { text: readWhole(fd, opened.size).toString('utf8'), source: 'file', file: rel }
   } finally {
     fs.closeSync(fd)
   }

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
 import { NO_POLICY, recordFor, withPolicy } from './policy.js'
@@ -255,7 +256,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
         read(INPUT.imageCache) ?? (ctx.environment.GITHUB_ACTIONS === 'true' ? 'auto' : 'off'),
         CACHE_MODES
       ),
-      scope: scopeForEvent(ctx.event)
+      scope: scopeForEvent(ctx.event, realPath(repoPath))
     },
     services: servicesFor(read),
     ...isolationFor(
@@ -315,5 +316,14 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       read(INPUT.artifactName) ?? defaultArtifactName(ctx.environment, ctx.defaultRunId)
     ),
     policy: recordFor(policy, given)
+  }
+}
+
+/** A folder's real path when it exists (the repository's identity on this machine), else as given. */
+function realPath(p: string): string {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return p
   }
 }

@@ -5,11 +5,11 @@ import { ConfigurationError } from './errors.js'
 import { reportFailure } from './github/failure.js'
 import { publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
 import { ActionLogger } from './github/logger.js'
-import { getInputs } from './inputs.js'
+import { INPUT } from './input-names.js'
+import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
 import { POLICY_INPUT, describePolicy } from './policy.js'
-import { policyForRun, policyValuesAt } from './policy/load.js'
-import { taskFromBase } from './policy/task.js'
+import { policyValuesAt } from './policy/load.js'
 import type { ContentsApi } from './policy/load.js'
 import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
@@ -17,9 +17,8 @@ import { runPipeline } from './pipeline/run.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
-import { applyMode, approveMode, commandMode, publishMode } from './github/modes.js'
+import { applyMode, approveMode, commandMode, locateMode, publishMode } from './github/modes.js'
 import { bool } from './inputs.js'
-import { runInputs } from './presets/run-inputs.js'
 import { signProvenance } from './github/attest.js'
 import { getGitHubInputs } from './github/context.js'
 import type { ModeEnv } from './github/context.js'
@@ -28,7 +27,7 @@ import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/store.js'
 import { STATE } from './state.js'
 
-const MODES = ['run', 'publish', 'approve', 'apply', 'command'] as const
+const MODES = ['run', 'publish', 'approve', 'locate', 'apply', 'command'] as const
 
 /** Reads an input (absent or empty → undefined), bounded in shape before anything reads it. */
 const readInput = boundedReader((name: string): string | undefined => {
@@ -49,7 +48,7 @@ function policyApi(token: string | undefined, event: RunEvent): { api?: Contents
 /** The action's main step. */
 export async function run(): Promise<void> {
   try {
-    const mode = readInput('mode') ?? 'run'
+    const mode = readInput(INPUT.mode) ?? 'run'
     if (!(MODES as readonly string[]).includes(mode)) {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
@@ -69,33 +68,16 @@ export async function run(): Promise<void> {
     }
     if (mode === 'approve')
       return await approveMode(readInput, new ActionLogger(), modeEnv, policyValuesAt)
+    if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
-    const policy = await policyForRun({
-      read: readInput,
-      workspace: ctx.workspace,
-      eventBase: ctx.event.pullRequest?.baseSha,
-      ...policyApi(readInput('github-token'), ctx.event)
-    })
-    // The pull request's head (not the merge commit), and the agent preset's defaults.
-    const run = await runInputs(readInput, {
-      workspace: ctx.workspace,
-      env: process.env,
-      event: ctx.event,
-      policyNetwork: policy.policy.values.network
-    })
-    const given = getInputs(run.read, { ...ctx, policy, ...run.context })
-    // A task file is read at the base, where the policy is read: never from the pull request.
-    const inputs = {
-      ...given,
-      task: await taskFromBase(given.task, {
-        workspace: ctx.workspace,
-        repoPath: given.path,
-        policy: policy.record,
-        ...policyApi(readInput('github-token'), ctx.event)
-      })
-    }
-    if (inputs.task.origin.changedInPullRequest === true)
+    // The policy from the base, the pull request's head (not the merge commit), the preset.
+    const inputs = await readRunInputs(
+      readInput,
+      ctx,
+      policyApi(readInput(INPUT.githubToken), ctx.event).api
+    )
+    if (inputs.task.origin?.changedInPullRequest === true)
       core.warning(
         `the pull request changes the task file ${inputs.task.origin.path ?? ''}; the agent gets its text from the base commit ${inputs.task.origin.commit ?? ''}`
       )
@@ -146,8 +128,8 @@ export async function run(): Promise<void> {
     }
     // Publishing right after the run (a separate `publish` job needs no Docker and less trust).
     if (
-      bool('publish', readInput('publish'), true) &&
-      readInput('github-token') !== undefined &&
+      bool(INPUT.publish, readInput(INPUT.publish), true) &&
+      readInput(INPUT.githubToken) !== undefined &&
       ctx.event.name !== ''
     ) {
       await publishMode(readInput, new ActionLogger(), modeEnv, path.dirname(result.reportPath))

@@ -286,7 +286,8 @@ describe('the Actions cache through @actions/cache', () => {
     const facts = {
       lockfiles: [{ path: 'package-lock.json', sha256: 'a'.repeat(64) }],
       command: 'npm ci',
-      image: 'k'
+      image: 'k',
+      network: [] as string[]
     }
     const pr = dependencyCacheKeys('pr-7', facts)
     fs.mkdirSync(path.join(dir, 'npm'), { recursive: true })

@@ -12,7 +12,8 @@ const quiet = { info: (): void => undefined, warn: (): void => undefined }
 const facts = {
   lockfiles: [{ path: 'package-lock.json', sha256: 'a'.repeat(64) }],
   command: 'npm ci',
-  image: 'b'.repeat(64)
+  image: 'b'.repeat(64),
+  network: [] as string[]
 }
 let tmp: string
 beforeEach(() => {
@@ -72,15 +73,15 @@ test('a path-bound store restores and saves at the staging path; the install wor
 test('a folder store restores straight into the work folder; a failed install saves nothing', async () => {
   const store = new FolderStore(path.join(tmp, 'store'))
   const dirs = { work: path.join(tmp, 'work'), staging: path.join(tmp, 'stage') }
-  const first = await openDepsCache(store, 'local', dirs, facts, quiet)
+  const first = await openDepsCache(store, 'local-aaaa', dirs, facts, quiet)
   fs.writeFileSync(path.join(first.dir, 'a'), 'one')
   expect((await first.close(false)).saved).toBe('skipped')
   expect(fs.existsSync(dirs.work)).toBe(false)
-  const second = await openDepsCache(store, 'local', dirs, facts, quiet)
+  const second = await openDepsCache(store, 'local-aaaa', dirs, facts, quiet)
   expect(second.use.restored).toBeNull()
   fs.writeFileSync(path.join(second.dir, 'a'), 'two')
   expect((await second.close(true)).saved).toBe('saved')
-  const third = await openDepsCache(store, 'local', dirs, facts, quiet)
+  const third = await openDepsCache(store, 'local-aaaa', dirs, facts, quiet)
   expect(third.use.restored).not.toBeNull()
   expect(fs.readFileSync(path.join(dirs.work, 'a'), 'utf8')).toBe('two')
   expect(fs.existsSync(dirs.staging)).toBe(false)

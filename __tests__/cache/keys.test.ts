@@ -8,13 +8,19 @@ import {
 } from '../../src/cache/keys.js'
 
 const lock = [{ path: 'package-lock.json', sha256: 'a'.repeat(64) }]
-const facts = { lockfiles: lock, command: 'npm ci', image: 'k1' }
+const facts = { lockfiles: lock, command: 'npm ci', image: 'k1', network: ['registry.npmjs.org'] }
 
 describe('cacheScope', () => {
   test.each([
     [
-      { eventName: undefined, ref: undefined, defaultBranch: undefined, pullNumber: undefined },
-      'local'
+      {
+        eventName: undefined,
+        ref: undefined,
+        defaultBranch: undefined,
+        pullNumber: undefined,
+        repository: '/src/a'
+      },
+      'local-3213ad7c2b804764'
     ],
     [
       { eventName: 'push', ref: 'refs/heads/main', defaultBranch: 'main', pullNumber: undefined },
@@ -84,6 +90,9 @@ describe('dependency cache keys', () => {
     expect(k).toMatch(/^airlock-deps-v1-pr-7-[a-f0-9]{40}$/)
     expect(dependencyCacheKeys('pr-7', { ...facts, command: 'npm i' }).key).not.toBe(k)
     expect(dependencyCacheKeys('pr-7', { ...facts, image: 'k2' }).key).not.toBe(k)
+    // A wrong allowlist makes another entry: a warm run cannot hide a denial a cold run meets.
+    expect(dependencyCacheKeys('pr-7', { ...facts, network: ['registry.test'] }).key).not.toBe(k)
+    expect(dependencyCacheKeys('pr-7', { ...facts, network: [] }).key).not.toBe(k)
     expect(
       dependencyCacheKeys('pr-7', {
         ...facts,
@@ -112,10 +121,39 @@ describe('dependency cache keys', () => {
     ['pr-7', 'airlock-deps-v1-pr-8-abc', false],
     ['pr-7', 'airlock-deps-v1-pr-77-abc', false],
     ['pr-7', 'airlock-deps-v1-base-abc', true],
-    ['local', 'airlock-deps-v1-local-abc', true],
+    ['local-aaaa', 'airlock-deps-v1-local-aaaa-abc', true],
+    // Another repository on the same machine, or a default branch's entry: never.
+    ['local-aaaa', 'airlock-deps-v1-local-bbbb-abc', false],
+    ['local-aaaa', 'airlock-deps-v1-local-abc', false],
+    ['local-aaaa', 'airlock-deps-v1-base-abc', false],
     ['base', 'something-else', false]
   ])('a run in scope %s may use %s: %s', (scope, found, ok) => {
     expect(restorable('deps', scope, found)).toBe(ok)
+  })
+})
+
+describe('the scope of the CLI', () => {
+  test('one scope per repository on a machine; it restores only its own entries', () => {
+    const local = (repository: string): string =>
+      cacheScope({
+        eventName: '',
+        ref: undefined,
+        defaultBranch: undefined,
+        pullNumber: undefined,
+        repository
+      })
+    const a = local('/home/u/project-a')
+    const b = local('/home/u/project-b')
+    expect(a).toMatch(/^local-[a-f0-9]{16}$/)
+    expect(b).not.toBe(a)
+    const keysA = dependencyCacheKeys(a, facts)
+    const keysB = dependencyCacheKeys(b, facts)
+    expect(keysB.restoreKeys).toEqual([`airlock-deps-v1-${b}-`])
+    expect(keysB.restoreKeys.some((k) => keysA.key.startsWith(k))).toBe(false)
+    expect(restorable('deps', b, keysA.key)).toBe(false)
+    // The agent image is keyed by its exact build inputs: shared on the machine.
+    expect(imageCacheKeys(a, 'x').key).toBe(imageCacheKeys(b, 'x').key)
+    expect(restorable('image', b, imageCacheKeys(a, 'x').key)).toBe(true)
   })
 })
 

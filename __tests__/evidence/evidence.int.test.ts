@@ -95,7 +95,9 @@ describe('evidence from a hostile agent', () => {
       ].join('\n')
       const run = await runAirlock(ws, {
         'agent-command': agent,
-        'test-command': 'true',
+        // The tests see the result tree only (the agent's FIFO is not in it): the test command
+        // makes its own, named like a report.
+        'test-command': 'mkfifo results.xml',
         'test-reports': 'junit.xml\nreports/passwd\nresults.xml',
         task: 'leave links'
       })
@@ -171,13 +173,15 @@ describe('evidence of the run', () => {
 
   it('classifies tests against the base, re-runs failures once and marks flaky ones', async () => {
     // `stable` fails on the base and passes after the agent (fixed); `broken` passes on the base
-    // and fails after (newly failing); `wobbly` fails in the agent's workspace because of state the
-    // agent left outside the snapshot (.git), and passes on the re-run's clean copy: flaky.
+    // and fails after (newly failing); `wobbly` fails on the first run of the tests and passes on
+    // the one re-run (AIRLOCK_RERUN=1): flaky. What the agent left outside the tree (.git/wobble)
+    // is never seen by the tests, which run on the result tree alone.
     ws = makeWorkspace({
       'state.txt': 'old\n',
       'test.sh': [
         `if grep -q new state.txt; then S=""; B='<failure message="broke"/>'; else S='<failure message="old state"/>'; B=""; fi`,
-        `if [ -e .git/wobble ]; then W='<failure message="wobble"/>'; else W=""; fi`,
+        `if [ -e .git/wobble ]; then echo saw-the-agents-state; exit 3; fi`,
+        `if [ -z "$AIRLOCK_RERUN" ] && [ "$AIRLOCK_PHASE" = tests ]; then W='<failure message="wobble"/>'; else W=""; fi`,
         `printf '%s' "<testsuites><testsuite name=\\"s\\"><testcase classname=\\"t\\" name=\\"stable\\">$S</testcase><testcase classname=\\"t\\" name=\\"broken\\">$B</testcase><testcase classname=\\"t\\" name=\\"wobbly\\">$W</testcase></testsuite></testsuites>" > junit.xml`,
         '[ -z "$S$B$W" ]'
       ].join('\n')

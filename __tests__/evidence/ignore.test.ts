@@ -3,7 +3,11 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { diffTrees } from '../../src/evidence/diff.js'
-import { baseIgnoreRules, ignoreFindings } from '../../src/evidence/ignore.js'
+import {
+  DEFAULT_IGNORE_SOURCE,
+  baseIgnoreRules,
+  ignoreFindings
+} from '../../src/evidence/ignore.js'
 import { snapshotWorkspace } from '../../src/evidence/snapshot.js'
 import { safeGitEnv } from '../../src/workspace/git.js'
 import { prepareWorkspace } from '../../src/workspace/workspace.js'
@@ -194,7 +198,7 @@ describe('base .gitignore rules', () => {
     expect(findings[0].detail).toMatch(/base tree's rules/)
   })
 
-  test('without rules in the base tree nothing is ignored', async () => {
+  test('without rules in the base tree only the default tool-output list applies', async () => {
     const src = path.join(root, 'plain')
     fs.mkdirSync(src)
     run(src, 'init', '-q', '-b', 'main')
@@ -202,13 +206,72 @@ describe('base .gitignore rules', () => {
     run(src, 'add', '-A')
     run(src, 'commit', '-q', '-m', 'base')
     const ws = await prepareWorkspace(src, 'HEAD', path.join(root, 'run'))
-    write(ws.dir, { 'node_modules/x.js': 'x' })
+    write(ws.dir, { 'node_modules/x.js': 'x', 'lib/node_modules.txt': 'kept' })
     const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
-    expect(rules.empty).toBe(true)
     const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules)
-    expect(snap.ignoredTotal).toBe(0)
+    expect(snap.ignored).toEqual([
+      { path: 'node_modules/', rule: `node_modules/ (${DEFAULT_IGNORE_SOURCE})` }
+    ])
     const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree)
-    expect(diff.files.map((f) => f.path)).toEqual(['node_modules/x.js'])
+    expect(diff.files.map((f) => f.path)).toEqual(['lib/node_modules.txt'])
+    // Without the default list: nothing is ignored.
+    const none = await baseIgnoreRules(ws.gitDir, ws.tree, undefined, [])
+    expect(none.empty).toBe(true)
+  })
+
+  test('a pytest run: its cache (whose own .gitignore says *) stays out; only the source change is in the diff', async () => {
+    const src = path.join(root, 'pylib')
+    fs.mkdirSync(src)
+    run(src, 'init', '-q', '-b', 'main')
+    // A real project's .gitignore that does not name the tool caches.
+    write(src, {
+      '.gitignore': 'dist/\n',
+      'pylib/__init__.py': 'def add(a, b):\n    return a - b\n',
+      'tests/test_add.py': 'from pylib import add\n\ndef test_add():\n    assert add(1, 2) == 3\n'
+    })
+    run(src, 'add', '-A')
+    run(src, 'commit', '-q', '-m', 'base')
+    const ws = await prepareWorkspace(src, 'HEAD', path.join(root, 'run'))
+    write(ws.dir, {
+      'pylib/__init__.py': 'def add(a, b):\n    return a + b\n',
+      '.pytest_cache/.gitignore': '# Created by pytest automatically.\n*\n',
+      '.pytest_cache/CACHEDIR.TAG': 'Signature: 8a477f597d28d172789f06886806bc55\n',
+      '.pytest_cache/README.md': '# pytest cache directory #\n',
+      '.pytest_cache/v/cache/nodeids': '[]\n',
+      '.pytest_cache/v/cache/lastfailed': '{}\n',
+      'pylib/__pycache__/__init__.cpython-311.pyc': 'pyc',
+      'tests/__pycache__/test_add.cpython-311-pytest-7.4.pyc': 'pyc',
+      '.mypy_cache/3.11/x.json': '{}',
+      '.venv/bin/python': 'x'
+    })
+    const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
+    const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules)
+    const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree)
+    expect(diff.files.map((f) => f.path)).toEqual(['pylib/__init__.py'])
+    expect(ignoreFindings(diff.all.files, snap)).toEqual([])
+    expect(snap.ignored.map((i) => i.path).sort()).toEqual([
+      '.mypy_cache/',
+      '.pytest_cache/',
+      '.venv/',
+      'pylib/__pycache__/',
+      'tests/__pycache__/'
+    ])
+  })
+
+  test("the base tree's .gitignore re-includes a default (a negated rule wins over the list)", async () => {
+    const src = path.join(root, 'venv-kept')
+    fs.mkdirSync(src)
+    run(src, 'init', '-q', '-b', 'main')
+    write(src, { '.gitignore': '!.venv/\n', 'a.txt': 'a' })
+    run(src, 'add', '-A')
+    run(src, 'commit', '-q', '-m', 'base')
+    const ws = await prepareWorkspace(src, 'HEAD', path.join(root, 'run'))
+    write(ws.dir, { '.venv/marker': 'x', '.tox/py/x': 'x' })
+    const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
+    const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules)
+    const diff = await diffTrees(ws.gitDir, ws.tree, snap.tree)
+    expect(diff.files.map((f) => f.path)).toEqual(['.venv/marker'])
+    expect(snap.ignored.map((i) => i.path)).toEqual(['.tox/'])
   })
 
   test('ignored files do not count against the snapshot limits', async () => {

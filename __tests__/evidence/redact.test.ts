@@ -29,6 +29,40 @@ describe('Redactor', () => {
     expect(out.split('\n').length).toBe(text.split('\n').length)
   })
 
+  test('one matcher for every form: leftmost, the longest at a start, no blank line spanned', () => {
+    const m = new Redactor(['abcdefgh', 'abcdefghijkl', 'ghijklmn'])
+    // The longer value wins where both start; the overlapping third is not masked twice.
+    expect(m.redact('xx abcdefghijklmn yy')).toBe(`xx ${MASK}mn yy`)
+    // One line break may sit inside a value, a blank line may not.
+    expect(m.redact('abcd\r\nefgh')).toBe(`${MASK}\n`)
+    expect(m.redact('abcd\n\nefgh')).toBe('abcd\n\nefgh')
+    expect(m.redact('ab\ncd\nefgh')).toBe(`${MASK}\n\n`)
+  })
+
+  test('the longest and most punctuated values the docs allow are all masked in every form', () => {
+    const printable = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('')
+    const values = [
+      'k'.repeat(1024),
+      printable.repeat(11).slice(0, 1024),
+      `${printable}${printable}`.replace(/ /g, '')
+    ]
+    const m = new Redactor(values)
+    for (const v of values) {
+      const text = [
+        v,
+        encodeURIComponent(v),
+        JSON.stringify(v).slice(1, -1),
+        Buffer.from(v).toString('hex'),
+        Buffer.from(v).toString('base64')
+      ].join(' | ')
+      const out = m.redact(`before ${text} after`)
+      expect(out.startsWith('before ')).toBe(true)
+      expect(out.endsWith(' after')).toBe(true)
+      expect(out).not.toContain(v.slice(0, 40))
+      expect(out.split(MASK).length - 1).toBeGreaterThanOrEqual(5)
+    }
+  })
+
   test('values shorter than 6 characters are not masked (they would hide ordinary words)', () => {
     expect(r.redact('a short word')).toBe('a short word')
   })

@@ -360,6 +360,31 @@ describe('approve checks the evidence it is handed (output-dir) against its prov
     expectRefused(run, /is not the latest report's evidence/)
   })
 
+  test('output-dir as the runner hands it by default (airlock-out), with no evidence downloaded: decided on the review and status, approved', async () => {
+    const run = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`),
+      { 'output-dir': path.join(world.root, 'airlock-out') }
+    )
+    expect([run.code, run.outputs.approved]).toEqual([0, 'true'])
+    expect(gate(world.base).map((s) => s.state)).toEqual(['pending', 'success'])
+  })
+
+  test('output-dir naming a file fails the step with an error naming the input', async () => {
+    const file = path.join(world.root, 'not-a-folder')
+    fs.writeFileSync(file, 'x')
+    const run = await approve(
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`),
+      { 'output-dir': file }
+    )
+    expect(run.code).toBe(1)
+    expect(run.stdout).toMatch(
+      /::error title=Agent Airlock%3A configuration::output-dir: .*is not a folder/
+    )
+    expect(gate(world.base).map((s) => s.state)).toEqual(['pending'])
+  })
+
   test('matching evidence in output-dir: approved', async () => {
     const run = await approve(
       'issue_comment',

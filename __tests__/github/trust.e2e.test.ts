@@ -65,11 +65,13 @@ function action(
 ): Promise<ActionRun> {
   return runAction({
     // approve is handed no evidence folder here (it would check it against the report it
-    // approves: see github-approve.e2e.test.ts); the other modes read world.out.
+    // approves: see github-approve.e2e.test.ts): its output-dir names a folder nothing was
+    // downloaded to (the default, airlock-out, is world.out); the other modes read world.out.
     inputs: {
       mode,
       'github-token': token,
-      ...(mode === 'approve' ? {} : { 'output-dir': world.out }),
+      'output-dir':
+        mode === 'approve' ? path.join(world.workspace, 'nothing-downloaded') : world.out,
       ...inputs
     },
     eventName,

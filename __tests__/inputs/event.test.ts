@@ -60,7 +60,7 @@ describe('parseEvent', () => {
       JSON.stringify({ issue: { number: 3, pull_request: {} } })
     )
     expect(e.pullRequest).toEqual({ number: 3, headRepository: null, fork: null })
-    expect(scopeForEvent(e)).toBe('pr-3')
+    expect(scopeForEvent(e, '/src/a')).toBe('pr-3')
   })
 
   test('the head commit only on pull_request* events; unreadable payloads are no event', () => {
@@ -70,7 +70,9 @@ describe('parseEvent', () => {
     ).toBeUndefined()
     expect(parseEvent({ GITHUB_EVENT_NAME: 'push' }, 'not json').payload).toEqual({})
     expect(readRunEvent({ GITHUB_EVENT_PATH: '/nonexistent/event.json' }).payload).toEqual({})
-    expect(scopeForEvent(LOCAL_EVENT)).toBe('local')
+    // Outside GitHub Actions: the repository's own scope on the machine.
+    expect(scopeForEvent(LOCAL_EVENT, '/src/a')).toBe('local-3213ad7c2b804764')
+    expect(scopeForEvent(LOCAL_EVENT, '/src/b')).not.toBe(scopeForEvent(LOCAL_EVENT, '/src/a'))
   })
 
   test('the run id and attempt of the runner', () => {

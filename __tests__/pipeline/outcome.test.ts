@@ -227,14 +227,18 @@ describe('classifyOutcome', () => {
     expect(got.violations).toEqual([])
   })
 
-  test('an unpinned base is a policy violation, with one finding per FROM', () => {
+  test('an unpinned base is a configuration error naming every pin form, with one finding per FROM', () => {
     const error = new UnpinnedBaseError([
       { ref: 'debian:bookworm', pin: 'unpinned', line: 1 },
       { ref: 'node:20', pin: 'unpinned', line: 4 }
     ])
     const got = classifyOutcome({ testsConfigured: false }, [], error)
-    expect(got.outcome).toBe('policy-violation')
-    expect(got.reason).toMatch(/unpinned base images: debian:bookworm \(line 1\)/)
+    expect(got.outcome).toBe('configuration-error')
+    expect(got.reason).toMatch(/dockerfile: unpinned base images: debian:bookworm \(line 1\)/)
+    // Every way to pin: a tag with its digest, a local image ID, or the explicit opt-out.
+    expect(got.reason).toMatch(/@sha256:/)
+    expect(got.reason).toMatch(/local image ID \(FROM sha256:/)
+    expect(got.reason).toMatch(/allow-unpinned-base: true \(CLI: --allow-unpinned-base\)/)
     expect(got.violations).toEqual([
       { rule: 'unpinned-base', path: null, detail: 'FROM debian:bookworm (line 1)' },
       { rule: 'unpinned-base', path: null, detail: 'FROM node:20 (line 4)' }

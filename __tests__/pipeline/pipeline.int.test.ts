@@ -19,6 +19,7 @@ import {
 } from '../support/run.js'
 
 import { verifyProvenance } from '../../src/report/provenance-verify.js'
+import { ConfigurationError } from '../../src/errors.js'
 
 beforeAll(() => buildDist())
 
@@ -102,10 +103,12 @@ describe('the pipeline', () => {
     expect(run.report.tests.phase).toBeNull()
   })
 
-  it('refuses an unpinned base unless allow-unpinned-base, which is recorded', async () => {
+  it('refuses an unpinned base (a configuration error) unless allow-unpinned-base, which is recorded', async () => {
     ws = makeWorkspace({ 'a.txt': 'a\n' }, `FROM ${BUSYBOX}\n`)
     const refused = await runAirlock(ws, { 'agent-command': 'touch should-not-run' })
-    expect(refused.report.outcome).toBe('policy-violation')
+    expect(refused.report.outcome).toBe('configuration-error')
+    expect(refused.error).toBeInstanceOf(ConfigurationError)
+    expect(refused.report.outcomeReason).toMatch(/local image ID/)
     expect(refused.report.policy.violations).toEqual([
       { rule: 'unpinned-base', path: null, detail: `FROM ${BUSYBOX} (line 1)` }
     ])

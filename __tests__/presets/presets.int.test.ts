@@ -41,7 +41,12 @@ function demoWorkspace(): string {
 }
 
 /** Runs the preset as the action would read it: `agent` plus only what this machine needs. */
-async function runPreset(name: string, upstreamPath: string, model: string) {
+async function runPreset(
+  name: string,
+  upstreamPath: string,
+  model: string,
+  opts: { task?: string; changed?: string[] } = {}
+) {
   const preset = PRESETS[name]
   const ws = demoWorkspace()
   const runId = uniqueId(`preset-${name}`)
@@ -56,7 +61,7 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
     path: 'repo',
     // Where no registry is reachable: the local stand-in of the pinned node base.
     'build-args': `BASE=${imageId('airlock-local/node:24-npm')}`,
-    task: 'Write a file GREETING.md that greets the reader.',
+    task: opts.task ?? 'Write a file GREETING.md that greets the reader.',
     credentials: route,
     'host-map': `api.test=${world.stubs.upstream.ip}`,
     'upstream-ca': 'upstream-ca.pem',
@@ -101,20 +106,21 @@ async function runPreset(name: string, upstreamPath: string, model: string) {
     throw new Error(`${report.outcome}: ${report.outcomeReason}\n${agentLog.slice(-3000)}`)
   }
   expect(report.agent.preset).toBe(name)
-  expect(report.diff.files.map((f) => f.path)).toEqual(['GREETING.md'])
-  expect(fs.readFileSync(path.join(out, 'diff.patch'), 'utf8')).toContain(
-    '+Hello from the stub model.'
-  )
+  expect(report.diff.files.map((f) => f.path)).toEqual(opts.changed ?? ['GREETING.md'])
+  if (opts.changed === undefined)
+    expect(fs.readFileSync(path.join(out, 'diff.patch'), 'utf8')).toContain(
+      '+Hello from the stub model.'
+    )
   // The key: at the stub only, never in the evidence or the log.
   for (const f of readTree(out)) expect([f.file, f.text.includes(SECRET)]).toEqual([f.file, false])
   expect(log.lines.join('\n')).not.toContain(SECRET)
   expect(await leftovers(docker, runId)).toEqual([])
-  return report
+  return { report, agentLog, out }
 }
 
 test('claude-code: Claude Code from npm edits the demo repository through the proxy', async () => {
   const before = (await world.stubs.seen('upstream')).auth.length
-  const report = await runPreset('claude-code', '', 'claude-stub-model')
+  const { report } = await runPreset('claude-code', '', 'claude-stub-model')
   const auth = (await world.stubs.seen('upstream')).auth.slice(before)
   expect(new Set(auth)).toEqual(new Set([`x-api-key: ${SECRET}`]))
   const t = report.egress.transcript!
@@ -127,7 +133,7 @@ test('claude-code: Claude Code from npm edits the demo repository through the pr
 
 test('codex: Codex from npm edits the demo repository through the proxy', async () => {
   const before = (await world.stubs.seen('upstream')).auth.length
-  const report = await runPreset('codex', '/v1', 'gpt-stub-model')
+  const { report } = await runPreset('codex', '/v1', 'gpt-stub-model')
   const auth = (await world.stubs.seen('upstream')).auth.slice(before)
   expect(new Set(auth)).toEqual(new Set([`authorization: Bearer ${SECRET}`]))
   const t = report.egress.transcript!
@@ -138,7 +144,7 @@ test('codex: Codex from npm edits the demo repository through the proxy', async 
 
 test('gemini-cli: Gemini CLI from npm edits the demo repository through the proxy', async () => {
   const before = (await world.stubs.seen('upstream')).auth.length
-  const report = await runPreset('gemini-cli', '', 'gemini-stub-model')
+  const { report } = await runPreset('gemini-cli', '', 'gemini-stub-model')
   const auth = (await world.stubs.seen('upstream')).auth.slice(before)
   expect(auth.length).toBeGreaterThanOrEqual(2)
   expect(new Set(auth)).toEqual(new Set([`x-goog-api-key: ${SECRET}`]))
@@ -147,4 +153,25 @@ test('gemini-cli: Gemini CLI from npm edits the demo repository through the prox
   expect(t.models).toContain('gemini-stub-model')
   expect(t.tokens.input).toBeGreaterThanOrEqual(300)
   expect(report.cost.tokens).toMatchObject(t.tokens)
+}, 600_000)
+
+test('claude-code runs commands: the stub model has the CLI run the tests, then hand back its answer and findings', async () => {
+  const { report, agentLog, out } = await runPreset('claude-code', '', 'claude-stub-model', {
+    task: 'Review the change and run the tests.\nstub-script: review',
+    changed: []
+  })
+  // The shell tool ran (acceptEdits refused every command in -p mode): node --test's own output.
+  expect(agentLog).toMatch(/airlock-stub: tests exit \d+/)
+  expect(agentLog).toMatch(/ℹ tests \d+/)
+  expect(agentLog).not.toContain('requires approval')
+  // Its answer from summary.md, its findings from review.json; the CLI's cost claim if it gave one.
+  expect(report.agent.message).toMatchObject({ source: 'summary.md' })
+  expect(fs.readFileSync(path.join(out, 'agent-message.md'), 'utf8')).toContain(
+    'Reviewed the pull request'
+  )
+  expect(report.findings?.findings.map((f) => f.path)).toEqual(['feature.txt', 'README.md'])
+  expect(report.cost.steps?.proxyStartMs).toBeGreaterThan(0)
+  // The CLI's own cost report, kept as its claim.
+  expect(report.cost.usdSource).toBe('cli')
+  expect(report.cost.usd).toBeGreaterThan(0)
 }, 600_000)

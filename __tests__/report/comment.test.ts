@@ -30,6 +30,22 @@ function withHostile(text: string): Report {
   r.policy.violations.push({ rule: 'allowed-paths', path: text, detail: text })
   r.policy.protected.push({ rule: 'protected-paths', path: text, detail: text })
   r.cost.tokens = { model: text, input: 1, output: 1, cacheRead: null, cacheWrite: null }
+  // The agent's own words: its answer, the task, its findings.
+  r.task.text = `${text}\n${text}`
+  r.agent.message = {
+    source: 'summary.md',
+    text: `${text}\n\n${text}`,
+    chars: 10,
+    truncated: false
+  }
+  r.findings = {
+    status: 'ok',
+    findings: [
+      { path: text, line: 3, side: 'RIGHT', severity: 'error', body: text, suggestion: text }
+    ],
+    refused: [{ index: 1, reason: text }],
+    total: 2
+  }
   return r
 }
 
@@ -55,13 +71,14 @@ describe('renderComment', () => {
     const order = [
       '## Agent Airlock: ✅ success',
       '**Gate:** ⏳ pending',
+      '**Next step:** to accept this exact diff, a maintainer comments `/airlock approve ffffffffffff` on this pull request.',
       '### Policy',
       '### ❌ Newly failing tests (1)',
       '### Tests',
       '### Changed files (2)',
-      '<details><summary>Diff</summary>',
+      '<details open><summary>Diff</summary>',
       '<details><summary>Sandbox</summary>',
-      '**Egress:** 0 allowed, 0 denied · **Cost:** 60.0 s wall, 2.5 CPU s, 100 MiB peak, 1200 in / 300 out tokens, $0.0123',
+      "**Egress:** 0 allowed, 0 denied · **Cost:** 60.0 s wall, 2.5 CPU s, 100 MiB peak, 1200 in / 300 out tokens, $0.0123 (the agent's claim)",
       '<details><summary>Run</summary>',
       marker(r)
     ]
@@ -128,7 +145,7 @@ describe('renderComment', () => {
           l.includes('Approved') &&
           !l.startsWith('- ') &&
           !l.startsWith('| ') &&
-          !l.startsWith('> ')
+          !l.trimStart().startsWith('> ')
       )
     ).toEqual([])
     // No live mention, no raw tag, no control or invisible character anywhere.
@@ -144,7 +161,7 @@ describe('renderComment', () => {
       /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/
     )
     // <details> open and close in pairs; only the marker is an HTML comment.
-    expect(text.match(/<details>/g)?.length).toBe(text.match(/<\/details>/g)?.length)
+    expect(text.match(/<details( open)?>/g)?.length).toBe(text.match(/<\/details>/g)?.length)
     expect(text.match(/<!--/g)?.length).toBe(1)
     expect(md.trimEnd().endsWith(marker(withHostile(attack)))).toBe(true)
   })
@@ -169,10 +186,10 @@ describe('renderComment', () => {
     const md = renderComment(r, patch)
     expect(md.length).toBeLessThanOrEqual(MAX_COMMENT_CHARS)
     expect(md.length).toBeLessThan(65536)
-    expect(md).toContain('… diff truncated here: the full diff.patch is in the run artifact')
+    expect(md).toContain('The full diff.patch is in the run artifact.')
     expect(md).toContain('more (the full list is in report.json and diff.patch)')
     linesOutsideFences(md)
-    expect(md.match(/<details>/g)?.length).toBe(md.match(/<\/details>/g)?.length)
+    expect(md.match(/<details( open)?>/g)?.length).toBe(md.match(/<\/details>/g)?.length)
     // The diff did not fit: the marker says so.
     expect(md.trimEnd().endsWith(marker(r, true))).toBe(true)
   })
@@ -236,7 +253,7 @@ describe('what the reviewer sees', () => {
     }
     const outside = linesOutsideFences(md).join('\n')
     expect(outside.match(/<!--/g)?.length).toBe(1)
-    expect(outside.match(/<details>/g)?.length).toBe(outside.match(/<\/details>/g)?.length)
+    expect(outside.match(/<details( open)?>/g)?.length).toBe(outside.match(/<\/details>/g)?.length)
     expect(md).toContain('<summary>Sandbox</summary>')
     expect(md).toContain('<summary>Run</summary>')
     expect(md.trimEnd().endsWith(marker(r))).toBe(true)

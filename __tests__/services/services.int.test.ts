@@ -1,9 +1,16 @@
 // Service containers against a real PostgreSQL (built from Debian's packages by
 // scripts/prepare-images.sh): each test-command phase gets a fresh database on an internal network,
 // reachable by name, health-checked before the phase, removed after it.
-import { BUSYBOX, imageId, leftovers, makeWorkspace, read, runAirlock } from '../support/run.js'
+import { execFileSync, spawnSync } from 'node:child_process'
 import * as fs from 'node:fs'
+import * as os from 'node:os'
 import * as path from 'node:path'
+import {
+  freePort,
+  startDockerRegistry,
+  stopDockerRegistry
+} from '../../scripts/docker-registry.mjs'
+import { BUSYBOX, imageId, leftovers, makeWorkspace, read, runAirlock } from '../support/run.js'
 
 const POSTGRES = 'airlock-local/postgres:15'
 
@@ -97,3 +104,72 @@ describe('services: containers for the test phases', () => {
     fs.rmSync(ws, { recursive: true, force: true })
   }, 120_000)
 })
+
+test('a service image pinned by digest and absent from the engine is pulled by that digest from its registry', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-svc-registry-'))
+  const port = await freePort()
+  // A real registry on loopback (Debian's docker-registry), holding the service's image.
+  const registry = await startDockerRegistry(dir, port)
+  const ws = makeWorkspace({ 'README.md': 'x\n' })
+  let pinned = ''
+  try {
+    const repo = `localhost:${port}/airlock-it/service-${process.pid}`
+    execFileSync('docker', ['tag', BUSYBOX, `${repo}:1`])
+    execFileSync('docker', ['push', '-q', `${repo}:1`])
+    pinned = execFileSync('docker', [
+      'image',
+      'inspect',
+      '-f',
+      '{{range .RepoDigests}}{{println .}}{{end}}',
+      `${repo}:1`
+    ])
+      .toString()
+      .split('\n')
+      .find((d) => d.startsWith(repo)) as string
+    expect(pinned).toMatch(/@sha256:[a-f0-9]{64}$/)
+    // Forget the local references: the engine has no image by that name and digest.
+    execFileSync('docker', ['rmi', `${repo}:1`])
+    const present = (): boolean => {
+      try {
+        execFileSync('docker', ['image', 'inspect', pinned], { stdio: 'ignore' })
+        return true
+      } catch {
+        return false
+      }
+    }
+    if (present()) execFileSync('docker', ['rmi', pinned])
+    expect(present()).toBe(false)
+
+    const run = await runAirlock(ws, {
+      services: [
+        'cache:',
+        `  image: ${pinned}`,
+        '  user: "65534"',
+        '  command: sleep 60',
+        '  health: "true"',
+        ''
+      ].join('\n'),
+      'agent-command': 'true',
+      'test-command': 'echo tests ran'
+    })
+    expect({ outcome: run.report.outcome, reason: run.report.outcomeReason }).toMatchObject({
+      outcome: 'success'
+    })
+    expect(present()).toBe(true)
+    expect(run.report.services).toEqual([
+      expect.objectContaining({
+        name: 'cache',
+        image: pinned,
+        imageId: imageId(BUSYBOX),
+        healthy: true
+      })
+    ])
+    expect(await leftovers(run.report.runId)).toBe(0)
+  } finally {
+    // The pulled image's reference (its layers are the local busybox's).
+    if (pinned !== '') spawnSync('docker', ['rmi', pinned], { stdio: 'ignore' })
+    await stopDockerRegistry(registry)
+    fs.rmSync(dir, { recursive: true, force: true })
+    fs.rmSync(ws, { recursive: true, force: true })
+  }
+}, 180_000)

@@ -19,6 +19,7 @@ import { leftovers } from '../support/run.js'
 import { GIT_TEST_ENV } from '../support/git.js'
 import { FolderStore } from '../../src/cache/store.js'
 import { LOCAL_EVENT } from '../../src/event.js'
+import { ConfigurationError } from '../../src/errors.js'
 
 const docker = new Docker()
 const REGISTRY_TOOLS = path.join(ROOT, 'test-tools', 'registry')
@@ -381,6 +382,32 @@ describe('setup-command: the install phase', () => {
     ])
     expect(await leftovers(runId)).toBe(0)
   }, 300_000)
+
+  test('an install whose registry is not in setup-allow-hosts: a configuration error naming the host and the input', async () => {
+    const ws = demoWorkspace()
+    const runId = uniqueId('setup-denied')
+    const { result, report } = await run(ws, runId, {
+      'setup-command':
+        'npm ci --registry http://registry.test:4873/ --no-audit --no-fund --fetch-retries 0',
+      // The right host on the wrong port: the install's registry is refused.
+      'setup-allow-hosts': 'registry.test:9999',
+      'proxy-image': imageId(NODE_IMAGE),
+      'proxy-network': network,
+      'host-map': `registry.test=${registryIp}`,
+      'agent-command': 'touch agent-ran',
+      'test-command': 'true'
+    })
+    expect(report.outcome).toBe('configuration-error')
+    expect(result.error).toBeInstanceOf(ConfigurationError)
+    expect(report.outcomeReason).toMatch(
+      /setup-allow-hosts: the setup command failed \(exit \d+\) after its proxy refused 1 host\(s\): registry\.test:4873 not in setup-allow-hosts/
+    )
+    expect(report.setup?.egress?.denials).toEqual([
+      expect.objectContaining({ host: 'registry.test:4873', input: 'setup-allow-hosts' })
+    ])
+    expect(report.agent.exitCode).toBeNull()
+    expect(await leftovers(runId)).toBe(0)
+  }, 180_000)
 
   test('a failing install stops the run before the agent, with its log', async () => {
     const ws = demoWorkspace()

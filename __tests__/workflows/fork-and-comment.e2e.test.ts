@@ -26,6 +26,7 @@ import {
   commentEvent,
   gitIn,
   publish,
+  webhook,
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
@@ -43,6 +44,7 @@ import {
 } from '../../__fixtures__/fork.js'
 import { runJob, type JobResult, type RunnerSetup } from '../../__fixtures__/workflow-run.js'
 import {
+  ROOT,
   githubContext,
   jobRuns,
   loadWorkflow,
@@ -322,7 +324,8 @@ describe('comment trigger: examples/comment-run.yml', () => {
     const {
       command,
       run,
-      publish: pub
+      publish: pub,
+      runId
     } = await commentRun(comment(PEOPLE.writer, `/airlock run ${task}`))
     expectSuccess(command)
     expect(command.outputs).toMatchObject({
@@ -365,9 +368,13 @@ describe('comment trigger: examples/comment-run.yml', () => {
       call.callee,
       'approve',
       { ...ctx, inputs: call.inputs, secrets: call.secrets },
-      setup('issue_comment', approval)
+      // The approval job downloads the evidence of the comment run (its artifact) by run id.
+      setup('issue_comment', approval, { artifactRuns: { [runId]: results.env } })
     )
     expectSuccess(job)
+    expect(
+      job.steps.find((s) => s.step.uses?.startsWith('actions/download-artifact@'))?.step.with
+    ).toMatchObject({ name: `airlock-${runId}-1`, 'run-id': runId })
     expect(gate(head)).toEqual(['pending', 'success'])
   }, 300_000)
 
@@ -411,11 +418,13 @@ describe('agent-approve.yml with a GitHub App identity', () => {
       secrets
     }
     const call = await resolveCall(await loadWorkflow('examples/approve.yml'), 'approve', ctx)
+    // The evidence of run 100 (published below) is that run's artifact.
+    await uploadAsRun(world.out, 'airlock-100-1')
     return runJob(
       call.callee,
       'approve',
       { ...ctx, inputs: call.inputs, secrets: call.secrets },
-      setup('issue_comment', event)
+      setup('issue_comment', event, { artifactRuns: { '100': results.env } })
     )
   }
 
@@ -458,6 +467,156 @@ describe('agent-approve.yml with a GitHub App identity', () => {
     expect(mint.skipped).toBe(true)
     const action = job.steps.find((s) => s.step.uses === './.airlock/action')!
     expect(action.inputs).toMatchObject({ 'github-token': TOKEN, 'app-slug': '' })
+    expect(gate(world.base)).toEqual(['pending', 'success'])
+  })
+})
+
+describe('approval as shipped: examples/approve.yml and examples/review-relay.yml with every action.yml default', () => {
+  /** The run's evidence (run 100, attempt 1) published for PR_NUMBER and uploaded as its artifact. */
+  async function publishedRun(tamper?: (dir: string) => void): Promise<string> {
+    const report = writeRunFolder(world.out, { runId: '100-1', headSha: world.base, patch: PATCH })
+    expect((await publish(world)).code).toBe(0)
+    tamper?.(world.out)
+    await uploadAsRun(world.out, 'airlock-100-1')
+    return report.diff.sha256 as string
+  }
+
+  async function approveFor(event: Record<string, unknown>, eventName: string): Promise<JobResult> {
+    const ctx: Contexts = {
+      github: githubContext(eventName, event, {
+        sha: world.base,
+        ref: 'refs/heads/main',
+        token: TOKEN
+      })
+    }
+    const caller = await loadWorkflow('examples/approve.yml')
+    expect(jobRuns(caller, 'approve', ctx)).toBe(true)
+    const call = await resolveCall(caller, 'approve', ctx)
+    return runJob(
+      call.callee,
+      'approve',
+      { ...ctx, inputs: call.inputs, secrets: call.secrets },
+      setup(eventName, event, { artifactRuns: { '100': results.env } })
+    )
+  }
+
+  test('a writer’s `/airlock approve <prefix>` on the current head and diff turns the gate green', async () => {
+    const diff = await publishedRun()
+    const job = await approveFor(
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`),
+      'issue_comment'
+    )
+    expectSuccess(job)
+    // The runner handed the action every default of action.yml, output-dir included.
+    const action = job.steps.find((s) => s.step.with.mode === 'approve')!
+    expect(action.inputs).toMatchObject({
+      mode: 'approve',
+      'output-dir': `${action.environment.RUNNER_TEMP}/evidence`,
+      'fail-outcomes': 'policy-violation'
+    })
+    // The evidence of the latest report was located and downloaded for it.
+    const download = job.steps.find((s) => s.step.uses?.startsWith('actions/download-artifact@'))!
+    expect([download.skipped, download.step.with]).toEqual([
+      false,
+      expect.objectContaining({ name: 'airlock-100-1', 'run-id': '100' })
+    ])
+    expect(gate(world.base)).toEqual(['pending', 'success'])
+  })
+
+  test('the downloaded evidence is checked against its provenance.json: a changed byte refuses the approval', async () => {
+    const diff = await publishedRun((dir) => fs.appendFileSync(path.join(dir, 'comment.md'), ' '))
+    const job = await approveFor(
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`),
+      'issue_comment'
+    )
+    expect(job.result).toBe('failure')
+    expect(log(job)).toMatch(/the evidence does not match its provenance.json: comment.md/)
+    expect(gate(world.base)).toEqual(['pending'])
+  })
+
+  test('evidence: false decides on the review and status alone (nothing downloaded)', async () => {
+    const diff = await publishedRun()
+    const event = commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
+    const ctx: Contexts = {
+      github: githubContext('issue_comment', event, {
+        sha: world.base,
+        ref: 'refs/heads/main',
+        token: TOKEN
+      })
+    }
+    const read = (f: string): string => {
+      const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
+      return f === 'examples/approve.yml'
+        ? text.replace("      airlock-ref: '", "      evidence: false\n      airlock-ref: '")
+        : text
+    }
+    const call = await resolveCall(
+      await loadWorkflow('examples/approve.yml', read),
+      'approve',
+      ctx,
+      read
+    )
+    const job = await runJob(
+      call.callee,
+      'approve',
+      { ...ctx, inputs: call.inputs, secrets: call.secrets },
+      setup('issue_comment', event)
+    )
+    expectSuccess(job)
+    const download = job.steps.find((s) => s.step.uses?.startsWith('actions/download-artifact@'))!
+    expect(download.skipped).toBe(true)
+    expect(gate(world.base)).toEqual(['pending', 'success'])
+  })
+
+  test('a writer’s approving review → the relay finishes → approve.yml on workflow_run turns the gate green', async () => {
+    await publishedRun()
+    // The review, as GitHub stores it (the approval workflow reads it from the API).
+    const reviewId = 100_000 + world.api.reviews.length
+    world.api.reviews.push({
+      id: reviewId,
+      pull: PR_NUMBER,
+      user: PEOPLE.writer,
+      body: '',
+      state: 'APPROVED',
+      commit_id: world.base
+    })
+    // The relay: a pull_request_review run that only finishes.
+    const review = webhook('pull_request_review', 'submitted', (p) => {
+      p.pull_request.number = PR_NUMBER
+      p.pull_request.head.sha = world.base
+      p.review.id = reviewId
+      p.review.state = 'approved'
+      p.review.commit_id = world.base
+      p.review.user.login = PEOPLE.writer.login
+    })
+    const relay = await loadWorkflow('examples/review-relay.yml')
+    const relayCtx: Contexts = {
+      github: githubContext('pull_request_review', review, {
+        sha: world.base,
+        ref: `refs/pull/${PR_NUMBER}/merge`,
+        token: TOKEN
+      })
+    }
+    const relayed = await runJob(
+      relay,
+      'relay',
+      relayCtx,
+      setup('pull_request_review', review, { ref: `refs/pull/${PR_NUMBER}/merge` })
+    )
+    expectSuccess(relayed)
+    // Its completion: workflow_run on the default branch's approve.yml.
+    const finished = webhook('workflow_run', 'completed', (p) => {
+      p.workflow_run.id = 5150
+      p.workflow_run.run_attempt = 1
+      p.workflow_run.name = relay.template.name ?? 'Agent Airlock review relay'
+      p.workflow_run.event = 'pull_request_review'
+      p.workflow_run.conclusion = 'success'
+      p.workflow_run.head_sha = world.base
+      p.workflow_run.head_repository.full_name = 'octo-org/hello'
+      p.workflow_run.pull_requests = [{ number: PR_NUMBER }]
+    })
+    const job = await approveFor(finished, 'workflow_run')
+    expectSuccess(job)
     expect(gate(world.base)).toEqual(['pending', 'success'])
   })
 })

@@ -160,8 +160,9 @@ describe('the gVisor registration step', () => {
   const NAME = "Register gVisor in the runner's Docker"
 
   test.each<[string, boolean, Record<string, unknown>]>([
-    ['no isolation asked for', false, {}],
+    ['neither isolation nor runtime given (the policy file decides)', true, {}],
     ['isolation: runc', false, { isolation: 'runc' }],
+    ['runtime: runc', false, { runtime: 'runc' }],
     ['isolation: kata', false, { isolation: 'kata' }],
     ['isolation: runsc', true, { isolation: 'runsc' }],
     ['isolation: auto', true, { isolation: 'auto' }],

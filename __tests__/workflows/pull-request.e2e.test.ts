@@ -89,6 +89,10 @@ beforeEach(async () => {
     // package.json, no tests: `npm ci` and the example's placeholder image would fail anywhere).
     '.github/airlock.yml': examplePolicy(),
     '.github/airlock/review-task.md': 'Write a file GREETING.md that greets the reader.\n',
+    // The shipped review task, with the line that makes the stub model play a reviewer.
+    '.github/airlock/review-findings.md':
+      fs.readFileSync(path.join(ROOT, 'examples/review-task.md'), 'utf8') +
+      '\nstub-script: review\n',
     // An agent image of the repository's own, for a call that names no preset (busybox base).
     '.github/airlock/Dockerfile': `ARG BASE=busybox@sha256:${'0'.repeat(64)}\nFROM \${BASE}\nCOPY agent /bin/\n`,
     '.github/airlock/agent': { content: '#!/bin/sh\necho hello > GREETING.md\n', exec: true }
@@ -205,11 +209,14 @@ async function pullRequestRun(opts: { fork?: boolean; read?: ReadWorkflow } = {}
   const run = await runJob(call.callee, 'run', inner, setup)
   const needs = { run: { result: run.result, outputs: run.outputs } }
   const publish = await runJob(call.callee, 'publish', { ...inner, needs }, setup)
-  return { run, publish }
+  return { run, publish, runId }
 }
 
-/** examples/approve.yml on an issue comment `/airlock approve <prefix>` by `user`. */
-async function approveRun(user: User, body: string): Promise<JobResult> {
+/**
+ * examples/approve.yml on an issue comment `/airlock approve <prefix>` by `user`; the evidence it
+ * downloads is the artifact of run `runId` (examples/pull-request.yml's run).
+ */
+async function approveRun(user: User, body: string, runId: string): Promise<JobResult> {
   const event = webhook('issue_comment', 'created', (p) => {
     p.issue.number = PR_NUMBER
     p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}` }
@@ -240,7 +247,8 @@ async function approveRun(user: User, body: string): Promise<JobResult> {
       ref: 'refs/heads/main',
       apiUrl: world.api.url,
       token: TOKEN,
-      artifactEnv: results.env
+      artifactEnv: results.env,
+      artifactRuns: { [runId]: results.env }
     }
   )
 }
@@ -267,9 +275,12 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   // The action got the head commit and the preset, and the key only as the proxy's credential.
   const action = run.steps.find((s) => s.step.uses === './.airlock/action')!
   expect(action.inputs).toMatchObject({ ref: head, agent: 'claude-code', env: '' })
-  // No gVisor asked for: the registration step (sudo) does not run.
+  // The call names no tier; the base branch's policy file (isolation: auto) chooses gVisor for a
+  // networked, credentialed run, so the pinned registration step runs first (here the daemon has
+  // both entries already and it changes nothing; a hosted runner gets them registered).
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
-  expect(gvisor.skipped).toBe(true)
+  expect([gvisor.skipped, gvisor.code]).toEqual([false, 0])
+  expect(gvisor.stderr).toMatch(/already has the gVisor runtimes/)
   expect(action.environment.AIRLOCK_AGENT_API_KEY).toBe(SECRET)
   expect((await stubs.seen('upstream')).auth.slice(before)).toContain(`x-api-key: ${SECRET}`)
 
@@ -297,12 +308,70 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   ])
 }, 600_000)
 
+test('a review task: the CLI runs the tests, the review carries the answer, the task, the next step, one inline suggestion and the other finding in its body', async () => {
+  const read: ReadWorkflow = (f) => {
+    const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
+    return f === 'examples/pull-request.yml'
+      ? text.replace(
+          'task: .github/airlock/review-task.md',
+          'task: .github/airlock/review-findings.md'
+        )
+      : text
+  }
+  const { run, publish } = await pullRequestRun({ read })
+  expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  // Claude Code ran the tests through its shell tool (the preset lets it run commands).
+  const out = path.join(run.workspace, 'airlock-out')
+  expect(fs.readFileSync(path.join(out, 'logs', 'agent.log'), 'utf8')).toMatch(
+    /airlock-stub: tests exit \d+/
+  )
+  expect(fs.readFileSync(path.join(out, 'agent-message.md'), 'utf8')).toContain(
+    'Reviewed the pull request and ran the tests'
+  )
+  expect([publish.result, log(publish)]).toEqual(['success', expect.any(String)])
+  const report = JSON.parse(
+    fs.readFileSync(path.join(publish.workspace, 'airlock-out', 'report.json'), 'utf8')
+  ) as {
+    agent: { message?: { source: string; text: string } }
+    findings?: { findings: unknown[] }
+    task: { text?: string }
+  }
+  expect(report.agent.message).toMatchObject({ source: 'summary.md' })
+  expect(report.findings?.findings).toHaveLength(2)
+
+  const reviews = world.api.reviews.filter((r) => r.user.login === ACTIONS_BOT.login)
+  expect(reviews.map((r) => r.commit_id)).toEqual([head])
+  const [review] = reviews
+  // One inline comment, on the pull request's line, with the suggestion.
+  expect(review.comments).toEqual([
+    expect.objectContaining({ path: 'feature.txt', line: 1, side: 'RIGHT' })
+  ])
+  expect(review.comments?.[0].body).toContain('```suggestion\nfrom the pull request, reviewed\n')
+  expect(review.comments?.[0].body).toContain('Say where the text comes from.')
+  // The body: the task, the next step, the agent's words, and the finding that has no line here.
+  const body = review.body
+  expect(body).toContain('**Task** (as given to the agent)')
+  expect(body).toContain('> Review this pull request and fix what you find.')
+  expect(body).toMatch(
+    /\*\*Next step:\*\* the agent changed nothing; to pass the gate, a maintainer comments `\/airlock approve [0-9a-f]{12}`/
+  )
+  expect(body).toContain("### The agent's answer")
+  expect(body).toContain('> Reviewed the pull request and ran the tests: they pass.')
+  expect(body).toContain('1 finding(s) are on the lines')
+  expect(body).toMatch(/<code>README\.md<\/code> line 1 — the file is not part of the pull request/)
+  expect(body).toContain('> The README does not mention the feature.')
+}, 600_000)
+
 test('a writer approves with /airlock approve → success; a new push → a new run, pending again', async () => {
   const first = await pullRequestRun()
   expect([first.publish.result, log(first.publish)]).toEqual(['success', expect.any(String)])
   const diff = first.run.outputs['diff-sha256']
   expect(diff).toMatch(/^[0-9a-f]{64}$/)
-  const approval = await approveRun(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
+  const approval = await approveRun(
+    PEOPLE.writer,
+    `/airlock approve ${diff.slice(0, 12)}`,
+    first.runId
+  )
   expect([approval.result, log(approval)]).toEqual(['success', expect.any(String)])
   const approved = head
   expect(gate(approved)).toEqual(['pending', 'success'])

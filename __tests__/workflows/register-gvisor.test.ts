@@ -155,9 +155,11 @@ describe('registering with a running daemon (a stand-in daemon)', () => {
       fs.writeFileSync(pidFile, String(process.pid))
       setInterval(() => {}, 1000)`
     daemon = spawn(process.execPath, ['-e', code, config, state, pidFile], { stdio: 'ignore' })
-    for (let i = 0; i < 100 && !fs.existsSync(pidFile); i++)
+    // Until the stand-in has written its whole pid (a loaded machine may take seconds).
+    const written = (): string => (fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : '')
+    for (let i = 0; i < 400 && written() !== String(daemon.pid); i++)
       await new Promise((r) => setTimeout(r, 50))
-    expect(fs.readFileSync(pidFile, 'utf8')).toBe(String(daemon.pid))
+    expect(written()).toBe(String(daemon.pid))
   }
 
   const hups = (): number =>

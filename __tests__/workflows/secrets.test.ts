@@ -213,7 +213,9 @@ describe('what agent-run.yml hands the action on a pull request', () => {
 
 describe("README's first setup", () => {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
-  const block = /## The action[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)![1]
+  const block = /## GitHub in ten minutes[\s\S]*?```yaml\n([\s\S]*?)```/
+    .exec(readme)![1]
+    .replace(/^ {3}/gm, '')
 
   test('is at most 15 lines of caller YAML', () => {
     expect(block.trim().split('\n').length).toBeLessThanOrEqual(15)

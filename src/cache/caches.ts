@@ -10,7 +10,7 @@ import type { ImageBase, ImageInfo, Runtime } from '../sandbox/types.js'
 import { baseImages } from '../sandbox/dockerfile.js'
 import { isEngineError } from '../sandbox/engine-faults.js'
 import { dependencyCacheKeys, imageCacheKeys, restorable } from './keys.js'
-import type { CacheScope } from './keys.js'
+import type { CacheScope, DepsFacts } from './keys.js'
 import { copyTree } from './store.js'
 import type { CacheStore } from './store.js'
 
@@ -48,7 +48,7 @@ export async function openDepsCache(
   store: CacheStore,
   scope: CacheScope,
   dirs: { work: string; staging: string },
-  facts: { lockfiles: { path: string; sha256: string | null }[]; command: string; image: string },
+  facts: DepsFacts,
   log: CacheLog
 ): Promise<OpenDepsCache> {
   const keys = dependencyCacheKeys(scope, facts)

@@ -6,7 +6,9 @@ import type { RunEvent } from '../event.js'
 
 /**
  * Where a run's cache entries live. `base`: the repository's default branch (trusted: what is
- * merged). `pr-N`: one pull request. `branch-…`: another branch. `local`: the CLI on a machine.
+ * merged). `pr-N`: one pull request. `ref-…`: another branch. `local-…`: the CLI on a machine, one
+ * scope per repository (named by a hash of its folder): the Actions cache is per repository
+ * already, a machine's cache folder is shared by every repository run on it.
  */
 export type CacheScope = string
 
@@ -16,6 +18,8 @@ export interface ScopeFacts {
   ref: string | undefined
   defaultBranch: string | undefined
   pullNumber: number | undefined
+  /** Outside GitHub Actions: the repository's identity on the machine (its folder's real path). */
+  repository?: string
 }
 
 const PR_EVENTS = new Set([
@@ -25,9 +29,9 @@ const PR_EVENTS = new Set([
   'pull_request_review_comment'
 ])
 
-/** The scope of a run; outside GitHub Actions (no event name): `local`. */
+/** The scope of a run; outside GitHub Actions (no event name): `local-` and the repository's hash. */
 export function cacheScope(f: ScopeFacts): CacheScope {
-  if (f.eventName === undefined || f.eventName === '') return 'local'
+  if (f.eventName === undefined || f.eventName === '') return `local-${hash(f.repository ?? '')}`
   // Anything about a pull request (a comment command too) is that pull request's scope.
   if (PR_EVENTS.has(f.eventName) || f.pullNumber !== undefined)
     return `pr-${f.pullNumber ?? 'unknown'}`
@@ -35,19 +39,29 @@ export function cacheScope(f: ScopeFacts): CacheScope {
   if (branch !== undefined && f.defaultBranch !== undefined && branch === f.defaultBranch)
     return 'base'
   // Another branch, a tag, a merge queue: its own scope, named by a hash (any characters).
-  return `ref-${createHash('sha256')
-    .update(f.ref ?? '')
-    .digest('hex')
-    .slice(0, 16)}`
+  return `ref-${hash(f.ref ?? '')}`
 }
 
-/** The scope of the run the event describes (outside GitHub Actions: `local`). */
-export function scopeForEvent(event: RunEvent): CacheScope {
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16)
+}
+
+/** Whether a scope is a machine's (the CLI's), of whichever repository. */
+export function isLocalScope(scope: CacheScope): boolean {
+  return scope === 'local' || scope.startsWith('local-')
+}
+
+/**
+ * The scope of the run the event describes; outside GitHub Actions, that of the repository at
+ * `repository` (its real path) on this machine.
+ */
+export function scopeForEvent(event: RunEvent, repository: string): CacheScope {
   return cacheScope({
     eventName: event.name,
     ref: event.ref,
     defaultBranch: event.defaultBranch,
-    pullNumber: event.pullRequest?.number
+    pullNumber: event.pullRequest?.number,
+    repository
   })
 }
 
@@ -63,22 +77,31 @@ export interface CacheKeys {
   writable: boolean
 }
 
+/** What an install depends on: the dependency cache's key is made of these. */
+export interface DepsFacts {
+  lockfiles: { path: string; sha256: string | null }[]
+  command: string
+  image: string
+  /** The install's allowlist and host mappings (what it may reach, and where a name leads). */
+  network: string[]
+}
+
 /**
  * The dependency cache of a run: keyed by what the install depends on (lockfiles, the setup
- * command, the image), in the run's scope; restored from its own scope or the default branch's.
+ * command, the image, the allowlist), in the run's scope; restored from its own scope or (on
+ * GitHub) the default branch's. A machine's scope restores only its own repository's entries.
  */
-export function dependencyCacheKeys(
-  scope: CacheScope,
-  facts: { lockfiles: { path: string; sha256: string | null }[]; command: string; image: string }
-): CacheKeys {
+export function dependencyCacheKeys(scope: CacheScope, facts: DepsFacts): CacheKeys {
   const h = createHash('sha256')
   h.update('deps\0' + facts.command + '\0' + facts.image + '\0')
+  for (const n of facts.network) h.update(`net\0${n}\0`)
   for (const l of [...facts.lockfiles].sort((a, b) => (a.path < b.path ? -1 : 1)))
     h.update(`${l.path}\0${l.sha256 ?? 'unreadable'}\0`)
   const digest = h.digest('hex').slice(0, 40)
   const own = `${KIND_PREFIX.deps}-${scope}-`
   const base = `${KIND_PREFIX.deps}-base-`
-  const restoreKeys = [own, ...(scope === 'base' ? [] : [`${base}${digest}`, base])]
+  const fromBase = scope !== 'base' && !isLocalScope(scope)
+  const restoreKeys = [own, ...(fromBase ? [`${base}${digest}`, base] : [])]
   return { key: `${own}${digest}`, restoreKeys, writable: true }
 }
 
@@ -87,11 +110,12 @@ export function dependencyCacheKeys(
  * CLI), read by every run, only under its exact build inputs.
  */
 export function imageCacheKeys(scope: CacheScope, imageKey: string): CacheKeys {
-  const writer = scope === 'local' ? 'local' : 'base'
+  // Keyed by the image's exact build inputs: repositories of one machine may share it.
+  const writer = isLocalScope(scope) ? 'local' : 'base'
   return {
     key: `${KIND_PREFIX.image}-${writer}-${imageKey}`,
     restoreKeys: [],
-    writable: scope === 'base' || scope === 'local'
+    writable: scope === 'base' || isLocalScope(scope)
   }
 }
 
@@ -100,13 +124,13 @@ export function restorable(kind: CacheKind, scope: CacheScope, found: string): b
   const p = KIND_PREFIX[kind]
   if (!found.startsWith(`${p}-`)) return false
   const from = found.slice(p.length + 1).split('-')[0]
-  const owner = /^(pr|ref)$/.test(from)
+  const owner = /^(pr|ref|local)$/.test(from)
     ? found
         .slice(p.length + 1)
         .split('-')
         .slice(0, 2)
         .join('-')
     : from
-  if (kind === 'image') return owner === (scope === 'local' ? 'local' : 'base')
-  return owner === scope || owner === 'base'
+  if (kind === 'image') return from === (isLocalScope(scope) ? 'local' : 'base')
+  return owner === scope || (owner === 'base' && !isLocalScope(scope))
 }

@@ -68,11 +68,8 @@ export function checkPinnedBases(plan: RunPlan): void {
     return
   }
   const unpinned = baseImages(text, plan.image.buildArgs).filter((b) => b.pin === 'unpinned')
-  if (unpinned.length > 0)
-    throw new ConfigurationError(
-      INPUT.dockerfile,
-      `${new UnpinnedBaseError(unpinned).message.replace('set allow-unpinned-base: true', 'give --allow-unpinned-base')}`
-    )
+  // The same error the run's image stage raises.
+  if (unpinned.length > 0) throw new UnpinnedBaseError(unpinned)
 }
 
 /** Everything above that needs the plan; before the first container, for run and plan alike. */

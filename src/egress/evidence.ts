@@ -21,6 +21,11 @@ export interface EgressSummary {
   reflected?: number
   /** The model budget and whether the proxy refused requests past it. */
   budget?: BudgetSummary
+  /**
+   * The upstream hosts of the credential routes: reached only through the routes (which add the
+   * key), so never a suggestion for allow-hosts.
+   */
+  credentialHosts?: string[]
 }
 
 export interface BudgetSummary {

@@ -41,8 +41,6 @@ export interface DiffCapture {
   dependencies: DependencyFile[]
   /** Lines for the log: what was not taken, what was cut. */
   warnings: string[]
-  /** Raw paths of the ignored entries (build output carried into the re-run's copy). */
-  ignoredRaw: Buffer[]
   /** Files the snapshot read, and those it took unchanged from the workspace's stat record. */
   snapshot: { read: number; reused: number }
 }
@@ -54,7 +52,8 @@ export async function captureDiff(
   redactor: Redactor,
   patchFile: string
 ): Promise<DiffCapture> {
-  // Build output: what the base tree's .gitignore ignores is left out (never the agent's rules).
+  // Tool and build output: what the base tree's .gitignore and the default list ignore is left
+  // out (never the agent's rules).
   const listing = ws.stats?.tree === ws.tree ? ws.stats.listing : undefined
   const rules = await baseIgnoreRules(ws.gitDir, ws.tree, listing)
   const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules, ws.stats)
@@ -133,14 +132,15 @@ export async function captureDiff(
     },
     violations,
     protected: [...hiddenSource, ...checked.protected, ...ignoreFindings(diff.all.files, snap)],
-    ignoredRaw: snap.ignoredRaw,
     snapshot: { read: snap.read, reused: snap.reused },
     dependencies: await hashLockfiles(ws.gitDir, snap.tree, ws.dir),
     warnings: [
       ...snap.skipped.slice(0, 50).map((x) => `not taken into the diff: ${x.path} (${x.reason})`),
       ...truncation,
       ...(snap.ignoredTotal > 0
-        ? [`${snap.ignoredTotal} path(s) ignored by the base tree's .gitignore rules`]
+        ? [
+            `${snap.ignoredTotal} path(s) left out as tool or build output (the base tree's .gitignore rules and the default list)`
+          ]
         : [])
     ]
   }

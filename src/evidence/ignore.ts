@@ -10,6 +10,11 @@ import { git } from '../workspace/git.js'
  * ignored is not looked into, case-sensitive, byte-wise. A path tracked in the base tree is never
  * ignored (as in git), also inside an ignored folder: a change to it is always in the diff.
  *
+ * Below the base tree's rules lies a default list of tool caches and build output
+ * (`DEFAULT_IGNORE`: pytest, mypy, ruff, tox and virtualenv folders, `__pycache__`, `node_modules`,
+ * framework caches): it decides only where no `.gitignore` of the base tree has a matching rule, so
+ * a repository re-includes one with a negated rule (`!.venv/`) in its own `.gitignore`.
+ *
  * The rules come from the base tree only. A `.gitignore` the agent adds or edits changes nothing
  * for its own run (the change itself is in the diff and flagged). Neither the runner's
  * `core.excludesFile` nor a checkout's `.git/info/exclude` apply: they are not part of the
@@ -33,6 +38,48 @@ export const NO_IGNORE_RULES: IgnoreRules = {
   tracked: () => false
 }
 
+/**
+ * Tool caches and build output left out of every diff unless the base tree's `.gitignore` says
+ * otherwise (docs/report.md lists them). Patterns in `.gitignore` syntax without a slash inside:
+ * each matches an entry's own name at any depth.
+ */
+export const DEFAULT_IGNORE: readonly string[] = [
+  // Python
+  '__pycache__/',
+  '*.py[co]',
+  '.pytest_cache/',
+  '.mypy_cache/',
+  '.ruff_cache/',
+  '.pytype/',
+  '.hypothesis/',
+  '.tox/',
+  '.nox/',
+  '.venv/',
+  '*.egg-info/',
+  '.eggs/',
+  '.coverage',
+  '.coverage.*',
+  'htmlcov/',
+  // JavaScript
+  'node_modules/',
+  '.npm/',
+  '.pnpm-store/',
+  '.eslintcache',
+  '.parcel-cache/',
+  '.turbo/',
+  '.next/',
+  '.nuxt/',
+  '.svelte-kit/',
+  '.angular/',
+  '*.tsbuildinfo',
+  // Others
+  '.gradle/',
+  '.DS_Store'
+]
+
+/** Where a default rule is said to come from (report.json's ignored entries). */
+export const DEFAULT_IGNORE_SOURCE = 'default tool-output list'
+
 /** Cap on the rules read (a hostile head could carry huge `.gitignore` files). */
 const MAX_RULE_BYTES = 1024 * 1024
 const MAX_RULE_FILES = 10_000
@@ -49,7 +96,9 @@ export async function baseIgnoreRules(
   gitDir: string,
   tree: string,
   /** `ls-tree -r -t -z --full-tree` of `tree`, when the caller has it already. */
-  given?: Buffer
+  given?: Buffer,
+  /** The default list below the base tree's rules (none: the base tree's rules alone). */
+  defaults: readonly string[] = DEFAULT_IGNORE
 ): Promise<IgnoreRules> {
   const listing =
     given ?? (await git(['ls-tree', '-r', '-t', '-z', '--full-tree', tree], { gitDir })).stdout
@@ -97,9 +146,10 @@ export async function baseIgnoreRules(
   files.sort((a, b) => b.dir.length - a.dir.length)
   const byDir = new Map<string, RuleFile>()
   for (const f of files) byDir.set(f.dir.join('/'), f)
+  const fallback = ignore({ ignorecase: false, allowRelativePaths: false }).add([...defaults])
 
   return {
-    empty: files.length === 0,
+    empty: files.length === 0 && defaults.length === 0,
     tracked: (p) => trackedPaths.has(p),
     match(parts, isDir) {
       for (let depth = parts.length - 1; depth >= 0; depth--) {
@@ -115,7 +165,15 @@ export async function baseIgnoreRules(
         if (r.ignored) return `${r.rule?.pattern ?? '(parent folder)'} (${f.source})`
         if (r.unignored) return null
       }
-      return null
+      // No rule of the base tree decided: the default list, on the entry's own name (the walk
+      // does not look into a folder it ignored, so a folder the base re-includes stays open).
+      let r: ReturnType<Ignore['test']>
+      try {
+        r = fallback.test((parts[parts.length - 1] ?? '') + (isDir ? '/' : ''))
+      } catch {
+        return null
+      }
+      return r.ignored ? `${r.rule?.pattern ?? '(parent folder)'} (${DEFAULT_IGNORE_SOURCE})` : null
     }
   }
 }

@@ -6,6 +6,7 @@ import { objectIds, objectWriter, writeTrees } from './git-objects.js'
 import type { TreeEntry } from './git-objects.js'
 import { NO_IGNORE_RULES } from './ignore.js'
 import type { IgnoreRules } from './ignore.js'
+import { readWhole } from '../read-fd.js'
 
 export interface SnapshotLimits {
   maxFiles: number
@@ -225,14 +226,7 @@ function readRegularFile(p: Buffer): Buffer {
   try {
     const st = fs.fstatSync(fd)
     if (!st.isFile()) throw new Error(`${p.toString('utf8')} is not a regular file`)
-    const data = Buffer.allocUnsafe(st.size)
-    let off = 0
-    while (off < st.size) {
-      const n = fs.readSync(fd, data, off, st.size - off, off)
-      if (n === 0) break
-      off += n
-    }
-    return off === st.size ? data : data.subarray(0, off)
+    return readWhole(fd, st.size)
   } finally {
     fs.closeSync(fd)
   }

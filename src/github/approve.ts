@@ -41,7 +41,7 @@ type Repo = { owner: string; repo: string }
  * The action's own latest report on a pull request (not superseded), with its review id and the
  * time it was posted.
  */
-async function latestReport(
+export async function latestReport(
   octokit: GitHubClient,
   repo: Repo,
   pullNumber: number,
@@ -278,4 +278,14 @@ export async function recordApproval(
     },
     null
   )
+}
+
+/**
+ * Where the evidence of a report is: the workflow run whose artifact holds it and that
+ * artifact's default name (`airlock-<run id>-<attempt>`), read from the report's run id. A run id
+ * the workflow chose itself (the `run-id` input) names no run: null.
+ */
+export function evidenceLocation(marker: Marker): { runId: string; artifact: string } | null {
+  const m = /^([0-9]{1,20})-([0-9]{1,6})$/.exec(marker.runId)
+  return m ? { runId: m[1], artifact: `airlock-${m[1]}-${m[2]}` } : null
 }

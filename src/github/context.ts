@@ -20,7 +20,9 @@ export const GITHUB_OUTPUT = {
   baseSha: 'base-sha',
   headRepository: 'head-repository',
   pullRequest: 'pull-request',
-  fork: 'fork'
+  fork: 'fork',
+  evidenceRunId: 'evidence-run-id',
+  evidenceArtifact: 'evidence-artifact'
 } as const
 
 export interface GitHubInputs {

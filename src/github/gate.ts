@@ -58,6 +58,21 @@ export function gateAfterRun(
   }
 }
 
+/** A gate status of `context` (with the run's link when there is one). */
+function gateStatus(
+  state: 'pending' | 'success',
+  text: string,
+  context: string,
+  targetUrl: string | undefined
+): StatusPayload {
+  return {
+    context,
+    ...(targetUrl ? { target_url: targetUrl } : {}),
+    state,
+    description: description(text)
+  }
+}
+
 /** `unseen`: the approver stated that the review did not show them the whole diff. */
 export function gateApproved(
   approver: string,
@@ -66,15 +81,10 @@ export function gateApproved(
   targetUrl?: string,
   unseen = false
 ): StatusPayload {
-  return {
-    context,
-    ...(targetUrl ? { target_url: targetUrl } : {}),
-    state: 'success',
-    description: description(
-      `approved by @${approver} for diff ${shortSha(diffSha256)}` +
-        (unseen ? ', parts not shown in the review' : '')
-    )
-  }
+  const text =
+    `approved by @${approver} for diff ${shortSha(diffSha256)}` +
+    (unseen ? ', parts not shown in the review' : '')
+  return gateStatus('success', text, context, targetUrl)
 }
 
 export interface CurrentStatus {
@@ -127,12 +137,6 @@ export function gateRevoked(
   context: string,
   targetUrl?: string
 ): StatusPayload {
-  return {
-    context,
-    ...(targetUrl ? { target_url: targetUrl } : {}),
-    state: 'pending',
-    description: description(
-      `changes requested by @${reviewer}; awaiting approval of diff ${shortSha(diffSha256)}`
-    )
-  }
+  const text = `changes requested by @${reviewer}; awaiting approval of diff ${shortSha(diffSha256)}`
+  return gateStatus('pending', text, context, targetUrl)
 }

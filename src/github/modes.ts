@@ -1,6 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import * as core from '@actions/core'
+import { ConfigurationError } from '../errors.js'
 import type { InputReader } from '../input-read.js'
 import { INPUT } from '../input-names.js'
 import type { Logger } from '../log.js'
@@ -10,7 +11,7 @@ import { readArtifactRecord } from './artifact.js'
 import { artifactLine } from './artifact-line.js'
 import { approvalFromFinishedRun, approvalRequest } from './approval-request.js'
 import type { ApprovalRequest } from './approval-request.js'
-import { decideApproval, recordApproval } from './approve.js'
+import { decideApproval, evidenceLocation, latestReport, recordApproval } from './approve.js'
 import { acknowledgeCommand, decideCommand, runCommand } from './command.js'
 import { InvalidEvidenceError } from './evidence.js'
 import { finishedRun, openPullsAt } from './pulls.js'
@@ -154,13 +155,35 @@ export type PolicyReader = (at: {
 }) => Promise<Record<string, string>>
 
 /**
- * The evidence approve is handed: when `output-dir` is set (the approval job downloaded the
- * run's artifact), every file must match provenance.json (EvidenceMismatchError otherwise), then
- * report.json and diff.patch are checked as publish checks them. Without `output-dir`, approve
- * decides on the action's own review and status alone.
+ * Whether the run's evidence was downloaded for this step: `output-dir` is a folder. The runner
+ * hands every mode the input's default (`airlock-out`) whether the workflow set it or not, so
+ * the value alone says nothing; the folder a download step made does. A path that exists but is
+ * not a folder is a mistake, named.
  */
-function approvalEvidence(read: InputReader, outputDir: string): RunEvidence | undefined {
-  if (read(INPUT.outputDir) === undefined) return undefined
+function evidenceDownloaded(outputDir: string): boolean {
+  let st: fs.Stats
+  try {
+    st = fs.lstatSync(outputDir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+  if (!st.isDirectory())
+    throw new ConfigurationError(
+      INPUT.outputDir,
+      `${outputDir} is not a folder; point output-dir at the folder the run's artifact was downloaded into`
+    )
+  return true
+}
+
+/**
+ * The evidence approve is handed: when the approval job downloaded the run's artifact into
+ * `output-dir` (the folder exists), every file must match provenance.json (EvidenceMismatchError
+ * otherwise), then report.json and diff.patch are checked as publish checks them. When no
+ * evidence was downloaded, approve decides on the action's own review and status alone.
+ */
+function approvalEvidence(outputDir: string): RunEvidence | undefined {
+  if (!evidenceDownloaded(outputDir)) return undefined
   requireMatchingStatement(outputDir)
   return readEvidence(outputDir)
 }
@@ -182,7 +205,7 @@ export async function approveMode(
   }
   // Evidence handed to approve (the run's artifact, output-dir) must match its provenance
   // statement before anything is read or written; it must then be the latest report's.
-  const evidence = approvalEvidence(read, inputs.outputDir)
+  const evidence = approvalEvidence(inputs.outputDir)
   const { octokit, writes } = setup(inputs, log)
   const me = await resolveIdentity(octokit, inputs.appSlug)
   const requests: ApprovalRequest[] =
@@ -233,11 +256,66 @@ async function decideAndRecord(
   return result.approved
 }
 
+/**
+ * `locate` mode, the step before the approval job downloads the evidence: for the approval this
+ * event carries (a comment, a review, or the review relay's finished run), finds the action's own
+ * latest report on its pull request and outputs where that report's evidence is:
+ * `evidence-run-id` (the run whose artifact holds it) and `evidence-artifact` (its name). Both
+ * are empty when the event is no approval or the pull request has no report (approve then
+ * refuses with the reason). It writes nothing.
+ */
+export async function locateMode(read: InputReader, log: Logger, env: ModeEnv): Promise<void> {
+  const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
+  const ctx = eventContext(env.event)
+  core.setOutput(GITHUB_OUTPUT.evidenceRunId, '')
+  core.setOutput(GITHUB_OUTPUT.evidenceArtifact, '')
+  const direct = approvalRequest(ctx)
+  if (direct === null && ctx.eventName !== 'workflow_run') {
+    log.info(`locate: this ${ctx.eventName || 'event'} is not an approval; nothing to download`)
+    return
+  }
+  const octokit = createClient({ token: inputs.token, log, readOnly: true })
+  const me = await resolveIdentity(octokit, inputs.appSlug)
+  const requests = direct !== null ? [direct] : await approvalFromFinishedRun(octokit, me, ctx)
+  const req = requests[0]
+  if (req === undefined) {
+    log.info('locate: no approval to check; nothing to download')
+    return
+  }
+  const report = await latestReport(
+    octokit,
+    { owner: ctx.owner, repo: ctx.repo },
+    req.pullNumber,
+    me
+  )
+  if (report === null) {
+    log.info(`locate: pull request #${req.pullNumber} has no Agent Airlock report`)
+    return
+  }
+  const where = evidenceLocation(report.marker)
+  if (where === null) {
+    throw new ConfigurationError(
+      INPUT.mode,
+      `the latest report's run id "${report.marker.runId}" names no workflow run (a run-id input chose it); approve without downloading the evidence, or keep the default run-id`
+    )
+  }
+  core.setOutput(GITHUB_OUTPUT.evidenceRunId, where.runId)
+  core.setOutput(GITHUB_OUTPUT.evidenceArtifact, where.artifact)
+  log.info(
+    `locate: the latest report on #${req.pullNumber} is run ${report.marker.runId}; its evidence is the artifact ${where.artifact} of run ${where.runId}`
+  )
+}
+
 /** `apply` mode. */
 export async function applyMode(read: InputReader, log: Logger, env: ModeEnv): Promise<void> {
   const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
   const ctx = eventContext(env.event)
   // Only evidence that matches its provenance statement is applied (a changed byte refuses).
+  if (!evidenceDownloaded(inputs.outputDir))
+    throw new ConfigurationError(
+      INPUT.outputDir,
+      `${inputs.outputDir} does not exist; download the run's artifact into output-dir before apply`
+    )
   requireMatchingStatement(inputs.outputDir)
   const evidence = readEvidence(inputs.outputDir)
   const { octokit, writes } = setup(inputs, log)

@@ -9,6 +9,9 @@ import { renderReview } from '../report/comment.js'
 import { isSuperseded, parseMarker, sameEvidence, supersededBody } from './marker.js'
 import type { Marker } from './marker.js'
 import type { Identity, Writes } from './writes.js'
+import { placeFindings } from './review-comments.js'
+import type { Placement, PullFile } from './review-comments.js'
+import { errorMessage } from '../errors.js'
 
 export interface PublishTarget {
   owner: string
@@ -98,11 +101,19 @@ export async function publishRun(
       skipped: `the report is for ${report.headSha.slice(0, 12)} but pull request #${t.pullNumber} is now at ${pr.head.sha.slice(0, 12)}: stale evidence is not published (the new head gets its own run)`
     }
   }
+  // The agent's findings: on the lines of the pull request's diff where they can be, in the body
+  // otherwise (none dropped).
+  const findings = evidence.full.findings?.findings ?? []
+  const placement: Placement | null =
+    findings.length > 0 ? placeFindings(findings, await pullFiles(octokit, t, log)) : null
   // Rendered here from the validated report and the hash-checked patch; no regex ever runs over
   // the assembled body, so nothing the agent named can remove or reorder a line of it. A review
   // that cannot show the whole diff says so in its gate line, its marker and the gate status.
   const { body, partial } = renderReview(evidence.full, evidence.patch?.toString('utf8') ?? '', {
-    evidenceLine: options.evidenceLine
+    evidenceLine: options.evidenceLine,
+    ...(placement
+      ? { inline: { posted: placement.comments.length, unanchored: placement.unanchored } }
+      : {})
   })
   const marker: Marker = {
     runId: report.runId,
@@ -174,7 +185,12 @@ export async function publishRun(
     try {
       const created = await writes.send<{ id: number; html_url: string; state: string }>(
         reviewsRoute,
-        { ...base, commit_id: report.headSha, body },
+        {
+          ...base,
+          commit_id: report.headSha,
+          body,
+          ...(placement && placement.comments.length > 0 ? { comments: placement.comments } : {})
+        },
         { id: 0, html_url: '', state: 'PENDING' }
       )
       await writes.send(
@@ -256,4 +272,29 @@ export async function publishRun(
     )
   }
   return { reviewId: review.id, reviewUrl: review.html_url, status, body }
+}
+
+/** The pull request's files with their patches (null when they cannot be read: all in the body). */
+async function pullFiles(
+  octokit: GitHubClient,
+  t: PublishTarget,
+  log: Logger
+): Promise<PullFile[] | null> {
+  try {
+    const files = await octokit.paginate(octokit.rest.pulls.listFiles, {
+      owner: t.owner,
+      repo: t.repo,
+      pull_number: t.pullNumber,
+      per_page: 100
+    })
+    return files.map((f) => ({
+      filename: f.filename,
+      ...(typeof f.patch === 'string' ? { patch: f.patch } : {})
+    }))
+  } catch (error) {
+    log.warn(
+      `could not read the pull request's files (${errorMessage(error)}): the findings stay in the review's body`
+    )
+    return null
+  }
 }

@@ -145,30 +145,30 @@ export function resolveIsolation(
     req.requested === 'auto'
       ? chooseTier(facts)
       : { tier: req.requested, reasons: [`isolation: ${req.requested} was asked for`] }
+  const decided = (
+    tier: string,
+    served: { runtime: string; note: string | null },
+    reasons: string[],
+    fellBackFrom: string | null
+  ): IsolationDecision => ({
+    requested: req.requested,
+    tier,
+    runtime: served.runtime,
+    reasons: served.note === null ? reasons : [...reasons, served.note],
+    fellBackFrom
+  })
   const s = serving(chosen.tier, runtimes, facts.needsNetwork)
-  if (!('why' in s))
-    return {
-      requested: req.requested,
-      tier: chosen.tier,
-      runtime: s.runtime,
-      reasons: s.note === null ? chosen.reasons : [...chosen.reasons, s.note],
-      fellBackFrom: null
-    }
+  if (!('why' in s)) return decided(chosen.tier, s, chosen.reasons, null)
   const why = s.why
   if (req.fallback !== null) {
     const fb = serving(req.fallback, runtimes, facts.needsNetwork)
     if (!('why' in fb))
-      return {
-        requested: req.requested,
-        tier: req.fallback,
-        runtime: fb.runtime,
-        reasons: [
-          ...chosen.reasons,
-          `${why}: the policy's fallback ${req.fallback} is used`,
-          ...(fb.note === null ? [] : [fb.note])
-        ],
-        fellBackFrom: chosen.tier
-      }
+      return decided(
+        req.fallback,
+        fb,
+        [...chosen.reasons, `${why}: the policy's fallback ${req.fallback} is used`],
+        chosen.tier
+      )
     const fbWhy = fb.why
     throw new ConfigurationError(
       ISOLATION_INPUT,

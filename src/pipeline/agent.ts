@@ -3,6 +3,10 @@
 import * as path from 'node:path'
 import type { EgressSummary } from '../egress/evidence.js'
 import type { EgressSecrets } from '../egress/plan.js'
+import { readAnswer } from '../evidence/answer.js'
+import type { AnswerRead } from '../evidence/answer.js'
+import { readFindings } from '../evidence/findings.js'
+import type { FindingsRecord } from '../evidence/findings.js'
 import { readUsage } from '../evidence/metadata.js'
 import type { UsageRead } from '../evidence/metadata.js'
 import type { Logger } from '../log.js'
@@ -15,10 +19,16 @@ import { closeEgress, openEgress } from './egress.js'
 import { runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
 
-/** What the agent stage returns: its phase, and what it said about its model use (usage.json). */
+/**
+ * What the agent stage returns: its phase, what it said about its model use (usage.json), its
+ * answer, its findings about lines, and how long the proxy took to start.
+ */
 export interface AgentRecord {
   run: PhaseRun
   usage: UsageRead
+  answer: AnswerRead
+  findings: FindingsRecord | null
+  proxyStartMs?: number
 }
 
 /**
@@ -38,7 +48,9 @@ export async function runAgent(
   const { plan } = ctx
   // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
   const agentOut = await sandboxFolder(plan, path.join(scratch.dir, 'out'))
+  const proxyStart = Date.now()
   const egress = await openEgress(plan, egressSecrets, deps)
+  const proxyStartMs = egress ? Date.now() - proxyStart : undefined
   let run: PhaseRun
   try {
     run = await runPhase(ctx, agentPhase, ws.dir, OUTPUT_FILES.agentLog, {
@@ -48,5 +60,16 @@ export async function runAgent(
   } finally {
     if (egress) onEgress(await closeEgress(egress, plan, egressSecrets, deps.log))
   }
-  return { run, usage: await readUsage(agentOut) }
+  const answer = await readAnswer({
+    agentOut,
+    agentLog: path.join(plan.outputDir, OUTPUT_FILES.agentLog),
+    transcript: path.join(plan.outputDir, OUTPUT_FILES.transcript)
+  })
+  return {
+    run,
+    usage: await readUsage(agentOut),
+    answer,
+    findings: await readFindings(agentOut),
+    ...(proxyStartMs !== undefined ? { proxyStartMs } : {})
+  }
 }

@@ -66,6 +66,9 @@ export async function closeEgress(
     capture.overflow,
     plan.egress?.budget
   )
+  const routes = plan.egress?.credentials ?? []
+  if (routes.length > 0)
+    summary.credentialHosts = [...new Set(routes.map((r) => new URL(r.upstream).hostname))].sort()
   log.info(
     `egress: ${summary.allowed} allowed, ${summary.denied} denied` +
       (summary.deniedHosts.length > 0 ? ` (denied: ${summary.deniedHosts.join(', ')})` : '')

@@ -47,10 +47,11 @@ export function classifyOutcome(
     violations: extra
   })
   if (error !== undefined) {
+    // A configuration error that also stands for one finding per FROM line.
     if (error instanceof UnpinnedBaseError)
       return is(
-        'policy-violation',
-        error.message,
+        'configuration-error',
+        `configuration: ${error.message}`,
         error.bases.map((b) => ({
           rule: 'unpinned-base',
           path: null,

@@ -54,6 +54,7 @@ export async function runPhase(
         runtime: plan.sandbox.runtime,
         limits: plan.sandbox,
         services: plan.services,
+        log: (line) => log.info(line),
         ...(ctx.signal ? { signal: ctx.signal } : {})
       }).catch((error: unknown) => {
         extra.onServices?.((error as { serviceReports?: ServiceReport[] }).serviceReports ?? [])
@@ -103,6 +104,8 @@ async function runIn(
       ...(extra.services ? { services: extra.services } : {})
     })
     if (extra.nameSuffix !== undefined) spec.name = `${spec.name}${extra.nameSuffix}`
+    // The one re-run of failing tests says so: a test suite may print more, or wait longer.
+    if (extra.nameSuffix === '-rerun') spec.env = [...spec.env, 'AIRLOCK_RERUN=1']
     const result = await ctx.runtime.runPhase(spec, {
       timeoutMs: phase.timeoutMs,
       graceMs: phase.graceMs,

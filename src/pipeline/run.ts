@@ -12,7 +12,6 @@ import type { PhaseName, PhasePlan, RunPlan, RunSecrets } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'
-import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { CacheStore } from '../cache/store.js'
 import { lockfileFindings } from '../evidence/lockfiles.js'
@@ -22,6 +21,7 @@ import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { runAgent } from './agent.js'
 import type { AgentRecord } from './agent.js'
 import { tokenUsage } from '../evidence/cost.js'
+import { estimateCost } from '../evidence/prices.js'
 import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
 import { finishRun } from './finish.js'
@@ -32,10 +32,14 @@ import type { PhaseOutcomes } from './outcome.js'
 import { ownership } from './phase.js'
 import type { PhaseContext } from './phase.js'
 import { runInstallPhase } from './setup.js'
-import { runBaseline, runTests } from './tests.js'
+import { keepInstallOutput, runBaseline, runTests } from './tests.js'
+import type { InstallOutput } from './tests.js'
 import type { ServiceReport } from '../services/record.js'
 
 export type { RunSecrets } from '../plan.js'
+
+/** The task's text kept in report.json (the review shows it). */
+const MAX_TASK_CHARS = 4000
 
 export interface PipelineDeps {
   runtime: Runtime
@@ -83,6 +87,10 @@ export async function runPipeline(
   const { runtime, signal } = deps
   const out = plan.outputDir
   const report = emptyReport(plan)
+  // The task as the review shows it (cut; task.md in the output folder has all of it).
+  const taskChars = [...secrets.task]
+  report.task.text = taskChars.slice(0, MAX_TASK_CHARS).join('')
+  if (taskChars.length > MAX_TASK_CHARS) report.task.truncated = true
   const tmp = await prepareFolders(plan, secrets.task, redactor, deps.tempRoot)
   const phases: PhaseOutcomes = { testsConfigured: findPhase(plan, 'tests') !== undefined }
   const cancel = watchCancellation(signal, report, out, redactor, log)
@@ -94,8 +102,10 @@ export async function runPipeline(
     const cache = deps.cache
       ? { store: deps.cache.store, dir: deps.cache.dir ?? path.join(tmp, 'cache') }
       : undefined
+    const imageStart = Date.now()
     const image = await resolveRunImage(plan, runtime, log, cache, signal)
     recordImage(report, image)
+    report.cost.steps = { imageMs: Date.now() - imageStart }
     for (const w of image.warnings) log.warn(w)
     cancel.check()
 
@@ -130,6 +140,7 @@ export async function runPipeline(
     }
 
     const setupPhase = findPhase(plan, 'setup')
+    let installed: InstallOutput | undefined
     if (setupPhase) {
       const install = await runInstallPhase(ctx, setupPhase, ws, {
         runtime,
@@ -143,6 +154,9 @@ export async function runPipeline(
       await checkFull(bounded, report, install.filledScratch)
       if (install.stop) throw install.stop
       cancel.check()
+      // Before anything else runs in the workspace: what the install left outside the tree.
+      installed = keepInstallOutput(ws, install.output, bounded.dir)
+      await checkFull(bounded, report)
     }
 
     const baselinePhase = findPhase(plan, 'baseline')
@@ -179,6 +193,7 @@ export async function runPipeline(
     }
     await checkFull(bounded, report)
 
+    const diffStart = Date.now()
     const capture = await log.group('diff', async () => {
       const c = await captureDiff(ws, plan.policy, redactor, path.join(out, OUTPUT_FILES.diff))
       for (const w of c.warnings) log.warn(w)
@@ -188,6 +203,7 @@ export async function runPipeline(
       return c
     })
     recordCapture(report, capture)
+    report.cost.steps = { ...report.cost.steps, diffMs: Date.now() - diffStart }
     if (agent.run.result.cancelled) throw new CancelledError('signal')
 
     const testsPhase = findPhase(plan, 'tests')
@@ -197,11 +213,10 @@ export async function runPipeline(
       const t = await runTests(
         ctx,
         testsPhase,
-        ws,
-        report.diff.resultTree,
+        { gitDir: ws.gitDir, tree: capture.diff.resultTree },
+        installed,
         report.tests.baseline,
         bounded.dir,
-        capture.ignoredRaw,
         onServices
       )
       Object.assign(report.tests, t.tests)
@@ -220,8 +235,7 @@ export async function runPipeline(
     report,
     reportPath: path.join(out, OUTPUT_FILES.report),
     diffSha256: report.diff.sha256,
-    // An unpinned base is a policy violation of the run, not an error of it.
-    ...(caught !== undefined && !(caught instanceof UnpinnedBaseError) ? { error: caught } : {})
+    ...(caught !== undefined ? { error: caught } : {})
   }
 }
 
@@ -258,7 +272,22 @@ function recordAgent(report: Report, agent: AgentRecord): void {
   // What the agent said about its model use (usage.json), below what the proxy measured.
   const measured = report.egress.transcript
   report.cost.tokens = tokenUsage(measured, usage.usage)
-  if (usage.usage) report.cost.usd = usage.usage.costUsd ?? null
+  // The agent's own claim of its cost: usage.json, else what its CLI reported.
+  const claimed = usage.usage?.costUsd
+  const cliCost = agent.answer.cli.costUsd
+  if (claimed !== undefined) {
+    report.cost.usd = claimed
+    report.cost.usdSource = 'usage.json'
+  } else if (cliCost !== null) {
+    report.cost.usd = cliCost
+    report.cost.usdSource = 'cli'
+  }
+  report.cost.estimate = estimateCost(measured)
+  if (agent.proxyStartMs !== undefined)
+    report.cost.steps = { ...report.cost.steps, proxyStartMs: agent.proxyStartMs }
+  if (agent.answer.answer) report.agent.message = agent.answer.answer
+  if (agent.answer.note !== undefined) report.agent.messageNote = agent.answer.note
+  if (agent.findings) report.findings = agent.findings
   if (measured && report.agent.model === null && measured.models.length > 0)
     report.agent.model = measured.models.join(', ')
 }

@@ -13,7 +13,7 @@ import { snapshotWorkspace } from '../evidence/snapshot.js'
 import type { Workspace } from '../workspace/workspace.js'
 import { runPhase } from './phase.js'
 import type { PhaseContext } from './phase.js'
-import { CancelledError } from '../errors.js'
+import { CancelledError, ConfigurationError } from '../errors.js'
 import { CACHE_ENV, CACHE_MOUNT, openDepsCache } from '../cache/caches.js'
 import type { OpenDepsCache } from '../cache/caches.js'
 import type { CacheStore } from '../cache/store.js'
@@ -29,13 +29,36 @@ const MAX_CHANGED_LISTED = 100
 export class SetupFailed extends Error {}
 
 /**
+ * Why the install failed, in the user's terms: when its proxy refused hosts for a reason a setting
+ * decides, a configuration error of that setting quoting each refusal and its fix (the package
+ * manager's own words, such as npm's "E403 forbidden by your security policy", mislead); else the
+ * failure with its log.
+ */
+export function setupFailure(why: string, record: SetupReport): SetupFailed | ConfigurationError {
+  const denials = (record.egress?.denials ?? []).filter((d) => d.input !== null)
+  const logs = `see ${OUTPUT_FILES.setupLog} and ${OUTPUT_FILES.setupEgress}`
+  if (denials.length === 0)
+    return new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
+  const quoted = denials.map((d) => `${d.host} ${d.fix}`).join('; ')
+  return new ConfigurationError(
+    denials[0].input as string,
+    `the setup command failed (${why}) after its proxy refused ${denials.length} host(s): ${quoted}; ${logs}`
+  )
+}
+
+/**
  * What the install stage returns: its record, whether it filled the scratch filesystem, and why
  * nothing after it may run (a cancellation or a failed install), if so.
  */
 export interface InstallRecord {
   setup: SetupReport
   filledScratch: boolean
-  stop?: CancelledError | SetupFailed
+  stop?: CancelledError | SetupFailed | ConfigurationError
+  /**
+   * What the install left outside the tree (raw paths of the entries the ignore rules leave out,
+   * e.g. `node_modules`): kept aside so the tests get exactly this plus the agent's diff.
+   */
+  output: Buffer[]
 }
 
 export async function runInstallPhase(
@@ -66,7 +89,11 @@ export async function runInstallPhase(
       {
         lockfiles: await hashLockfiles(ws.gitDir, ws.tree, ws.dir),
         command: phase.command.join('\0'),
-        image: deps.imageKey
+        image: deps.imageKey,
+        network: [
+          ...describeAllowHosts(ctx.plan),
+          ...(ctx.plan.setup?.proxy?.hostMap ?? []).map((m) => `map ${JSON.stringify(m)}`)
+        ]
       },
       { info: (l) => deps.log.info(l), warn: (l) => deps.log.warn(l) }
     )
@@ -117,12 +144,13 @@ export async function runInstallPhase(
   const record: SetupReport = cache
     ? { ...setup.report, cache: await cache.close(ok && !r.cancelled) }
     : setup.report
-  if (r.cancelled) return { setup: record, filledScratch, stop: new CancelledError('signal') }
+  const output = snap.ignoredRaw
+  if (r.cancelled)
+    return { setup: record, filledScratch, output, stop: new CancelledError('signal') }
   if (!ok) {
     const why =
       r.error ?? (r.timedOut ? 'timed out' : r.oomKilled ? 'out of memory' : `exit ${r.exitCode}`)
-    const stop = new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
-    return { setup: record, filledScratch, stop }
+    return { setup: record, filledScratch, output, stop: setupFailure(why, record) }
   }
-  return { setup: record, filledScratch }
+  return { setup: record, filledScratch, output }
 }

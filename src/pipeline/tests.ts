@@ -1,5 +1,8 @@
-// The tests stage: the test command on the agent's tree, one re-run of failures on a fresh copy
-// (tests that pass then are flaky), and the comparison with the baseline.
+// The tests stage: the test command on exactly what would be applied — a fresh checkout of the
+// diff's result tree plus what the install phase left outside the tree — one re-run of failures
+// on another such copy (tests that pass then are flaky), and the comparison with the baseline.
+// Whatever the agent left in its own workspace outside the diff is in neither.
+import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { compareTests, markFlaky, shouldRerun } from '../evidence/compare.js'
 import { collectTestReports, summarize } from '../evidence/tests/index.js'
@@ -16,47 +19,68 @@ import type { PhaseContext } from './phase.js'
 /** What the tests stage returns: the report's tests record and the outcome of the phase. */
 export interface TestsRecord {
   tests: Pick<Report['tests'], 'phase' | 'cases' | 'summary' | 'sources'> &
-    Partial<Pick<Report['tests'], 'rerun' | 'comparison'>>
+    Partial<Pick<Report['tests'], 'rerun' | 'comparison' | 'workspace'>>
   outcome: NonNullable<PhaseOutcomes['tests']>
+}
+
+/** The install phase's output (ignored entries), copied aside before the agent runs. */
+export interface InstallOutput {
+  dir: string
+  entries: Buffer[]
+}
+
+/** Copies what the install left outside the tree to `<tmp>/installed`, before the agent runs. */
+export function keepInstallOutput(ws: Workspace, entries: Buffer[], tmp: string): InstallOutput {
+  const dir = path.join(tmp, 'installed')
+  fs.mkdirSync(dir, { recursive: true })
+  carryEntries(ws.dir, dir, entries, 'copy')
+  return { dir, entries }
 }
 
 export async function runTests(
   ctx: PhaseContext,
   phase: PhasePlan,
-  ws: Workspace,
-  /** The tree of the agent's result (the re-run's fresh copy is made from it). */
-  resultTree: string | null,
+  /** The agent's result: the diff's result tree, in the workspace's object store. */
+  result: { gitDir: string; tree: string },
+  /** What the install phase left outside the tree, when it ran. */
+  installed: InstallOutput | undefined,
   /** The baseline's cases, when it ran: each test is classified by the change. */
   baseline: Report['tests']['baseline'],
   tmp: string,
-  /** Build output the diff left out (ignored paths), carried into the re-run's fresh copy. */
-  ignoredRaw: Buffer[],
   /** Receives the reports of the phase's service containers (also when they fail to start). */
   onServices: (reports: ServiceReport[]) => void
 ): Promise<TestsRecord> {
   const { plan } = ctx
-  const tests = await runPhase(ctx, phase, ws.dir, OUTPUT_FILES.testsLog, { onServices })
-  const results = await collectTestReports(ws.dir, plan.capture.testReports)
+  // A fresh tree for each run of the command: the last one takes the install output itself.
+  const fresh = async (name: string, last: boolean): Promise<string> => {
+    const dir = await sandboxFolder(plan, path.join(tmp, name), result)
+    if (installed) {
+      carryEntries(installed.dir, dir, installed.entries, last ? 'move' : 'copy')
+      await ownForSandbox(plan, dir)
+    }
+    return dir
+  }
+  const dir = await fresh('tests', false)
+  const tests = await runPhase(ctx, phase, dir, OUTPUT_FILES.testsLog, { onServices })
+  const results = await collectTestReports(dir, plan.capture.testReports)
   let rerun: Report['tests']['rerun'] | undefined
   let rerunPassed = false
   // A cancelled run re-runs nothing: the pipeline records what ran, then stops.
   if (shouldRerun(tests.result, results.cases) && ctx.signal?.aborted !== true) {
-    const tree = { gitDir: ws.gitDir, tree: resultTree ?? ws.tree }
-    const dir = await sandboxFolder(plan, path.join(tmp, 'rerun'), tree)
-    // The build output the diff left out (e.g. node_modules) goes along.
-    carryEntries(ws.dir, dir, ignoredRaw)
-    await ownForSandbox(plan, dir)
-    const second = await runPhase(ctx, phase, dir, OUTPUT_FILES.rerunLog, {
+    // Room on the scratch filesystem for the second copy (best effort).
+    await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
+    const again = await fresh('rerun', true)
+    const second = await runPhase(ctx, phase, again, OUTPUT_FILES.rerunLog, {
       nameSuffix: '-rerun',
       onServices
     })
-    const againResults = await collectTestReports(dir, plan.capture.testReports)
-    const again = { phaseReport: second.report, exitCode: second.result.exitCode }
+    const againResults = await collectTestReports(again, plan.capture.testReports)
     const flaky = markFlaky(results.cases, againResults.cases)
-    rerun = { phase: again.phaseReport, flaky }
-    rerunPassed = again.exitCode === 0 && results.cases.every((c) => c.status !== 'failed')
+    rerun = { phase: second.report, flaky }
+    rerunPassed = second.result.exitCode === 0 && results.cases.every((c) => c.status !== 'failed')
     if (flaky.length > 0) ctx.log.warn(`flaky (failed, then passed on the re-run): ${flaky.length}`)
   }
+  const workspace = { tree: result.tree, installOutput: installed?.entries.length ?? 0 }
   const summary = summarize(results.cases)
   return {
     tests: {
@@ -64,6 +88,7 @@ export async function runTests(
       cases: results.cases,
       summary,
       sources: results.sources,
+      workspace,
       ...(rerun ? { rerun } : {}),
       ...(baseline ? { comparison: compareTests(baseline.cases, results.cases) } : {})
     },
@@ -99,6 +124,7 @@ export async function runBaseline(
   } else dir = await sandboxFolder(ctx.plan, path.join(tmp, 'baseline'), ws)
   const baseline = await runPhase(ctx, phase, dir, OUTPUT_FILES.baselineLog, { onServices })
   const results = await collectTestReports(dir, ctx.plan.capture.testReports)
+  await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
   return {
     baseline: { phase: baseline.report, summary: results.summary, cases: results.cases },
     cancelled: baseline.result.cancelled === true,

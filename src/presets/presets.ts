@@ -40,7 +40,16 @@ export interface AgentPreset {
   transcript: TranscriptFormat
 }
 
-const TASK = '"$(cat /airlock/task.md)"'
+/**
+ * What every preset tells its CLI after the task: where its answer and its findings go
+ * (docs/agent-output.md). No single quote inside: it sits in a single-quoted shell word.
+ */
+export const HANDBACK =
+  'When you are done: write your answer for the pull request (a short summary of what you found or changed) to /airlock/out/summary.md. ' +
+  'For findings about specific lines, write /airlock/out/review.json: {"findings": [{"path": "src/x.js", "line": 12, "side": "RIGHT", "severity": "warning", "body": "what and why", "suggestion": "the replacement line(s)"}]} ' +
+  '(path relative to the repository root, line numbers of the pull request head, start_line for a range, suggestion optional).'
+
+const TASK = `"$(cat /airlock/task.md; printf '\\n\\n%s\\n' '${HANDBACK}')"`
 const modelFlag = (flag: string, model: string | undefined): string =>
   model === undefined ? '' : ` ${flag} '${model}'`
 
@@ -50,7 +59,7 @@ export const PRESETS: Record<string, AgentPreset> = {
     npmPackage: '@anthropic-ai/claude-code',
     imageDir: 'images/agents/claude-code',
     command: (model) =>
-      `claude -p ${TASK} --permission-mode acceptEdits --output-format stream-json --verbose${modelFlag('--model', model)} </dev/null`,
+      `claude -p ${TASK} --permission-mode bypassPermissions --output-format stream-json --verbose${modelFlag('--model', model)} </dev/null`,
     allowHosts: [],
     credentials: `ANTHROPIC=https://api.anthropic.com|${AGENT_KEY_ENV}|x-api-key|allow=POST /v1/messages`,
     transcript: 'anthropic-messages'

@@ -10,7 +10,14 @@ import {
   policySection,
   testsSection
 } from './comment/change.js'
-import { costLine, metadataSection, sandboxSection } from './comment/run.js'
+import {
+  costLine,
+  installSection,
+  metadataSection,
+  sandboxSection,
+  timesLine
+} from './comment/run.js'
+import { answerSection, findingsSection, nextStepLine, taskSection } from './comment/voice.js'
 import { code, t } from './comment/text.js'
 
 /** GitHub rejects comments over 65,536 characters; stay well under. */
@@ -60,18 +67,21 @@ function gateLine(report: Report, patch: string, partial: boolean): string {
   )
 }
 
+export interface RenderOptions {
+  evidenceLine?: string | null
+  /** Findings placed on the lines by the publisher (the rest are listed with why). */
+  inline?: { posted: number; unanchored: Map<number, string> }
+}
+
 /**
  * The review comment (and job summary), rendered from report.json and diff.patch only — by the run
  * and again by every publisher, which never forwards a comment.md it did not render. The gate's
- * own lines (heading, outcome, gate) come first and are the only lines that start with `## ` or
- * `**Gate:**`; every agent-derived string is cut, escaped and placed inside a list item, a table
+ * own lines (heading, outcome, gate, next step) come first and are the only lines that start with
+ * `## `, `**Gate:**` or `**Next step:**`; the task, the agent's answer and its findings are quoted
+ * line by line; every agent-derived string is cut, escaped and placed inside a list item, a table
  * cell or a fenced block, so it can never open a line, mention anyone, or break the layout.
  */
-export function renderComment(
-  report: Report,
-  patch: string,
-  options: { evidenceLine?: string | null } = {}
-): string {
+export function renderComment(report: Report, patch: string, options: RenderOptions = {}): string {
   return renderReview(report, patch, options).body
 }
 
@@ -82,7 +92,7 @@ export function renderComment(
 export function renderReview(
   report: Report,
   patch: string,
-  options: { evidenceLine?: string | null } = {}
+  options: RenderOptions = {}
 ): { body: string; partial: boolean } {
   const full = render(report, patch, options, false)
   if (!full.partial) return full
@@ -92,13 +102,14 @@ export function renderReview(
 function render(
   report: Report,
   patch: string,
-  options: { evidenceLine?: string | null },
+  options: RenderOptions,
   partial: boolean
 ): { body: string; partial: boolean } {
   const head = [
     `## Agent Airlock: ${OUTCOME_LINE[report.outcome]}`,
     `> ${t(report.outcomeReason, 500)}`,
     gateLine(report, patch, partial),
+    nextStepLine(report, partial),
     ...(report.isolation
       ? [
           `**Isolation:** ${code(report.isolation.tier, 60)} (asked: ${code(report.isolation.requested, 60)}) — ${report.isolation.reasons.map((r) => t(r, 200)).join('; ')}`
@@ -106,6 +117,9 @@ function render(
       : [])
   ]
   const body = [
+    taskSection(report),
+    answerSection(report),
+    findingsSection(report, options.inline),
     policySection(report),
     newlyFailingSection(report),
     testsSection(report),
@@ -113,6 +127,8 @@ function render(
   ]
   const egress = renderEgress(report)
   const tail = [
+    installSection(report),
+    timesLine(report),
     sandboxSection(report),
     egress === '' ? null : egress,
     costLine(report),

@@ -16,6 +16,8 @@ export const OUTPUT_FILES = {
   baselineLog: 'logs/baseline.log',
   tests: 'tests.json',
   comment: 'comment.md',
+  /** The agent's answer (report.json's agent.message), masked. */
+  agentMessage: 'agent-message.md',
   /** Written last: binds every other file (report/provenance.ts). */
   provenance: 'provenance.json',
   setupLog: 'logs/setup.log',
@@ -44,6 +46,13 @@ export async function writeOutputs(
       2
     ) + '\n'
   )
+  if (report.agent.message) {
+    const m = report.agent.message
+    await fs.promises.writeFile(
+      path.join(out, OUTPUT_FILES.agentMessage),
+      m.text + (m.truncated ? `\n\n[cut: ${m.chars} characters in all]\n` : '\n')
+    )
+  }
   const patchPath = path.join(out, OUTPUT_FILES.diff)
   const patch = fs.existsSync(patchPath) ? await fs.promises.readFile(patchPath, 'utf8') : ''
   await fs.promises.writeFile(path.join(out, OUTPUT_FILES.comment), renderComment(report, patch))

@@ -13,6 +13,9 @@ import type { IsolationDecision } from '../isolation/isolation.js'
 import type { CacheUse } from '../cache/record.js'
 import type { LockfileHashes } from '../evidence/lockfiles.js'
 import type { SetupEgress } from '../setup/record.js'
+import type { AgentAnswer } from '../evidence/answer.js'
+import type { FindingsRecord } from '../evidence/findings.js'
+import type { CostEstimate } from '../evidence/prices.js'
 
 export type { CacheUse, LockfileHashes }
 
@@ -60,9 +63,30 @@ export interface Report {
     /** The agent image across machines (docs/setup.md): restored from or saved to the cache. */
     cache?: CacheUse
   }
-  /** `origin`: where the task text came from (a task file is read at the base commit). */
-  task: { sha256: string; bytes: number; source: 'text' | 'file'; origin?: TaskOrigin }
-  agent: PhaseReport & { promptSha256: string; model: string | null; preset?: string }
+  task: {
+    sha256: string
+    bytes: number
+    source: 'text' | 'file'
+    /** The task's text, cut to 4,000 characters (task.md in the artifact has all of it). */
+    text?: string
+    truncated?: boolean
+    /** Where the task text came from (a task file is read at the base commit). */
+    origin?: TaskOrigin
+  }
+  agent: PhaseReport & {
+    promptSha256: string
+    model: string | null
+    preset?: string
+    /**
+     * The agent's answer (docs/agent-output.md): summary.md, else its CLI's final message, else
+     * the model's last reply in the transcript; capped, masked, untrusted text.
+     */
+    message?: AgentAnswer
+    /** Why summary.md was not taken when it was there (a symlink, not a file…). */
+    messageNote?: string
+  }
+  /** The agent's findings about lines (/airlock/out/review.json), when it wrote any. */
+  findings?: FindingsRecord
   tests: {
     command: string | null
     phase: PhaseReport | null
@@ -74,6 +98,11 @@ export interface Report {
     comparison: Comparison | null
     /** When the tests failed: the one re-run of the test command, and the tests it found flaky. */
     rerun: { phase: PhaseReport; flaky: string[] } | null
+    /**
+     * The tree the tests saw: a fresh checkout of the diff's result tree plus `installOutput`
+     * entries the install phase left outside the tree (nothing else of the agent's workspace).
+     */
+    workspace?: { tree: string; installOutput: number }
   }
   sandbox: {
     runtime: string
@@ -141,8 +170,15 @@ export interface Report {
      * ran (measured), otherwise as the agent reported them in usage.json (its claims).
      */
     tokens: TokenUsage | null
+    /** The agent's own claim of its cost in US dollars (usage.json or its CLI's report). */
     usd: number | null
+    /** Where `usd` comes from. */
+    usdSource?: 'usage.json' | 'cli'
+    /** The cost estimated from the measured tokens and the price table (docs/cost.md). */
+    estimate?: CostEstimate | null
     usageFile: Omit<UsageRead, 'usage'>
+    /** How long the run's own steps took (ms): the agent image, the proxy's start, the diff capture. */
+    steps?: { imageMs?: number; proxyStartMs?: number; diffMs?: number }
   }
   egress: EgressSummary
   env: string[]

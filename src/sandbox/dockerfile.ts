@@ -1,4 +1,6 @@
 /** Reading the `FROM` lines of a Dockerfile, to check that every base image is pinned. Pure. */
+import { ConfigurationError } from '../errors.js'
+import { INPUT } from '../input-names.js'
 
 export interface BaseImage {
   /** The reference as written, after build-arg substitution. */
@@ -107,11 +109,15 @@ function classify(ref: string, line: number, stages: Set<string>): BaseImage {
   return { ref, pin: 'unpinned', line }
 }
 
-/** A base image not pinned by digest, refused unless `allow-unpinned-base: true`. */
-export class UnpinnedBaseError extends Error {
+/**
+ * A base image not pinned, refused unless `allow-unpinned-base: true`: a configuration error of
+ * the `dockerfile` input (exit 2), the same one at `plan` and at `run`, naming every pin form.
+ */
+export class UnpinnedBaseError extends ConfigurationError {
   constructor(readonly bases: BaseImage[]) {
     super(
-      `unpinned base image${bases.length > 1 ? 's' : ''}: ${bases.map((b) => `${b.ref} (line ${b.line})`).join(', ')}; pin each FROM by digest (name@sha256:...) or set allow-unpinned-base: true`
+      INPUT.dockerfile,
+      `unpinned base image${bases.length > 1 ? 's' : ''}: ${bases.map((b) => `${b.ref} (line ${b.line})`).join(', ')}; pin each FROM by digest (FROM name:tag@sha256:<digest>) or by a local image ID (FROM sha256:<64 hex>, as docker image inspect -f '{{.Id}}' IMAGE prints it), or allow it with allow-unpinned-base: true (CLI: --allow-unpinned-base)`
     )
     this.name = 'UnpinnedBaseError'
   }

@@ -26,6 +26,8 @@ export interface ServicesOptions {
   limits: ResourceLimits
   services: ServiceSpec[]
   signal?: AbortSignal
+  /** Progress lines (an image pulled). */
+  log?: (line: string) => void
 }
 
 const TMPFS_BYTES = 256 * 1024 * 1024
@@ -54,6 +56,16 @@ export async function startServices(
     readyMs: null
   }))
   try {
+    // Each image on the engine first: a digest-pinned one that is absent is pulled by its digest
+    // (through the runtime, as the agent image and the bases are); the ID is what the report keeps.
+    for (const [i, s] of opts.services.entries()) {
+      const info = await runtime.resolveImage(
+        { kind: 'pinned', ref: s.image },
+        { info: (line) => opts.log?.(`service ${s.name}: ${line}`) },
+        opts.signal ? { signal: opts.signal } : {}
+      )
+      reports[i].imageId = info.id
+    }
     net = await runtime.createNetwork({ name: netName, labels, internal: true })
     for (const s of opts.services) {
       const sidecar = await runtime.startSidecar({

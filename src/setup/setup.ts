@@ -11,9 +11,57 @@ import { startEgress } from '../egress/session.js'
 import type { EgressSession } from '../egress/session.js'
 import type { RunPlan } from '../plan.js'
 import type { Runtime } from '../sandbox/types.js'
-import type { SetupEgress } from './record.js'
+import type { SetupDenial, SetupEgress } from './record.js'
+import { INPUT } from '../input-names.js'
 
-export type { SetupEgress }
+export type { SetupDenial, SetupEgress }
+
+const MAX_DENIALS = 20
+
+/**
+ * The proxy's refusals as the user's fix: a host not allowed needs `setup-allow-hosts`; a name
+ * that resolves to a non-public address (a registry of one's own) or not at all needs `host-map`.
+ */
+export function setupDenials(events: EgressEvent[]): SetupDenial[] {
+  const seen = new Map<string, SetupDenial>()
+  for (const e of events) {
+    if (e.allowed || e.reason === undefined || e.reason === 'bad-request') continue
+    // The host came from the install: only name/address characters are kept.
+    if (!/^[A-Za-z0-9.:[\]-]{1,255}$/.test(e.host)) continue
+    const host = e.port > 0 ? `${e.host}:${e.port}` : e.host
+    const key = `${host} ${e.reason}`
+    if (seen.has(key) || seen.size >= MAX_DENIALS) continue
+    seen.set(key, { host, reason: e.reason, ...denialFix(e.reason, host) })
+  }
+  return [...seen.values()]
+}
+
+function denialFix(reason: string, host: string): Pick<SetupDenial, 'input' | 'fix'> {
+  switch (reason) {
+    case 'not-allowlisted':
+      return {
+        input: INPUT.setupAllowHosts,
+        fix: `not in ${INPUT.setupAllowHosts}: add ${host} (or a preset that holds it) if the install needs it`
+      }
+    case 'private-address':
+      return {
+        input: INPUT.hostMap,
+        fix: `resolves to a non-public address: configure ${INPUT.hostMap} (name=address) for a registry of your own`
+      }
+    case 'dns-failed':
+      return {
+        input: INPUT.hostMap,
+        fix: `does not resolve from the proxy: check the name, or configure ${INPUT.hostMap} (name=address)`
+      }
+    case 'ip-literal':
+      return {
+        input: INPUT.setupAllowHosts,
+        fix: `an IP address is never allowed: name the registry by host name in the install's configuration and in ${INPUT.setupAllowHosts}`
+      }
+    default:
+      return { input: null, fix: `refused by the proxy (${reason}); see setup-egress.jsonl` }
+  }
+}
 
 export interface SetupDeps<P> {
   runtime: Runtime
@@ -60,10 +108,12 @@ export async function runSetup<P>(
     if (session) {
       const capture = await session.stop()
       const summary = summarizeEgress(capture.events, [], capture.overflow)
+      const denials = setupDenials(capture.events)
       egress = {
         allowed: summary.allowed,
         denied: summary.denied,
-        deniedHosts: summary.deniedHosts
+        deniedHosts: summary.deniedHosts,
+        ...(denials.length > 0 ? { denials } : {})
       }
       await fs.promises.writeFile(
         deps.egressFile,

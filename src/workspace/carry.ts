@@ -11,7 +11,13 @@ import * as fs from 'node:fs'
  * follows the last component). Entries that are no longer there, or whose place in the copy is
  * taken, are skipped. Returns how many were moved.
  */
-export function carryEntries(fromDir: string, toDir: string, entries: Buffer[]): number {
+export function carryEntries(
+  fromDir: string,
+  toDir: string,
+  entries: Buffer[],
+  /** `copy`: the entries stay in `fromDir` too (symlinks copied as links, never followed). */
+  how: 'move' | 'copy' = 'move'
+): number {
   let moved = 0
   const slash = Buffer.from('/')
   for (const rel of entries) {
@@ -44,10 +50,29 @@ export function carryEntries(fromDir: string, toDir: string, entries: Buffer[]):
     const dst = Buffer.concat([Buffer.from(toDir), slash, rel])
     if (!parentsOk(fromDir, false) || lstatOrNull(src) === null) continue
     if (!parentsOk(toDir, true) || lstatOrNull(dst) !== null) continue
-    fs.renameSync(src, dst)
+    if (how === 'move') fs.renameSync(src, dst)
+    else copyEntry(src, dst)
     moved++
   }
   return moved
+}
+
+/**
+ * Copies one entry by its raw path: folders, regular files (with their mode bits) and symlinks
+ * as links; FIFOs, sockets and devices are left out, never opened.
+ */
+function copyEntry(src: Buffer, dst: Buffer): void {
+  const st = fs.lstatSync(src)
+  if (st.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(src, { encoding: 'buffer' }), dst)
+  else if (st.isFile()) {
+    fs.copyFileSync(src, dst, fs.constants.COPYFILE_EXCL)
+    fs.chmodSync(dst, st.mode & 0o777)
+  } else if (st.isDirectory()) {
+    fs.mkdirSync(dst, { mode: 0o755 })
+    const slash = Buffer.from('/')
+    for (const name of fs.readdirSync(src, { encoding: 'buffer' }))
+      copyEntry(Buffer.concat([src, slash, name]), Buffer.concat([dst, slash, name]))
+  }
 }
 
 function lstatOrNull(p: Buffer): fs.Stats | null {

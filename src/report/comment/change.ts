@@ -135,7 +135,7 @@ export function filesSection(report: Report): string {
     )
   if (d.ignored && d.ignored.total > 0)
     notes.push(
-      `Left out as build output (ignored by the base tree's .gitignore; still present when the tests ran): ${d.ignored.entries
+      `Left out as tool or build output (${d.ignored.total}; the base tree's .gitignore and the default list; not in the tree the tests ran on): ${d.ignored.entries
         .slice(0, 10)
         .map((s) => code(s.path, 100))
         .join(', ')}${d.ignored.total > 10 ? `, … (${d.ignored.total} in all)` : ''}`
@@ -150,19 +150,89 @@ function diffRoom(budget: number): number {
 
 /** Whether diffSection(patch, budget) shows the whole diff (an empty diff has nothing to hide). */
 export function diffShownInFull(patch: string, budget: number): boolean {
-  const room = diffRoom(budget)
-  return patch === '' || (room >= 200 && patch.length <= room)
+  return patch.length <= diffRoom(budget)
 }
 
+/** Lines of a diff shown open in the review; a longer one is folded. */
+const OPEN_DIFF_LINES = 80
+
+/**
+ * Tool caches, build output, lockfiles and minified or generated files: shown after the source
+ * files when the diff is over the review's cap.
+ */
+const GENERATED = [
+  /(^|\/)(\.pytest_cache|__pycache__|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.venv|venv|node_modules|\.cache|\.gradle|\.next|\.nuxt|\.turbo|\.parcel-cache|coverage|htmlcov|\.nyc_output|dist|build|target|out|vendor|\.eggs|[^/]*\.egg-info)\//,
+  /\.(pyc|pyo|class|o|so|min\.js|min\.css|map|snap|lock)$/,
+  /(^|\/)(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|Pipfile\.lock|Cargo\.lock|go\.sum|composer\.lock|Gemfile\.lock|\.coverage)$/
+]
+
+export function isGenerated(file: string): boolean {
+  return GENERATED.some((r) => r.test(file))
+}
+
+interface PatchSection {
+  file: string
+  text: string
+}
+
+/** The patch cut into its files' sections (git order). */
+function sections(patch: string): PatchSection[] {
+  const out: PatchSection[] = []
+  const re = /^diff --git /gm
+  const starts = [...patch.matchAll(re)].map((m) => m.index)
+  if (starts.length === 0 || starts[0] !== 0) starts.unshift(0)
+  for (let i = 0; i < starts.length; i++) {
+    const text = patch.slice(starts[i], starts[i + 1] ?? patch.length)
+    if (text === '') continue
+    const header = /^diff --git "?a\/.*?"? "?b\/(.*?)"?$/m.exec(text)
+    out.push({ file: header?.[1] ?? '', text })
+  }
+  return out
+}
+
+/**
+ * The diff, open when it is short. Over the cap, whole files' sections are shown, source files
+ * first and generated files and tool caches after them (each group in git order), and the files
+ * left out are named.
+ */
 export function diffSection(patch: string, budget: number): string | null {
   if (patch === '') return null
   const room = diffRoom(budget)
-  const note = '… diff truncated here: the full diff.patch is in the run artifact'
-  let shown = patch
-  if (patch.length > room) {
-    const cut = patch.lastIndexOf('\n', Math.max(0, room - note.length))
-    shown = patch.slice(0, Math.max(0, cut)) + '\n' + note
+  const lineCount = patch.split('\n').length
+  const open = patch.length <= room && lineCount <= OPEN_DIFF_LINES
+  const details = (summary: string, body: string): string =>
+    `<details${open ? ' open' : ''}><summary>${summary}</summary>\n\n${body}\n\n</details>`
+  if (patch.length <= room) return details('Diff', codeBlock(patch, 'diff'))
+  const all = sections(patch)
+  const ordered = [
+    ...all.filter((x) => !isGenerated(x.file)),
+    ...all.filter((x) => isGenerated(x.file))
+  ]
+  const shown: PatchSection[] = []
+  const left: PatchSection[] = []
+  let used = 0
+  for (const x of ordered) {
+    if (used + x.text.length <= room - 600) {
+      shown.push(x)
+      used += x.text.length
+    } else left.push(x)
   }
-  if (room < 200) shown = note
-  return `<details><summary>Diff</summary>\n\n${codeBlock(shown, 'diff')}\n\n</details>`
+  let text = shown.map((x) => x.text).join('')
+  if (shown.length === 0 && ordered.length > 0) {
+    // Not even one whole file fits: the first source file's start, cut at a line.
+    const first = ordered[0].text
+    text = first.slice(0, Math.max(0, first.lastIndexOf('\n', room - 600)))
+    left.push(...ordered.slice(1))
+  }
+  const names = left.slice(0, 20).map((x) => code(x.file, 120))
+  const note =
+    `✂️ The diff is over the review's ${MAX_DIFF_CHARS.toLocaleString('en')}-character cap: ` +
+    (shown.length === 0 && ordered.length > 0
+      ? `the start of ${code(ordered[0].file, 120)} is shown`
+      : `${shown.length} of ${all.length} file(s) shown whole, source files first, then generated files and tool caches`) +
+    (left.length > 0
+      ? `; left out: ${names.join(', ')}${left.length > 20 ? `, … (${left.length} in all)` : ''}`
+      : '') +
+    '. The full diff.patch is in the run artifact.'
+  return `${note}\n\n${details('Diff (part)', codeBlock(text, 'diff'))}`
 }

@@ -6,6 +6,22 @@ import { createOptions } from './create.js'
 import { StatsSampler, appliedSettings } from './inspect.js'
 import { engineStoppedIt, isEngineError } from '../engine-faults.js'
 
+/**
+ * A daemon in another container or machine (Actions Runner Controller's dind sidecar, a remote
+ * DOCKER_HOST) sees its own filesystem: a bind source that exists here but not there is refused
+ * as "bind source path does not exist". Says what to do about it.
+ */
+export function unseenBindHint(error: unknown, env: NodeJS.ProcessEnv = process.env): string {
+  if (!/bind source path does not exist/i.test(errorMessage(error))) return ''
+  const host = env.DOCKER_HOST ? ` (DOCKER_HOST=${env.DOCKER_HOST})` : ''
+  return (
+    `. The Docker daemon${host} does not see this folder at the same path: it runs in another ` +
+    "container or machine. Put the run's temporary folder on a volume the daemon shares at the " +
+    'same path, with RUNNER_TEMP=<a folder on that volume> (as in the runner work volume of ' +
+    'Actions Runner Controller, see docs/runner-scale-sets.md)'
+  )
+}
+
 /** One phase: the shared lifecycle with the deadline, stats while it runs, settings read back. */
 export async function runPhase(
   docker: Docker,
@@ -24,7 +40,7 @@ export async function runPhase(
   try {
     container = await ManagedContainer.create(docker, createOptions(spec))
   } catch (error) {
-    result.error = `the daemon refused the container: ${errorMessage(error)}`
+    result.error = `the daemon refused the container: ${errorMessage(error)}${unseenBindHint(error)}`
     if (isEngineError(error)) result.engineFault = true
     result.durationMs = Date.now() - started
     return result

@@ -296,6 +296,8 @@ export async function makeWorld(
     title: 'Fix the cart',
     body: ''
   })
+  // The opener created the pull request's branch (the repository activity names who pushed).
+  api.recordPush('feature', '0'.repeat(40), base, PEOPLE.author, 'branch_creation')
   await api.start()
   const out = path.join(workspace, 'airlock-out')
   return {
@@ -379,6 +381,8 @@ export function commentEvent(
     p.issue.number = pull
     p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${pull}` }
     p.comment.body = body
+    p.comment.created_at = new Date().toISOString()
+    p.comment.updated_at = p.comment.created_at
     p.comment.user.login = user.login
     p.comment.user.type = user.type
   })

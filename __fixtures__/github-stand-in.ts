@@ -146,8 +146,23 @@ export interface Review {
   body: string
   state: 'PENDING' | 'COMMENTED' | 'APPROVED' | 'CHANGES_REQUESTED'
   commit_id: string
+  /** When the review was submitted (none while pending). */
+  submitted_at?: string
   /** The inline comments sent with the review (`comments[]` of the create request). */
   comments?: ReviewLineComment[]
+}
+
+/** A change of a branch as `GET /repos/{owner}/{repo}/activity` lists it: who moved it where. */
+export interface Activity {
+  id: number
+  /** owner/name of the repository whose branch moved. */
+  repository: string
+  ref: string
+  before: string
+  after: string
+  activity_type: 'push' | 'force_push' | 'branch_creation' | 'branch_deletion'
+  actor: User
+  timestamp: string
 }
 
 export interface ReviewLineComment {
@@ -167,6 +182,7 @@ export interface Status {
   description: string | null
   target_url: string | null
   creator: User
+  created_at?: string
 }
 
 export interface CheckRun {
@@ -240,6 +256,10 @@ export class GitHubStandIn {
   /** The jobs of each workflow run, by run id: what the Actions API answers about them. */
   readonly workflowJobs = new Map<string, WorkflowJob[]>()
   readonly comments: Comment[] = []
+  /** Pushes and branch creations (the repository activity API), oldest first. */
+  readonly activity: Activity[] = []
+  /** Commit e-mail addresses linked to accounts (how GitHub names a commit's author). */
+  readonly emails = new Map<string, User>()
   readonly faults: Fault[] = []
   /** Members of teams: `org/team-slug` → logins with an active membership. */
   readonly teams = new Map<string, string[]>()
@@ -296,6 +316,8 @@ export class GitHubStandIn {
       reviews: this.reviews,
       statuses: this.statuses,
       comments: this.comments,
+      activity: this.activity,
+      emails: this.emails,
       faults: this.faults,
       teams: this.teams,
       reactions: this.reactions
@@ -325,6 +347,8 @@ export class GitHubStandIn {
       refill(this.reviews, saved.reviews)
       refill(this.statuses, saved.statuses)
       refill(this.comments, saved.comments)
+      refill(this.activity, saved.activity)
+      remap(this.emails, saved.emails)
       refill(this.faults, saved.faults)
       remap(this.teams, saved.teams)
       refill(this.reactions, saved.reactions)
@@ -413,24 +437,59 @@ export class GitHubStandIn {
     return pull.foreignHeadSha ?? this.git(['rev-parse', `refs/heads/${pull.headRef}`]).trim()
   }
 
-  /** A new commit on a branch (a push): the head moves. */
-  push(branch: string, message = 'another commit'): string {
+  /**
+   * A new commit on a branch (a push): the head moves. `pusher` is who pushed (recorded in the
+   * activity; by default the opener of the pull request with this head branch); `author` and
+   * `committer` are the commit's e-mail addresses (`emails` links them to accounts).
+   */
+  push(
+    branch: string,
+    message = 'another commit',
+    o: { pusher?: User; author?: string; committer?: string } = {}
+  ): string {
     const parent = this.git(['rev-parse', `refs/heads/${branch}`]).trim()
     const tree = this.git(['rev-parse', `${parent}^{tree}`]).trim()
-    const sha = this.git([
-      '-c',
-      'user.name=Dev',
-      '-c',
-      'user.email=dev@example.com',
-      'commit-tree',
-      tree,
-      '-p',
-      parent,
-      '-m',
-      message
-    ]).trim()
+    const sha = execFileSync('git', ['commit-tree', tree, '-p', parent, '-m', message], {
+      env: {
+        ...process.env,
+        GIT_DIR: this.gitDir,
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_AUTHOR_NAME: 'Dev',
+        GIT_AUTHOR_EMAIL: o.author ?? 'dev@example.com',
+        GIT_COMMITTER_NAME: 'Dev',
+        GIT_COMMITTER_EMAIL: o.committer ?? o.author ?? 'dev@example.com'
+      }
+    })
+      .toString('utf8')
+      .trim()
     this.git(['update-ref', `refs/heads/${branch}`, sha])
+    const pusher =
+      o.pusher ??
+      [...this.pulls.values()].find((p) => p.headRef === branch && !p.foreignHeadSha)?.user
+    if (pusher) this.recordPush(branch, parent, sha, pusher, 'push')
     return sha
+  }
+
+  /** Records a move of `branch` of this repository in the activity list. */
+  recordPush(
+    branch: string,
+    before: string,
+    after: string,
+    actor: User,
+    type: Activity['activity_type'],
+    repository = `${this.owner}/${this.repo}`
+  ): void {
+    this.activity.push({
+      id: this.nextId++,
+      repository,
+      ref: `refs/heads/${branch}`,
+      before,
+      after,
+      activity_type: type,
+      actor,
+      timestamp: new Date().toISOString()
+    })
   }
 
   // ---- HTTP --------------------------------------------------------------------------------
@@ -496,7 +555,14 @@ export class GitHubStandIn {
         return send(404, { message: 'Not Found' })
       }
     }
-    if (params.owner !== undefined && (params.owner !== this.owner || params.repo !== this.repo)) {
+    const forkActivity =
+      op.template === '/repos/{owner}/{repo}/activity' &&
+      [...this.pulls.values()].some((x) => x.headRepo === `${params.owner}/${params.repo}`)
+    if (
+      params.owner !== undefined &&
+      (params.owner !== this.owner || params.repo !== this.repo) &&
+      !forkActivity
+    ) {
       return send(404, { message: 'Not Found' })
     }
     const auth = req.headers.authorization ?? ''
@@ -672,6 +738,71 @@ export class GitHubStandIn {
         }
         return [200, slice.map((r) => this.reviewJson(r)), headers]
       }
+      case 'GET /pulls/{pull_number}/commits': {
+        // The commits of the pull request (base..head), each with the accounts its author and
+        // committer e-mail addresses are linked to (null when none is).
+        if (!pull) return notFound
+        if (pull.foreignHeadSha) return [200, []]
+        const base = this.git(['rev-parse', `refs/heads/${pull.baseRef}`]).trim()
+        const lines = this.git([
+          'log',
+          '--reverse',
+          '--format=%H%x00%ae%x00%ce%x00%aI%x00%cI',
+          `${base}..${this.headSha(pull)}`
+        ])
+          .split('\n')
+          .filter((l) => l !== '')
+        const account = (email: string): Record<string, unknown> | null => {
+          const u = this.emails.get(email)
+          return u ? this.userJson(u) : null
+        }
+        return [
+          200,
+          lines.map((l) => {
+            const [sha, ae, ce, ad, cd] = l.split('\0')
+            return {
+              sha,
+              node_id: `C_${sha}`,
+              url: '',
+              html_url: '',
+              comments_url: '',
+              parents: [],
+              commit: {
+                author: { name: 'Dev', email: ae, date: ad },
+                committer: { name: 'Dev', email: ce, date: cd },
+                message: '',
+                url: '',
+                comment_count: 0,
+                tree: { sha: '', url: '' }
+              },
+              author: account(ae),
+              committer: account(ce)
+            }
+          })
+        ]
+      }
+      case 'GET /activity': {
+        // Newest first, as GitHub lists it; `ref` may be a branch name or refs/heads/<name>.
+        const full = `${p.owner}/${p.repo}`
+        const ref = url.searchParams.get('ref')
+        const wanted = ref === null ? null : ref.startsWith('refs/') ? ref : `refs/heads/${ref}`
+        const list = this.activity
+          .filter((a) => a.repository === full && (wanted === null || a.ref === wanted))
+          .reverse()
+        return [
+          200,
+          list.map((a) => ({
+            id: a.id,
+            node_id: `A_${a.id}`,
+            before: a.before,
+            after: a.after,
+            ref: a.ref,
+            timestamp: a.timestamp,
+            activity_type: a.activity_type,
+            actor: this.userJson(a.actor)
+          }))
+        ]
+      }
       case 'POST /pulls/{pull_number}/reviews': {
         if (!pull) return notFound
         const event = b.event as string | undefined
@@ -735,7 +866,8 @@ export class GitHubStandIn {
                 : event === 'COMMENT'
                   ? 'COMMENTED'
                   : 'CHANGES_REQUESTED',
-          commit_id: commit
+          commit_id: commit,
+          ...(event === undefined ? {} : { submitted_at: new Date().toISOString() })
         }
         this.reviews.push(review)
         return [200, this.reviewJson(review)]
@@ -756,6 +888,7 @@ export class GitHubStandIn {
             }
           ]
         if (b.body !== undefined) r.body = String(b.body)
+        r.submitted_at = new Date().toISOString()
         r.state =
           b.event === 'APPROVE'
             ? 'APPROVED'
@@ -813,7 +946,8 @@ export class GitHubStandIn {
           context: (b.context as string | undefined) ?? 'default',
           description: desc,
           target_url: (b.target_url as string | undefined) ?? null,
-          creator: user
+          creator: user,
+          created_at: new Date().toISOString()
         }
         this.statuses.push(s)
         return [201, this.statusJson(s)]
@@ -1087,6 +1221,7 @@ export class GitHubStandIn {
       body: r.body,
       state: r.state,
       commit_id: r.commit_id,
+      ...(r.submitted_at !== undefined ? { submitted_at: r.submitted_at } : {}),
       html_url: `https://github.com/${this.owner}/${this.repo}/pull/${r.pull}#pullrequestreview-${r.id}`,
       pull_request_url: '',
       author_association: 'NONE',
@@ -1102,7 +1237,7 @@ export class GitHubStandIn {
       description: s.description,
       target_url: s.target_url,
       creator: this.userJson(s.creator),
-      created_at: new Date().toISOString()
+      created_at: s.created_at ?? new Date().toISOString()
     }
   }
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
 import { NO_POLICY, recordFor, withPolicy } from './policy.js'
-import type { LoadedPolicy, PolicyRecord } from './policy.js'
+import type { LoadedPolicy, PolicyRecord, TaskOrigin } from './policy.js'
 import { readEgressInputs } from './egress/inputs.js'
 import type { EgressInputs } from './egress/inputs.js'
 import { DEFAULT_DIFF_LIMITS } from './path-rules.js'
@@ -75,7 +75,8 @@ export interface Inputs {
   services?: ServiceSpec[]
   /** `isolation` (auto or a tier) with the policy's fallback; absent: `runtime` as given. */
   isolation?: IsolationRequest & { fork: boolean | null }
-  task: { text: string; source: 'text' | 'file'; file?: string }
+  /** The task; `origin` is set by the entry once it is known (src/policy/task.ts). */
+  task: { text: string; source: 'text' | 'file'; file?: string; origin?: TaskOrigin }
   model?: string
   /** The agent preset (`agent`) whose defaults apply. */
   preset?: string

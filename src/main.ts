@@ -97,6 +97,10 @@ export async function run(): Promise<void> {
         : ctx,
       policyApi(readInput(INPUT.githubToken), ctx.event).api
     )
+    if (inputs.task.origin?.changedInPullRequest === true)
+      core.warning(
+        `the pull request changes the task file ${inputs.task.origin.path ?? ''}; the agent gets its text from the base commit ${inputs.task.origin.commit ?? ''}`
+      )
     core.info(describePolicy(inputs.policy))
     const plan = planRun(inputs)
     if (mode === 'plan') {

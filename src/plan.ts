@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Inputs, NetworkMode } from './inputs.js'
-import type { PolicyRecord } from './policy.js'
+import type { PolicyRecord, TaskOrigin } from './policy.js'
 import { egressSecrets, planEgress } from './egress/plan.js'
 import type { EgressPlan, EgressSecrets } from './egress/plan.js'
 import type { HostMapping, HostRule } from './egress/policy.js'
@@ -81,7 +81,13 @@ export interface RunPlan {
   repo: { path: string; ref: string }
   outputDir: string
   image: ImagePlan
-  task: { sha256: string; bytes: number; source: 'text' | 'file'; file?: string }
+  task: {
+    sha256: string
+    bytes: number
+    source: 'text' | 'file'
+    file?: string
+    origin?: TaskOrigin
+  }
   model?: string
   /** The agent preset (`agent`) that filled defaults, recorded in the report. */
   preset?: string
@@ -188,7 +194,8 @@ export function planRun(inputs: Inputs): RunPlan {
       sha256: sha256(inputs.task.text),
       bytes: Buffer.byteLength(inputs.task.text),
       source: inputs.task.source,
-      ...(inputs.task.file !== undefined ? { file: inputs.task.file } : {})
+      ...(inputs.task.file !== undefined ? { file: inputs.task.file } : {}),
+      ...(inputs.task.origin !== undefined ? { origin: inputs.task.origin } : {})
     },
     ...(inputs.model !== undefined ? { model: inputs.model } : {}),
     ...(inputs.preset !== undefined ? { preset: inputs.preset } : {}),

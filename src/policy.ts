@@ -68,6 +68,19 @@ export interface LoadedPolicy {
   record: PolicyRecord
 }
 
+/** Where the task text came from, as report.json records it (`task.origin`). */
+export interface TaskOrigin {
+  /** input: the text of the input; base: the file at the base commit; workspace: the checkout. */
+  from: 'input' | 'base' | 'workspace'
+  /** The file, relative to the repository (base and workspace). */
+  path?: string
+  /** The base commit the file was read at, and its blob (base). */
+  commit?: string | null
+  blobSha?: string
+  /** The pull request's checkout held another text for this file; it was not used. */
+  changedInPullRequest?: boolean
+}
+
 export const NO_POLICY: LoadedPolicy = {
   policy: { values: {} },
   record: {

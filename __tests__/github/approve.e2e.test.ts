@@ -60,6 +60,7 @@ function reviewEvent(user: User, commitId: string, state = 'approved'): Record<s
     p.pull_request.head.sha = commitId
     p.review.state = state
     p.review.commit_id = commitId
+    p.review.submitted_at = new Date().toISOString()
     p.review.body = null
     p.review.user.login = user.login
     p.review.user.type = user.type

@@ -41,13 +41,15 @@ function submitReview(
   pull = PR_NUMBER
 ): Record<string, unknown> {
   const id = 100_000 + world.api.reviews.length
-  world.api.reviews.push({ id, pull, user, body: '', state, commit_id: commitId })
+  const at = new Date().toISOString()
+  world.api.reviews.push({ id, pull, user, body: '', state, commit_id: commitId, submitted_at: at })
   return webhook('pull_request_review', 'submitted', (p) => {
     p.pull_request.number = pull
     p.pull_request.head.sha = commitId
     p.review.id = id
     p.review.state = state.toLowerCase()
     p.review.commit_id = commitId
+    p.review.submitted_at = at
     p.review.body = null
     p.review.user.login = user.login
     p.review.user.type = user.type
@@ -400,6 +402,7 @@ describe('the gate cannot be forged or left stale', () => {
   test('approval from workflow_run after a review: the latest review is read from the API', async () => {
     world.api.reviews.push({
       id: 200_000,
+      submitted_at: new Date().toISOString(),
       pull: PR_NUMBER,
       user: PEOPLE.maintainer,
       body: '',
@@ -418,6 +421,7 @@ describe('the gate cannot be forged or left stale', () => {
     // A relay run triggered again by anyone re-reads the same state: nothing new, no reply.
     world.api.reviews.push({
       id: 200_001,
+      submitted_at: new Date().toISOString(),
       pull: PR_NUMBER,
       user: PEOPLE.writer,
       body: '',

@@ -191,7 +191,16 @@ describe('renderComment', () => {
     expect(md).toContain('more (the full list is in report.json and diff.patch)')
     linesOutsideFences(md)
     expect(md.match(/<details( open)?>/g)?.length).toBe(md.match(/<\/details>/g)?.length)
+    // The diff did not fit: the marker says so.
+    expect(md.trimEnd().endsWith(marker(r, true))).toBe(true)
+  })
+
+  test('a diff that fits leaves the marker without "partial" and the usual gate line', () => {
+    const r = withHostile('x')
+    const md = renderComment(r, 'diff --git a/x b/x\n+y\n')
     expect(md.trimEnd().endsWith(marker(r))).toBe(true)
+    expect(marker(r)).not.toContain('partial')
+    expect(md).not.toContain('unseen')
   })
 })
 

@@ -176,8 +176,12 @@ beforeEach(async () => {
 function updatePullRefs(): void {
   const ws = world.workspace
   gitIn(ws, ['fetch', '-q', remote(), '+refs/heads/*:refs/remotes/gh/*'])
+  const before = world.api.activity.at(-1)?.after ?? world.base
   head = gitIn(ws, ['rev-parse', 'refs/remotes/gh/feature']).trim()
   base = gitIn(ws, ['rev-parse', 'refs/remotes/gh/main']).trim()
+  // GitHub's activity list: the opener pushed the pull request's branch.
+  if (!world.api.activity.some((a) => a.after === head))
+    world.api.recordPush('feature', before, head, PEOPLE.author, 'push')
   gitIn(ws, ['checkout', '-q', '--detach', base])
   gitIn(ws, ['merge', '-q', '--no-ff', '-m', `Merge ${head} into ${base}`, head])
   merge = gitIn(ws, ['rev-parse', 'HEAD']).trim()
@@ -279,6 +283,7 @@ async function approveRun(user: User, body: string, runId: string): Promise<JobR
     p.issue.number = PR_NUMBER
     p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}` }
     p.comment.body = body
+    p.comment.created_at = new Date().toISOString()
     p.comment.user.login = user.login
     p.comment.user.type = user.type
   })

@@ -18,6 +18,16 @@ export interface ApprovalRequest {
   diffPrefix?: string
   /** The command acknowledged protected paths: `/airlock approve <prefix> protected`. */
   acknowledgesProtected?: boolean
+  /**
+   * `/airlock approve <sha256> unseen`: the approver states that the review did not show them
+   * the whole diff (required when it did not).
+   */
+  unseen?: boolean
+  /**
+   * When the approval was given (a comment's `created_at`, a review's `submitted_at`): an
+   * approval older than the report or gate state it would approve is a replay and is refused.
+   */
+  at?: string
   source: 'review' | 'comment'
 }
 
@@ -26,7 +36,14 @@ export interface ApprovalRequest {
  * character. Further down, quoted, indented or inside a code block it is text, not a command —
  * so a comment explaining how to approve does not approve.
  */
-const COMMAND = /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?(?:[ \t]+(protected))?[ \t]*(?:\r?\n|$)/
+const COMMAND =
+  /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?((?:[ \t]+(?:protected|unseen))*)[ \t]*(?:\r?\n|$)/
+
+/** The words after the prefix: `protected` acknowledges protected paths, `unseen` a partial review. */
+function words(m: RegExpExecArray | null | undefined): { protected: boolean; unseen: boolean } {
+  const w = (m?.[2] ?? '').trim().split(/[ \t]+/)
+  return { protected: w.includes('protected'), unseen: w.includes('unseen') }
+}
 
 function command(body: unknown): RegExpExecArray | null {
   return typeof body === 'string' ? COMMAND.exec(body) : null
@@ -59,7 +76,9 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
       pullNumber,
       actor: { login: user.login, type: String(user.type ?? '') },
       diffPrefix: m[1] ?? '',
-      acknowledgesProtected: m[2] !== undefined,
+      acknowledgesProtected: words(m).protected,
+      unseen: words(m).unseen,
+      at: typeof comment.created_at === 'string' ? comment.created_at : undefined,
       source: 'comment'
     }
   }
@@ -79,7 +98,9 @@ function fromReview(pullNumber: number, review: Record<string, unknown>): Approv
     commitId: typeof review.commit_id === 'string' ? review.commit_id : undefined,
     reviewId: typeof review.id === 'number' ? review.id : undefined,
     diffPrefix: m?.[1],
-    acknowledgesProtected: m?.[2] !== undefined,
+    acknowledgesProtected: words(m).protected,
+    unseen: words(m).unseen,
+    at: typeof review.submitted_at === 'string' ? review.submitted_at : undefined,
     source: 'review'
   }
 }

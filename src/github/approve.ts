@@ -5,6 +5,7 @@ import type { ApprovalRequest } from './approval-request.js'
 import { approverCheck, errorText, writerCheck } from './approvers.js'
 import type { GitHubClient } from './client.js'
 import type { EventContext } from './context.js'
+import { contributorCheck } from './contributors.js'
 import type { RunEvidence } from './evidence.js'
 import type { StatusPayload } from './gate.js'
 import { currentGate, gateApproved, gatePartly, gateRevoked, shortSha } from './gate.js'
@@ -45,13 +46,16 @@ export type ApproveResult =
 
 type Repo = { owner: string; repo: string }
 
-/** The action's own latest report on a pull request (not superseded), with its review id. */
+/**
+ * The action's own latest report on a pull request (not superseded), with its review id and the
+ * time it was posted.
+ */
 export async function latestReport(
   octokit: GitHubClient,
   repo: Repo,
   pullNumber: number,
   me: Identity
-): Promise<{ id: number; marker: Marker } | null> {
+): Promise<{ id: number; marker: Marker; submittedAt: string | null } | null> {
   const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
     ...repo,
     pull_number: pullNumber,
@@ -59,11 +63,29 @@ export async function latestReport(
   })
   const own = reviews
     .filter((r) => r.user?.login === me.login && r.state !== 'PENDING')
-    .map((r) => ({ id: r.id, body: r.body ?? '', marker: parseMarker(r.body) }))
+    .map((r) => ({
+      id: r.id,
+      body: r.body ?? '',
+      marker: parseMarker(r.body),
+      submittedAt: r.submitted_at ?? null
+    }))
     .filter((r) => r.marker !== null && !isSuperseded(r.body))
     .sort((a, b) => b.id - a.id)
   const top = own[0]
-  return top?.marker ? { id: top.id, marker: top.marker } : null
+  return top?.marker ? { id: top.id, marker: top.marker, submittedAt: top.submittedAt } : null
+}
+
+/**
+ * Null when the approval was given at or after `since` (both as GitHub states them), else the
+ * reason it was not. GitHub states times to the second: an approval within the same second as
+ * the report counts.
+ */
+function replayCheck(at: string, since: string | null, what: string): string | null {
+  if (since === null) return null
+  const given = Date.parse(at)
+  const floor = Date.parse(since)
+  if (Number.isNaN(floor) || given >= Math.floor(floor / 1000) * 1000) return null
+  return `the approval (${at}) was written before ${what} (${since}); a comment or review older than what it approves is not an approval of it — review it and approve again`
 }
 
 /**
@@ -112,6 +134,10 @@ export async function decideApproval(
       `@${login} opened this pull request; someone else must approve (or set allow-self-approval)`
     )
   }
+  if (!allowSelfApproval) {
+    const contributor = await contributorCheck(octokit, repo, pr, login)
+    if (contributor !== null) return refuse(contributor)
+  }
   const head = pr.head.sha
   if (req.commitId !== undefined && req.commitId !== head) {
     return refuse(
@@ -138,7 +164,21 @@ export async function decideApproval(
       'the review is older than the latest report; review the current report and approve again'
     )
   }
+  // A queued job or a re-run replays an old event: the approval must be newer than the report.
+  const at = req.at
+  if (at === undefined || Number.isNaN(Date.parse(at)))
+    return refuse('the approval carries no time, so it cannot be told from a replay')
+  const stale = replayCheck(at, report.submittedAt, 'the latest report was posted')
+  if (stale !== null) return refuse(stale)
   const prefix = req.diffPrefix
+  // A review that did not show the whole diff is approved only by a statement saying so, naming
+  // the whole diff: never an approval of lines nobody was shown, without a word.
+  const partial = latest.partial === true && latest.diffSha256 !== null
+  if (partial && (prefix !== latest.diffSha256 || req.unseen !== true)) {
+    return refuse(
+      `the review did not show the whole diff ${shortSha(latest.diffSha256)}: read diff.patch of the run artifact, then comment \`/airlock approve <its full SHA-256> unseen\` (all 64 hex digits), which states that you approve lines the review did not show`
+    )
+  }
   if (req.source === 'comment' || prefix !== undefined) {
     const wanted = prefix ?? ''
     if (latest.diffSha256 === null) {
@@ -162,6 +202,9 @@ export async function decideApproval(
       `the gate is ${gate.state} (${gate.description ?? ''}); only a pending gate for this diff can be approved`
     )
   }
+  // ...and newer than the pending state it ends (a new run's, or a revocation's).
+  const replayed = replayCheck(at, gate.createdAt, 'the gate was last set pending')
+  if (replayed !== null) return refuse(replayed)
   // A status belongs to the commit, not to the pull request: every open pull request with this
   // head would turn green. Each must have this same diff as its latest report.
   for (const other of await openPullsAt(octokit, ctx.owner, ctx.repo, head)) {
@@ -183,7 +226,8 @@ export async function decideApproval(
     rules,
     latest,
     gateDescription: gate.description,
-    author: pr.user?.login === login
+    author: pr.user?.login === login,
+    partial
   })
 }
 
@@ -196,7 +240,14 @@ async function countedApproval(
   octokit: GitHubClient,
   req: ApprovalRequest,
   options: ApproveOptions,
-  at: { rules: ApprovalRules; latest: Marker; gateDescription: string | null; author: boolean }
+  at: {
+    rules: ApprovalRules
+    latest: Marker
+    gateDescription: string | null
+    author: boolean
+    /** The review did not show the whole diff (the approval said `unseen`). */
+    partial: boolean
+  }
 ): Promise<ApproveResult> {
   const { rules, latest } = at
   const login = req.actor.login
@@ -217,7 +268,13 @@ async function countedApproval(
     return {
       approved: true,
       marker: latest,
-      status: gateApproved(login, latest.diffSha256, options.gateContext, options.targetUrl)
+      status: gateApproved(
+        login,
+        latest.diffSha256,
+        options.gateContext,
+        options.targetUrl,
+        at.partial
+      )
     }
   }
   return {

@@ -38,7 +38,9 @@ export function gateAfterRun(
   context: string,
   targetUrl?: string,
   /** The diff changes protected paths: the gate says so, and approve reads it back. */
-  protectedChanged = false
+  protectedChanged = false,
+  /** The review did not show the whole diff: approval needs its full SHA-256 and `unseen`. */
+  partial = false
 ): StatusPayload {
   const base = { context, ...(targetUrl ? { target_url: targetUrl } : {}) }
   if (failOutcomes.includes(report.outcome)) {
@@ -55,7 +57,8 @@ export function gateAfterRun(
     ...base,
     state: 'pending',
     description: description(
-      `awaiting approval of diff ${shortSha(report.diffSha256)}${protectedChanged ? PROTECTED_NOTE : ''}`
+      `awaiting approval of diff ${shortSha(report.diffSha256)}${protectedChanged ? PROTECTED_NOTE : ''}` +
+        (partial ? '; not all shown in the review: approve with its full SHA-256 and unseen' : '')
     )
   }
 }
@@ -91,13 +94,17 @@ function gateStatus(
   }
 }
 
+/** `unseen`: the approver stated that the review did not show them the whole diff. */
 export function gateApproved(
   approver: string,
   diffSha256: string | null,
   context: string,
-  targetUrl?: string
+  targetUrl?: string,
+  unseen = false
 ): StatusPayload {
-  const text = `approved by @${approver} for diff ${shortSha(diffSha256)}`
+  const text =
+    `approved by @${approver} for diff ${shortSha(diffSha256)}` +
+    (unseen ? ', parts not shown in the review' : '')
   return gateStatus('success', text, context, targetUrl)
 }
 
@@ -105,6 +112,8 @@ export interface CurrentStatus {
   state: string
   description: string | null
   creator: string | null
+  /** When the action set this state (ISO 8601), when GitHub says. */
+  createdAt: string | null
 }
 
 /**
@@ -131,7 +140,12 @@ export async function currentGate(
       if (s.context !== context) continue
       const creator = s.creator?.login ?? null
       if (creator === null || creator.toLowerCase() !== me.login.toLowerCase()) continue
-      return { state: s.state, description: s.description, creator }
+      return {
+        state: s.state,
+        description: s.description,
+        creator,
+        createdAt: typeof s.created_at === 'string' ? s.created_at : null
+      }
     }
   }
   return null

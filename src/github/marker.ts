@@ -1,13 +1,16 @@
 /**
  * The hidden marker at the end of every review the action posts:
  * `<!-- airlock:report {"runId":"…","headSha":"…","diffSha256":"…"} -->` (rendered by
- * src/report/comment.ts). It ties a review to one run, one head commit and one diff. Only
- * markers in reviews authored by the action's own identity are ever believed.
+ * src/report/comment.ts), with `"partial":true` added when the review does not show the whole
+ * diff. It ties a review to one run, one head commit and one diff. Only markers in reviews
+ * authored by the action's own identity are ever believed.
  */
 export interface Marker {
   runId: string
   headSha: string
   diffSha256: string | null
+  /** The review shows only part of the diff: approving it must say so (approve.ts). */
+  partial?: true
 }
 
 const MARKER = /<!-- airlock:report (\{[A-Za-z0-9._:,"{}-]{0,400}\}) -->/g
@@ -15,7 +18,7 @@ const MARKER = /<!-- airlock:report (\{[A-Za-z0-9._:,"{}-]{0,400}\}) -->/g
 export const SUPERSEDED = '<!-- airlock:superseded -->'
 
 export function markerFor(m: Marker): string {
-  return `<!-- airlock:report ${JSON.stringify({ runId: m.runId, headSha: m.headSha, diffSha256: m.diffSha256 })} -->`
+  return `<!-- airlock:report ${JSON.stringify({ runId: m.runId, headSha: m.headSha, diffSha256: m.diffSha256, ...(m.partial ? { partial: true } : {}) })} -->`
 }
 
 /**
@@ -35,7 +38,8 @@ export function parseMarker(body: string | null | undefined): Marker | null {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) continue
     const o = v as Record<string, unknown>
     const keys = Object.keys(o).sort().join(',')
-    if (keys !== 'diffSha256,headSha,runId') continue
+    if (keys !== 'diffSha256,headSha,runId' && keys !== 'diffSha256,headSha,partial,runId') continue
+    if ('partial' in o && o.partial !== true) continue
     if (typeof o.runId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(o.runId)) continue
     if (typeof o.headSha !== 'string' || !/^[0-9a-f]{40}$/.test(o.headSha)) continue
     if (
@@ -43,7 +47,12 @@ export function parseMarker(body: string | null | undefined): Marker | null {
       (typeof o.diffSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(o.diffSha256))
     )
       continue
-    last = { runId: o.runId, headSha: o.headSha, diffSha256: o.diffSha256 }
+    last = {
+      runId: o.runId,
+      headSha: o.headSha,
+      diffSha256: o.diffSha256,
+      ...(o.partial === true ? { partial: true as const } : {})
+    }
   }
   return last
 }

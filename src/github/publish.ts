@@ -5,7 +5,7 @@ import type { RunEvidence } from './evidence.js'
 import type { StatusPayload } from './gate.js'
 import { currentGate, gateAfterRun, shortSha } from './gate.js'
 import type { Outcome } from '../report/report.js'
-import { renderComment } from '../report/comment.js'
+import { renderReview } from '../report/comment.js'
 import { isSuperseded, parseMarker, sameEvidence, supersededBody } from './marker.js'
 import type { Marker } from './marker.js'
 import type { Identity, Writes } from './writes.js'
@@ -101,24 +101,26 @@ export async function publishRun(
       skipped: `the report is for ${report.headSha.slice(0, 12)} but pull request #${t.pullNumber} is now at ${pr.head.sha.slice(0, 12)}: stale evidence is not published (the new head gets its own run)`
     }
   }
-  const marker: Marker = {
-    runId: report.runId,
-    headSha: report.headSha,
-    diffSha256: report.diffSha256
-  }
   // The agent's findings: on the lines of the pull request's diff where they can be, in the body
   // otherwise (none dropped).
   const findings = evidence.full.findings?.findings ?? []
   const placement: Placement | null =
     findings.length > 0 ? placeFindings(findings, await pullFiles(octokit, t, log)) : null
   // Rendered here from the validated report and the hash-checked patch; no regex ever runs over
-  // the assembled body, so nothing the agent named can remove or reorder a line of it.
-  const body = renderComment(evidence.full, evidence.patch?.toString('utf8') ?? '', {
+  // the assembled body, so nothing the agent named can remove or reorder a line of it. A review
+  // that cannot show the whole diff says so in its gate line, its marker and the gate status.
+  const { body, partial } = renderReview(evidence.full, evidence.patch?.toString('utf8') ?? '', {
     evidenceLine: options.evidenceLine,
     ...(placement
       ? { inline: { posted: placement.comments.length, unanchored: placement.unanchored } }
       : {})
   })
+  const marker: Marker = {
+    runId: report.runId,
+    headSha: report.headSha,
+    diffSha256: report.diffSha256,
+    ...(partial ? { partial: true as const } : {})
+  }
   const reviewsRoute = 'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews'
   const base = { ...repo, pull_number: t.pullNumber }
   const settle = options.settleMs ?? 1000
@@ -243,7 +245,8 @@ export async function publishRun(
     options.failOutcomes,
     options.gateContext,
     t.targetUrl,
-    (evidence.full.policy?.protected ?? []).length > 0
+    (evidence.full.policy?.protected ?? []).length > 0,
+    partial
   )
   const current = await currentGate(
     octokit,

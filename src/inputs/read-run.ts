@@ -1,11 +1,13 @@
 // The run's typed inputs, built once at the edge for the action and the CLI alike: the policy file
 // from the base, the pull request's head as the default `ref`, an agent preset's defaults, then
-// every input read and checked into one `Inputs`.
+// every input read and checked into one `Inputs`; a task file read at the policy's base.
 import type { InputContext, InputReader, Inputs } from '../inputs.js'
 import { getInputs } from '../inputs.js'
 import { policyForRun } from '../policy/load.js'
 import type { ContentsApi } from '../policy/load.js'
 import { runInputs } from '../presets/run-inputs.js'
+import * as path from 'node:path'
+import { taskFromBase } from '../policy/task.js'
 
 export async function readRunInputs(
   read: InputReader,
@@ -27,5 +29,13 @@ export async function readRunInputs(
     event: ctx.event,
     policyNetwork: policy.policy.values.network
   })
-  return getInputs(run.read, { ...ctx, policy, ...run.context })
+  const given = getInputs(run.read, { ...ctx, policy, ...run.context })
+  // A task file is read at the base, where the policy is read: never from the pull request.
+  const task = await taskFromBase(given.task, {
+    workspace: ctx.workspace,
+    repoPath: path.resolve(ctx.workspace, given.path),
+    policy: policy.record,
+    ...(api !== undefined ? { api } : {})
+  })
+  return { ...given, task }
 }

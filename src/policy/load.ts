@@ -41,38 +41,63 @@ export async function loadPolicy(options: LoadOptions): Promise<LoadedPolicy> {
   if (!/^[^-\s\0][^\s\0]*$/.test(base) || base.includes('..')) {
     throw new ConfigurationError(POLICY_INPUT, `"${base}" is not a commit SHA or branch name`)
   }
+  const { file, at } = await fileAtBase(
+    { ...options, base },
+    POLICY_PATH,
+    MAX_POLICY_BYTES,
+    POLICY_INPUT
+  )
+  return loaded(file === null ? null : { sha: file.sha, text: file.content.toString('utf8') }, at)
+}
+
+/** Where a file read at the base came from: the base as given, its commit, git or the API. */
+export interface BaseAt {
+  base: string
+  commit: string | null
+  via: 'git' | 'api'
+}
+
+/**
+ * A file of the repository as it is in the base commit: the local clone first, then the contents
+ * API — the one reader of the policy file and of a task file (`file` null when the base has no
+ * such file). Fails closed: a base found nowhere, a file that is not a regular file or larger than
+ * `maxBytes` throws (ConfigurationError naming `file`, or `input` for the base itself).
+ */
+export async function fileAtBase(
+  options: { repoPath: string; base: string; api?: ContentsApi },
+  file: string,
+  maxBytes: number,
+  input: string
+): Promise<{ file: { sha: string; content: Buffer } | null; at: BaseAt }> {
+  const base = options.base
   const commit = await localCommit(options.repoPath, base)
   if (commit !== undefined) {
-    const file = await gitFile(options.repoPath, commit)
-    return loaded(file, { base, commit, via: 'git' })
+    const found = await gitFile(options.repoPath, commit, file, maxBytes)
+    return { file: found, at: { base, commit, via: 'git' } }
   }
   if (options.api === undefined) {
     throw new ConfigurationError(
-      POLICY_INPUT,
-      `the base commit ${base} is not in the local clone and there is no token to read ${POLICY_PATH} through the API; check out with fetch-depth: 0 (or 2 for the pull request's merge commit) or give github-token`
+      input,
+      `the base commit ${base} is not in the local clone and there is no token to read ${file} through the API; check out with fetch-depth: 0 (or 2 for the pull request's merge commit) or give github-token`
     )
   }
-  const file = await options.api(POLICY_PATH, base).catch((error: unknown) => {
+  const found = await options.api(file, base).catch((error: unknown) => {
     if (error instanceof ConfigurationError || error instanceof InfrastructureError) throw error
     throw new InfrastructureError(
-      `cannot read ${POLICY_PATH} at ${base} through the API: ${errorMessage(error)}`,
+      `cannot read ${file} at ${base} through the API: ${errorMessage(error)}`,
       { cause: error }
     )
   })
-  if (file !== null && file.content.length > MAX_POLICY_BYTES) {
-    throw new ConfigurationError(POLICY_PATH, `is larger than ${MAX_POLICY_BYTES} bytes`)
+  if (found !== null && found.content.length > maxBytes) {
+    throw new ConfigurationError(file, `is larger than ${maxBytes} bytes`)
   }
-  return loaded(file === null ? null : { sha: file.sha, text: file.content.toString('utf8') }, {
-    base,
-    commit: /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(base) ? base : null,
-    via: 'api'
-  })
+  return {
+    file: found === null ? null : { sha: found.sha, content: found.content },
+    at: { base, commit: /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(base) ? base : null, via: 'api' }
+  }
 }
 
-function loaded(
-  file: { sha: string; text: string } | null,
-  at: { base: string; commit: string | null; via: 'git' | 'api' }
-): LoadedPolicy {
+function loaded(file: { sha: string; text: string } | null, at: BaseAt): LoadedPolicy {
   const where = `${POLICY_PATH} (at ${at.commit ?? at.base})`
   return {
     policy: file === null ? { values: {} } : parsePolicy(file.text, where),
@@ -105,28 +130,30 @@ async function localCommit(repoPath: string, base: string): Promise<string | und
 
 async function gitFile(
   repoPath: string,
-  commit: string
-): Promise<{ sha: string; text: string } | null> {
+  commit: string,
+  file: string,
+  maxBytes: number
+): Promise<{ sha: string; content: Buffer } | null> {
   const listing = (
-    await git(['ls-tree', '-z', '--full-tree', commit, '--', POLICY_PATH], { cwd: repoPath })
+    await git(['ls-tree', '-z', '--full-tree', commit, '--', file], { cwd: repoPath })
   ).stdout.toString('utf8')
   const entry = listing.split('\0').find((l) => l !== '')
   if (entry === undefined) return null
   const m = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(entry)
   if (!m || m[2] !== 'blob' || (m[1] !== '100644' && m[1] !== '100755')) {
     throw new ConfigurationError(
-      POLICY_PATH,
+      file,
       `at ${commit} is not a regular file (mode ${m?.[1] ?? '?'}); commit it as a plain file`
     )
   }
   const blob = await git(['cat-file', 'blob', m[3]], {
     cwd: repoPath,
-    maxStdout: MAX_POLICY_BYTES + 1
+    maxStdout: maxBytes + 1
   })
-  if (blob.truncated || blob.stdout.length > MAX_POLICY_BYTES) {
-    throw new ConfigurationError(POLICY_PATH, `is larger than ${MAX_POLICY_BYTES} bytes`)
+  if (blob.truncated || blob.stdout.length > maxBytes) {
+    throw new ConfigurationError(file, `is larger than ${maxBytes} bytes`)
   }
-  return { sha: m[3], text: blob.stdout.toString('utf8') }
+  return { sha: m[3], content: blob.stdout }
 }
 
 /**

@@ -4,6 +4,7 @@ import { renderEgress } from './egress.js'
 import type { Report } from './report.js'
 import {
   diffSection,
+  diffShownInFull,
   filesSection,
   newlyFailingSection,
   policySection,
@@ -33,23 +34,43 @@ const OUTCOME_LINE: Record<Report['outcome'], string> = {
   cancelled: '⏹️ cancelled'
 }
 
-/** The hidden machine-readable line: run id, head SHA and diff SHA-256 of this comment. */
-export function marker(report: Report): string {
+/**
+ * The hidden machine-readable line: run id, head SHA and diff SHA-256 of this comment, and
+ * `"partial":true` when the comment does not show the whole diff (src/github/marker.ts).
+ */
+export function marker(report: Report, partial = false): string {
   const fields = {
     runId: report.runId,
     headSha: report.repo.headSha,
-    diffSha256: report.diff.sha256
+    diffSha256: report.diff.sha256,
+    ...(partial ? { partial: true } : {})
   }
   // Only [A-Za-z0-9._:,"{}-] survive: nothing can close the HTML comment.
   const safe = JSON.stringify(fields).replace(/[^A-Za-z0-9._:,"{}-]/g, '')
   return `<!-- airlock:report ${safe} -->`
 }
 
-function gateLine(report: Report): string {
+/** How a review that does not show the whole diff can be approved (src/github/approve.ts). */
+export const UNSEEN_COMMAND = '/airlock approve <its full SHA-256> unseen'
+
+function gateLine(report: Report, patch: string, partial: boolean): string {
   const diff = report.diff.sha256 ? `\`${report.diff.sha256.slice(0, 12)}\`` : 'none'
-  if (report.outcome === 'success')
-    return `**Gate:** ⏳ pending — awaiting a maintainer's approval of diff ${diff} at head \`${(report.repo.headSha ?? 'unknown').slice(0, 12)}\``
-  return `**Gate:** 🚫 blocked — outcome ${report.outcome}; this run's diff ${diff} cannot be approved`
+  if (report.outcome !== 'success')
+    return `**Gate:** 🚫 blocked — outcome ${report.outcome}; this run's diff ${diff} cannot be approved`
+  const head = `\`${(report.repo.headSha ?? 'unknown').slice(0, 12)}\``
+  if (!partial)
+    return `**Gate:** ⏳ pending — awaiting a maintainer's approval of diff ${diff} at head ${head}`
+  return (
+    `**Gate:** ⏳ pending — ⚠️ the diff ${diff} (${patch.length} characters) does not fit in this review, which shows only its beginning. ` +
+    `Read the whole diff.patch of the run artifact; the gate then accepts only the comment ${t(UNSEEN_COMMAND)}, ` +
+    `which states that you approve lines this review did not show (a shorter prefix or a review's approval is refused)`
+  )
+}
+
+export interface RenderOptions {
+  evidenceLine?: string | null
+  /** Findings placed on the lines by the publisher (the rest are listed with why). */
+  inline?: { posted: number; unanchored: Map<number, string> }
 }
 
 /**
@@ -60,20 +81,35 @@ function gateLine(report: Report): string {
  * line by line; every agent-derived string is cut, escaped and placed inside a list item, a table
  * cell or a fenced block, so it can never open a line, mention anyone, or break the layout.
  */
-export function renderComment(
+export function renderComment(report: Report, patch: string, options: RenderOptions = {}): string {
+  return renderReview(report, patch, options).body
+}
+
+/**
+ * The review comment and whether it leaves part of the diff out (`partial`): then its gate line
+ * and its marker say so, and the gate requires the approver to state it (src/github/approve.ts).
+ */
+export function renderReview(
   report: Report,
   patch: string,
-  options: {
-    evidenceLine?: string | null
-    /** Findings placed on the lines by the publisher (the rest are listed with why). */
-    inline?: { posted: number; unanchored: Map<number, string> }
-  } = {}
-): string {
+  options: RenderOptions = {}
+): { body: string; partial: boolean } {
+  const full = render(report, patch, options, false)
+  if (!full.partial) return full
+  return render(report, patch, options, true)
+}
+
+function render(
+  report: Report,
+  patch: string,
+  options: RenderOptions,
+  partial: boolean
+): { body: string; partial: boolean } {
   const head = [
     `## Agent Airlock: ${OUTCOME_LINE[report.outcome]}`,
     `> ${t(report.outcomeReason, 500)}`,
-    gateLine(report),
-    nextStepLine(report),
+    gateLine(report, patch, partial),
+    nextStepLine(report, partial),
     ...(report.isolation
       ? [
           `**Isolation:** ${code(report.isolation.tier, 60)} (asked: ${code(report.isolation.requested, 60)}) — ${report.isolation.reasons.map((r) => t(r, 200)).join('; ')}`
@@ -99,12 +135,13 @@ export function renderComment(
     metadataSection(report),
     options.evidenceLine ?? null
   ]
-  const end = `\n\n${marker(report)}\n`
+  const end = `\n\n${marker(report, partial)}\n`
   const assemble = (diff: string | null): string =>
     [...head, ...body, diff, ...tail].filter((p): p is string => p !== null).join('\n\n') + end
-  const withoutDiff = assemble(null).length
-  const rendered = assemble(diffSection(patch, MAX_COMMENT_CHARS - withoutDiff - 200))
-  if (rendered.length <= MAX_COMMENT_CHARS) return rendered
+  const budget = MAX_COMMENT_CHARS - assemble(null).length - 200
+  const rendered = assemble(diffSection(patch, budget))
+  if (rendered.length <= MAX_COMMENT_CHARS)
+    return { body: rendered, partial: partial || !diffShownInFull(patch, budget) }
   // Still too long (very long names everywhere): keep whole sections from the top.
   const sections = [...head, ...body, ...tail].filter((p): p is string => p !== null)
   const note = '… comment truncated: see report.json in the run artifact'
@@ -113,5 +150,5 @@ export function renderComment(
     if (out.length + s.length + note.length + end.length + 4 > MAX_COMMENT_CHARS) break
     out += (out === '' ? '' : '\n\n') + s
   }
-  return `${out}\n\n${note}${end}`
+  return { body: `${out}\n\n${note}${end}`, partial: partial || patch !== '' }
 }

@@ -26,7 +26,12 @@ export function emptyReport(plan: RunPlan, started: number = Date.now()): Report
       cached: false,
       warnings: []
     },
-    task: { sha256: plan.task.sha256, bytes: plan.task.bytes, source: plan.task.source },
+    task: {
+      sha256: plan.task.sha256,
+      bytes: plan.task.bytes,
+      source: plan.task.source,
+      ...(plan.task.origin !== undefined ? { origin: plan.task.origin } : {})
+    },
     agent: {
       ...emptyPhase(agent.command[2] ?? ''),
       promptSha256: plan.task.sha256,

@@ -3,7 +3,7 @@ import type { IgnoredEntry, SkippedEntry } from '../evidence/snapshot.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests/index.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../plan.js'
-import type { PolicyRecord } from '../policy.js'
+import type { PolicyRecord, TaskOrigin } from '../policy.js'
 import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
 import type { PolicyFinding } from '../evidence/policy.js'
@@ -71,6 +71,8 @@ export interface Report {
     /** The task's text, cut to 4,000 characters (task.md in the artifact has all of it). */
     text?: string
     truncated?: boolean
+    /** Where the task text came from (a task file is read at the base commit). */
+    origin?: TaskOrigin
   }
   agent: PhaseReport & {
     promptSha256: string

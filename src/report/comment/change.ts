@@ -146,6 +146,16 @@ export function filesSection(report: Report): string {
   return [`### Changed files (${d.totalFiles})`, table, ...notes].join('\n\n')
 }
 
+/** The characters of the diff a section of `budget` characters can show. */
+function diffRoom(budget: number): number {
+  return Math.max(0, Math.min(MAX_DIFF_CHARS, budget))
+}
+
+/** Whether diffSection(patch, budget) shows the whole diff (an empty diff has nothing to hide). */
+export function diffShownInFull(patch: string, budget: number): boolean {
+  return patch.length <= diffRoom(budget)
+}
+
 /** Lines of a diff shown open in the review; a longer one is folded. */
 const OPEN_DIFF_LINES = 80
 
@@ -190,7 +200,7 @@ function sections(patch: string): PatchSection[] {
  */
 export function diffSection(patch: string, budget: number): string | null {
   if (patch === '') return null
-  const room = Math.max(0, Math.min(MAX_DIFF_CHARS, budget))
+  const room = diffRoom(budget)
   const lineCount = patch.split('\n').length
   const open = patch.length <= room && lineCount <= OPEN_DIFF_LINES
   const details = (summary: string, body: string): string =>

@@ -164,8 +164,10 @@ const CLEAR: Record<Exclude<Report['outcome'], 'success'>, string> = {
 }
 
 /** The line that says what to do next: the exact approval command, or what blocks and how to clear it. */
-export function nextStepLine(report: Report): string {
+export function nextStepLine(report: Report, partial = false): string {
   if (report.outcome !== 'success') return `**Next step:** blocked — ${CLEAR[report.outcome]}.`
+  if (partial)
+    return '**Next step:** this review does not show the whole diff: read diff.patch of the run artifact; to accept this exact diff, a maintainer then comments `/airlock approve <its full SHA-256> unseen` on this pull request.'
   const prefix = report.diff.sha256 === null ? 'none' : report.diff.sha256.slice(0, 12)
   const settings = report.policy.source?.settings ?? []
   const guarded = protectedNextStep(report.diff.sha256, report.policy.protected ?? [], {

@@ -617,7 +617,8 @@ describe('approval as shipped: examples/approve.yml and examples/review-relay.ym
       user: PEOPLE.writer,
       body: '',
       state: 'APPROVED',
-      commit_id: world.base
+      commit_id: world.base,
+      submitted_at: new Date().toISOString()
     })
     // The relay: a pull_request_review run that only finishes.
     const review = webhook('pull_request_review', 'submitted', (p) => {

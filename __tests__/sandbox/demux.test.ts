@@ -77,10 +77,11 @@ describe('the engine output demultiplexer', () => {
     })
     source.pipe(demux)
     for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r))
-    // The writer holds one chunk; the demultiplexer's own buffer (16 KiB) fills; the rest of the
-    // megabyte waits in the source (never read), not in memory.
+    // The writer holds one chunk; the stream buffers between source and writer fill (tens of
+    // kilobytes, by Node's high-water marks); the rest of the megabyte waits in the source (never
+    // read), not in memory.
     expect(sink.chunks.length).toBe(1)
-    expect(pulled).toBeLessThan(40)
+    expect(pulled).toBeLessThan(200)
     for (let i = 0; i < 2000 && sink.chunks.length < 1000; i++) {
       sink.release()
       await new Promise((r) => setImmediate(r))

@@ -12,6 +12,7 @@ import {
   resolveRuntime
 } from '../isolation/isolation.js'
 import type { IsolationDecision, IsolationRequest, RiskFacts } from '../isolation/isolation.js'
+import { splitNul } from '../git-listing.js'
 
 /** The dependency-related files that differ between two commits of the source repository. */
 export async function dependencyChanges(
@@ -23,9 +24,8 @@ export async function dependencyChanges(
     ['diff-tree', '-r', '--no-renames', '--name-only', '-z', '--end-of-options', base, head],
     { cwd: repoPath }
   )
-  return out.stdout
-    .toString('utf8')
-    .split('\0')
+  return splitNul(out.stdout)
+    .map((p) => p.toString('utf8'))
     .filter((p) => p !== '' && DEPENDENCY_FILES(p))
 }
 

@@ -8,6 +8,7 @@ import { GitError, git } from '../workspace/git.js'
 import { NO_POLICY, POLICY_INPUT, POLICY_PATH, parsePolicy } from '../policy.js'
 import type { LoadedPolicy } from '../policy.js'
 import { INPUT } from '../input-names.js'
+import { parseTreeListing } from '../git-listing.js'
 
 const MAX_POLICY_BYTES = 64 * 1024
 
@@ -134,26 +135,24 @@ async function gitFile(
   file: string,
   maxBytes: number
 ): Promise<{ sha: string; content: Buffer } | null> {
-  const listing = (
-    await git(['ls-tree', '-z', '--full-tree', commit, '--', file], { cwd: repoPath })
-  ).stdout.toString('utf8')
-  const entry = listing.split('\0').find((l) => l !== '')
+  const [entry] = parseTreeListing(
+    (await git(['ls-tree', '-z', '--full-tree', commit, '--', file], { cwd: repoPath })).stdout
+  )
   if (entry === undefined) return null
-  const m = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(entry)
-  if (!m || m[2] !== 'blob' || (m[1] !== '100644' && m[1] !== '100755')) {
+  if (entry.type !== 'blob' || (entry.mode !== '100644' && entry.mode !== '100755')) {
     throw new ConfigurationError(
       file,
-      `at ${commit} is not a regular file (mode ${m?.[1] ?? '?'}); commit it as a plain file`
+      `at ${commit} is not a regular file (mode ${entry.mode}); commit it as a plain file`
     )
   }
-  const blob = await git(['cat-file', 'blob', m[3]], {
+  const blob = await git(['cat-file', 'blob', entry.oid], {
     cwd: repoPath,
     maxStdout: maxBytes + 1
   })
   if (blob.truncated || blob.stdout.length > maxBytes) {
     throw new ConfigurationError(file, `is larger than ${maxBytes} bytes`)
   }
-  return { sha: m[3], content: blob.stdout }
+  return { sha: entry.oid, content: blob.stdout }
 }
 
 /**

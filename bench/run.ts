@@ -26,9 +26,34 @@ import Docker from 'dockerode'
 import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import { containerSpec } from '../src/sandbox/spec.js'
 import type { Comparison } from './stats.js'
-import { formatMarkdown, formatTable, interleavedSchedule, median, summarize } from './stats.js'
+import type { StepTimes } from './stats.js'
+import {
+  formatBreakdown,
+  formatMarkdown,
+  formatTable,
+  interleavedSchedule,
+  median,
+  summarize
+} from './stats.js'
 
 const execFileP = promisify(execFile)
+
+/** The lines of the breakdown: report.json's steps and the benchmark's own clock. */
+const BREAKDOWN = [
+  { key: 'totalMs', label: 'whole process (timed by the benchmark)' },
+  { key: 'firstLineMs', label: "to the agent's first line (timed by the benchmark)" },
+  { key: 'startupMs', label: "Node's start, loading the CLI, reading the inputs" },
+  { key: 'beforeAgentMs', label: 'pipeline start to the agent stage, of which:' },
+  { key: 'resolveMs', label: "the engine's facts and the runtime check", indent: true },
+  { key: 'imageMs', label: 'the agent image (cache hit)', indent: true },
+  { key: 'scratchMs', label: 'the scratch filesystem (mkfs, mount)', indent: true },
+  { key: 'workspaceMs', label: 'the workspace, after the scratch filesystem', indent: true },
+  { key: 'agentMs', label: 'the agent phase (create, start, wait, remove)' },
+  { key: 'diffMs', label: 'the snapshot and the diff' },
+  { key: 'scanMs', label: 'the secret scan of the outputs' },
+  { key: 'wallMs', label: "the pipeline's wall time up to report.json" },
+  { key: 'afterReportMs', label: 'after report.json: provenance, cleanup, unmount, exit' }
+]
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 const BASE_IMAGE = 'airlock-local/busybox:1'
@@ -45,6 +70,8 @@ interface Case {
   baseline: () => Promise<void | number>
   /** An absolute goal for the median of `ours` (ms), reported next to the ratio. */
   absoluteGoalMs?: number
+  /** After each timed run of `ours`: where its time went (report.json's steps), given its total. */
+  breakdown?: (totalMs: number) => Promise<StepTimes>
 }
 
 const { values: flags } = parseArgs({
@@ -287,6 +314,26 @@ async function main(): Promise<void> {
       )
     }
 
+    /** The steps of the last run in `out-airlock` (report.json), and what the report cannot see. */
+    const stepsOfLastRun = async (totalMs: number): Promise<StepTimes> => {
+      const report = JSON.parse(
+        await fs.promises.readFile(path.join(root, 'out-airlock', 'report.json'), 'utf8')
+      ) as {
+        agent: { durationMs: number }
+        cost: { wallMs: number; steps?: Record<string, number> }
+      }
+      const st = report.cost.steps ?? {}
+      return {
+        ...st,
+        totalMs,
+        agentMs: report.agent.durationMs,
+        wallMs: report.cost.wallMs,
+        // Provenance, the cleanup (containers, the scratch filesystem's unmount) and the exit.
+        afterReportMs:
+          st.startupMs !== undefined ? totalMs - st.startupMs - report.cost.wallMs : undefined
+      }
+    }
+
     /** One no-op run of P8, in its own output folder. */
     const airlockRun = (label: string): Promise<void> => {
       const runId = `${benchId}-${label}-${next()}`
@@ -320,6 +367,7 @@ async function main(): Promise<void> {
         title: 'whole `airlock run`, no-op agent, warm image (vs docker run + git diff + tar)',
         target: 1.15,
         ours: () => noopRun(`${benchId}-p2-${next()}`),
+        breakdown: stepsOfLastRun,
         baseline: () =>
           run('sh', [
             bareScript,
@@ -355,6 +403,13 @@ async function main(): Promise<void> {
         title: "process start to the agent's first output line, warm image (vs docker run --rm)",
         target: 1.5,
         absoluteGoalMs: 1000,
+        // The run goes on after its first line: its total and what follows the report are not P7's.
+        breakdown: async (ms) => ({
+          ...(await stepsOfLastRun(ms)),
+          totalMs: undefined,
+          afterReportMs: undefined,
+          firstLineMs: ms
+        }),
         ours: () =>
           firstLine(
             process.execPath,
@@ -410,6 +465,7 @@ async function main(): Promise<void> {
     ]
 
     const comparisons: Comparison[] = []
+    const breakdowns = new Map<string, StepTimes[]>()
     for (const c of cases) {
       if (only && !only.has(c.id)) continue
       say(`${c.id}: warm-up pair, then ${rounds} interleaved pairs`)
@@ -428,6 +484,8 @@ async function main(): Promise<void> {
         const counted = await (which === 'A' ? c.ours() : c.baseline())
         const ms = typeof counted === 'number' ? counted : performance.now() - t0
         ;(which === 'A' ? comparison.ours : comparison.baseline).push(ms)
+        if (which === 'A' && c.breakdown)
+          breakdowns.set(c.id, [...(breakdowns.get(c.id) ?? []), await c.breakdown(ms)])
       }
       comparisons.push(comparison)
       say(
@@ -450,6 +508,12 @@ async function main(): Promise<void> {
         '\n'
     )
     if (flags.markdown) process.stdout.write('\n' + formatMarkdown(summaries) + '\n')
+    for (const [id, runs] of breakdowns)
+      process.stdout.write(
+        `\n${id}: where the time of one run goes (medians over its runs; indented steps run alongside each other)\n` +
+          formatBreakdown(runs, BREAKDOWN) +
+          '\n'
+      )
     const missed = summaries.filter((s) => !s.pass).map((s) => s.id)
     for (const c of cases) {
       const measured = comparisons.find((x) => x.id === c.id)

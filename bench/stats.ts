@@ -118,3 +118,25 @@ export function formatMarkdown(rows: readonly Summary[]): string {
   )
   return [head, ...body].join('\n')
 }
+
+/** One run's fixed costs by step (ms), as report.json and the benchmark's clock give them. */
+export type StepTimes = Record<string, number | undefined>
+
+/**
+ * The median of each step over the runs, one line each, in the order given (a step no run
+ * recorded is left out); `indent` marks the steps that run alongside the one before them.
+ */
+export function formatBreakdown(
+  runs: readonly StepTimes[],
+  steps: readonly { key: string; label: string; indent?: boolean }[]
+): string {
+  const lines: string[] = []
+  const width = Math.max(...steps.map((s) => s.label.length + (s.indent ? 2 : 0)))
+  for (const s of steps) {
+    const values = runs.map((r) => r[s.key]).filter((v): v is number => v !== undefined)
+    if (values.length === 0) continue
+    const label = (s.indent ? '  ' : '') + s.label
+    lines.push(`  ${label.padEnd(width)}  ${formatMs(median(values)).padStart(8)}`)
+  }
+  return lines.join('\n')
+}

@@ -1,6 +1,7 @@
 // The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub).
 // Its flags are in cli/flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
 // plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
+import { performance } from 'node:perf_hooks'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT } from './inputs.js'
 import { readRunInputs } from './inputs/read-run.js'
@@ -19,7 +20,11 @@ import { planSummary } from './cli/plan-summary.js'
 import { TerminalLogger } from './cli/terminal.js'
 import { verifyCommand } from './cli/verify.js'
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(
+  argv: string[],
+  /** Called as the process's entry (bin.ts): the report times the start-up too. */
+  entry = false
+): Promise<number> {
   const parsed = parse(argv)
   if (parsed.command === 'print') {
     process.stdout.write(parsed.text)
@@ -84,7 +89,8 @@ export async function main(argv: string[]): Promise<number> {
       runtime,
       log,
       signal: controller.signal,
-      cache: { store: new FolderStore(defaultCacheRoot()) }
+      cache: { store: new FolderStore(defaultCacheRoot()) },
+      ...(entry ? { startupMs: performance.now() } : {})
     })
     const r = result.report
     process.stderr.write(
@@ -113,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
 export async function cli(argv: string[]): Promise<void> {
   let code: number
   try {
-    code = await main(argv)
+    code = await main(argv, true)
   } catch (error) {
     process.stderr.write(`airlock: ${errorMessage(error)}\n`)
     code = exitCodeFor(error)

@@ -33,9 +33,11 @@ export async function finishRun(
   report.finishedAt = new Date().toISOString()
   report.cost.wallMs = Date.now() - Date.parse(report.startedAt)
   Object.assign(report.cost, phaseTotals(phasesRun(report)))
+  const scanStart = Date.now()
   await scanOutputs(out, [JSON.stringify(report)], scannedFiles(), redactor).catch((e: unknown) =>
     log.error(`secret scan of the outputs: ${errorMessage(e)}`)
   )
+  report.cost.steps = { ...report.cost.steps, scanMs: Date.now() - scanStart }
   await writeOutputs(out, report, redactor).catch((e: unknown) =>
     log.error(`could not write the report: ${errorMessage(e)}`)
   )

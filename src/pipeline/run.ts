@@ -1,5 +1,6 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { CancelledError, InfrastructureError } from '../errors.js'
 import { captureDiff } from '../evidence/capture.js'
 import type { DiffCapture } from '../evidence/capture.js'
@@ -11,7 +12,7 @@ import type { Logger } from '../log.js'
 import type { PhaseName, PhasePlan, RunPlan, RunSecrets } from '../plan.js'
 import { emptyReport } from '../report/empty.js'
 import { OUTPUT_FILES } from '../report/output.js'
-import type { Report } from '../report/report.js'
+import type { Report, RunSteps } from '../report/report.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { CacheStore } from '../cache/store.js'
 import { lockfileFindings } from '../evidence/lockfiles.js'
@@ -24,6 +25,7 @@ import { tokenUsage } from '../evidence/cost.js'
 import { estimateCost } from '../prices.js'
 import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
+import { alongside, timed } from './alongside.js'
 import { finishRun } from './finish.js'
 import { isResolved, resolvePlan } from './resolve.js'
 import type { ResolvedPlan } from './resolve.js'
@@ -51,6 +53,8 @@ export interface PipelineDeps {
   tempRoot?: string
   /** The bundled egress proxy (default: proxy.cjs next to the running bundle). */
   proxyScript?: string
+  /** From the process's start to this call (ms), when the caller is the process's entry. */
+  startupMs?: number
   /**
    * Where the dependency cache and the agent image across machines are kept (none: no cache).
    * `dir` stages entries; the Actions cache needs the same path in every run (default: the run's
@@ -92,37 +96,53 @@ export async function runPipeline(
   const taskChars = [...secrets.task]
   report.task.text = taskChars.slice(0, MAX_TASK_CHARS).join('')
   if (taskChars.length > MAX_TASK_CHARS) report.task.truncated = true
+  const started = performance.now()
+  // How long the run's own steps take, into the report as each ends.
+  const step =
+    (name: keyof RunSteps) =>
+    (ms: number): void => {
+      report.cost.steps = { ...report.cost.steps, [name]: ms }
+    }
+  if (deps.startupMs !== undefined) step('startupMs')(Math.round(deps.startupMs))
   const tmp = await prepareFolders(plan, secrets.task, redactor, deps.tempRoot)
   const phases: PhaseOutcomes = { testsConfigured: findPhase(plan, 'tests') !== undefined }
   const cancel = watchCancellation(signal, report, out, redactor, log)
   let caught: unknown
   let scratch: Scratch | undefined
   try {
-    plan = await resolved(plan, runtime, report, log)
-    cancel.check()
     const cache = deps.cache
       ? { store: deps.cache.store, dir: deps.cache.dir ?? path.join(tmp, 'cache') }
       : undefined
-    const imageStart = Date.now()
-    const image = await resolveRunImage(plan, runtime, log, cache, signal)
+    // The engine's facts, the agent image and the workspace (on its scratch filesystem) do not
+    // depend on each other: they are made at the same time, and the run waits for all three.
+    const given = plan
+    const [resolvedPlan, image, { bounded, ws }] = await alongside(log, 1, [
+      (l) => timed(() => resolved(given, runtime, report, l), step('resolveMs')),
+      (l) => timed(() => resolveRunImage(given, runtime, l, cache, signal), step('imageMs')),
+      async (l) => {
+        const bounded = await timed(() => openScratch(tmp, given, report, l), step('scratchMs'))
+        scratch = bounded
+        const ws = await timed(
+          () =>
+            l.group('workspace', async () => {
+              const prepared = await prepareWorkspace(
+                given.repo.path,
+                given.repo.ref,
+                tmp,
+                path.join(bounded.dir, 'workspace'),
+                ownership(given)
+              )
+              l.info(`workspace: ${given.repo.ref} at ${prepared.commit}`)
+              return prepared
+            }),
+          step('workspaceMs')
+        )
+        return { bounded, ws }
+      }
+    ])
+    plan = resolvedPlan
     recordImage(report, image)
-    report.cost.steps = { imageMs: Date.now() - imageStart }
     for (const w of image.warnings) log.warn(w)
-    cancel.check()
-
-    const bounded = await openScratch(tmp, plan, report, log)
-    scratch = bounded
-    const ws = await log.group('workspace', async () => {
-      const prepared = await prepareWorkspace(
-        plan.repo.path,
-        plan.repo.ref,
-        tmp,
-        path.join(bounded.dir, 'workspace'),
-        ownership(plan)
-      )
-      log.info(`workspace: ${plan.repo.ref} at ${prepared.commit}`)
-      return prepared
-    })
     report.repo.headSha = ws.commit
     cancel.check()
     // The service containers of the test phases, recorded as they start (also when they fail).
@@ -179,6 +199,7 @@ export async function runPipeline(
     cancel.check()
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
+    step('beforeAgentMs')(Math.round(performance.now() - started))
     const agent = await runAgent(
       ctx,
       agentPhase,
@@ -206,7 +227,7 @@ export async function runPipeline(
       return c
     })
     recordCapture(report, capture)
-    report.cost.steps = { ...report.cost.steps, diffMs: Date.now() - diffStart }
+    step('diffMs')(Date.now() - diffStart)
     if (agent.run.result.cancelled) throw new CancelledError('signal')
 
     const testsPhase = findPhase(plan, 'tests')

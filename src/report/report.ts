@@ -183,8 +183,8 @@ export interface Report {
     /** The cost estimated from the measured tokens and the price table (docs/cost.md). */
     estimate?: CostEstimate | null
     usageFile: Omit<UsageRead, 'usage'>
-    /** How long the run's own steps took (ms): the agent image, the proxy's start, the diff capture. */
-    steps?: { imageMs?: number; proxyStartMs?: number; diffMs?: number }
+    /** How long the run's own steps took (ms): see RunSteps. */
+    steps?: RunSteps
   }
   egress: EgressSummary
   env: string[]
@@ -228,4 +228,29 @@ export function emptyPhase(command: string): PhaseReport {
     logBytes: 0,
     logTruncated: false
   }
+}
+
+/**
+ * How long the run's own steps took (ms). Steps that run alongside each other (resolve, image,
+ * scratch and workspace) overlap: `beforeAgentMs` is what they cost the run together.
+ */
+export interface RunSteps {
+  /** From the process's start to the pipeline's (Node's start, loading the code, reading inputs). */
+  startupMs?: number
+  /** The engine's facts and the runtime check. */
+  resolveMs?: number
+  /** Resolving or building the agent image. */
+  imageMs?: number
+  /** Making and mounting the scratch filesystem. */
+  scratchMs?: number
+  /** Writing the workspace from git's objects. */
+  workspaceMs?: number
+  /** Starting the egress proxy. */
+  proxyStartMs?: number
+  /** From the pipeline's start to the agent phase's start: the fixed cost before the agent. */
+  beforeAgentMs?: number
+  /** Capturing the diff. */
+  diffMs?: number
+  /** The secret scan of the outputs before report.json is written. */
+  scanMs?: number
 }

@@ -155,3 +155,20 @@ describe('snapshot trees', () => {
     }
   })
 })
+
+describe('an unchanged tree', () => {
+  it('is no change, told without a git process (the repository is not even read)', async () => {
+    const tree = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
+    const d = await diffTrees(path.join(os.tmpdir(), 'no-such-git-dir'), tree, tree)
+    expect(d).toEqual({
+      patch: Buffer.alloc(0),
+      files: [],
+      blobs: [],
+      all: { files: [], blobs: [] },
+      totalFiles: 0,
+      filesInPatch: 0,
+      truncated: false,
+      truncation: []
+    })
+  })
+})

@@ -81,6 +81,40 @@ describe('hashLockfiles', () => {
       { path: 'web/yarn.lock', sha256: h('y\n'), bytes: 2 }
     ])
   })
+
+  test("from the snapshot's own list of the tree: the same records in the same order as git's listing", async () => {
+    makeRepo(path.join(root, 'order'), {
+      'a.b/yarn.lock': '1\n',
+      'a/yarn.lock': '2\n',
+      'a-b/go.sum': '3\n',
+      'a/b/Cargo.lock': '4\n',
+      'package-lock.json': '5\n',
+      'Z/poetry.lock': '6\n'
+    })
+    const ws = await prepareWorkspace(path.join(root, 'order'), 'HEAD', path.join(root, 'run2'))
+    fs.mkdirSync(path.join(ws.dir, 'a0'))
+    fs.writeFileSync(path.join(ws.dir, 'a0', 'go.sum'), '7\n')
+    fs.symlinkSync('/etc/passwd', path.join(ws.dir, 'a', 'poetry.lock'))
+    const snap = await snapshotWorkspace(ws.dir, ws.gitDir)
+    const files = snap.entries.map((e) => ({
+      mode: e.mode,
+      path: Buffer.from(e.parts.map((p) => p.toString('latin1')).join('/'), 'latin1')
+    }))
+    const fromGit = await hashLockfiles(ws.gitDir, snap.tree, ws.dir)
+    expect(fromGit.map((d) => d.path)).toEqual([
+      'Z/poetry.lock',
+      'a-b/go.sum',
+      'a.b/yarn.lock',
+      'a/b/Cargo.lock',
+      'a/poetry.lock',
+      'a/yarn.lock',
+      'a0/go.sum',
+      'package-lock.json'
+    ])
+    // Given in the walk's order (shuffled here): the same answer, without a git process.
+    const given = await hashLockfiles('/nonexistent-git-dir', snap.tree, ws.dir, files.reverse())
+    expect(given).toEqual(fromGit)
+  })
 })
 
 /** The engine facts as the Docker backend reads them from a daemon (here a fake one). */

@@ -133,7 +133,12 @@ export async function captureDiff(
     violations,
     protected: [...hiddenSource, ...checked.protected, ...ignoreFindings(diff.all.files, snap)],
     snapshot: { read: snap.read, reused: snap.reused },
-    dependencies: await hashLockfiles(ws.gitDir, snap.tree, ws.dir),
+    dependencies: await hashLockfiles(
+      ws.gitDir,
+      snap.tree,
+      ws.dir,
+      snap.entries.map((e) => ({ mode: e.mode, path: Buffer.concat(joinParts(e.parts)) }))
+    ),
     warnings: [
       ...snap.skipped.slice(0, 50).map((x) => `not taken into the diff: ${x.path} (${x.reason})`),
       ...truncation,
@@ -144,4 +149,10 @@ export async function captureDiff(
         : [])
     ]
   }
+}
+
+/** A path's components with the slashes between them. */
+function joinParts(parts: Buffer[]): Buffer[] {
+  const slash = Buffer.from('/')
+  return parts.flatMap((p, i) => (i === 0 ? [p] : [slash, p]))
 }

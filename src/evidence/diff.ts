@@ -70,6 +70,8 @@ export async function diffTrees(
   headTree: string,
   limits: DiffLimits = DEFAULT_DIFF_LIMITS
 ): Promise<DiffResult> {
+  // The same tree: nothing changed, and no git process is needed to say so.
+  if (baseTree === headTree) return noChange()
   // The file list and the patch, side by side. One byte over the cap tells "exactly the cap"
   // apart from "more than the cap".
   const [summary, raw] = await Promise.all([
@@ -105,6 +107,19 @@ export async function diffTrees(
     filesInPatch,
     truncated: truncation.length > 0,
     truncation
+  }
+}
+
+function noChange(): DiffResult {
+  return {
+    patch: Buffer.alloc(0),
+    files: [],
+    blobs: [],
+    all: { files: [], blobs: [] },
+    totalFiles: 0,
+    filesInPatch: 0,
+    truncated: false,
+    truncation: []
   }
 }
 

@@ -54,11 +54,21 @@ export interface DependencyFile {
 export async function hashLockfiles(
   gitDir: string,
   tree: string,
-  workspaceDir: string
+  workspaceDir: string,
+  /**
+   * The files of `tree` (mode and raw path) when the caller has them, so no `git ls-tree` runs:
+   * the snapshot that wrote the tree. Listed in git's order (the bytes of the whole path).
+   */
+  files?: readonly { mode: string; path: Buffer }[]
 ): Promise<DependencyFile[]> {
-  const listing = (await git(['ls-tree', '-r', '-z', '--full-tree', tree], { gitDir })).stdout
+  const listed =
+    files !== undefined
+      ? [...files].sort((a, b) => Buffer.compare(a.path, b.path))
+      : parseTreeListing(
+          (await git(['ls-tree', '-r', '-z', '--full-tree', tree], { gitDir })).stdout
+        )
   const out: DependencyFile[] = []
-  for (const { mode, path: rawPath } of parseTreeListing(listing)) {
+  for (const { mode, path: rawPath } of listed) {
     const shown = displayPath(rawPath)
     if (!isLockfile(shown)) continue
     if (mode === '120000') {

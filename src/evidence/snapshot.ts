@@ -57,6 +57,8 @@ export interface Snapshot {
   read: number
   /** Files and links whose blob id came from the workspace's stat record, unchanged. */
   reused: number
+  /** Every file and link of `tree` (what `git ls-tree -r` of it lists). */
+  entries: TreeEntry[]
 }
 
 interface Found {
@@ -213,7 +215,8 @@ export async function snapshotWorkspace(
     ignoredTotal: ignoredRaw.length,
     ignoredRaw,
     read: entries.length - reused,
-    reused
+    reused,
+    entries
   }
 }
 

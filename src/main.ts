@@ -28,7 +28,7 @@ import { getGitHubInputs } from './github/context.js'
 import type { ModeEnv } from './github/context.js'
 import type { RunEvent } from './event.js'
 import { boundedReader } from './input-bounds.js'
-import { ActionsStore } from './cache/store.js'
+import { ActionsStore } from './cache/actions-store.js'
 import { STATE } from './state.js'
 
 const MODES = [

@@ -1,13 +1,12 @@
 // Where cache entries are kept: a folder on the machine (the CLI), or the Actions cache (GitHub's
-// own `@actions/cache` client). Entries are immutable: the first writer of a key wins.
+// own `@actions/cache` client, in actions-store.ts: the CLI never loads it). Entries are
+// immutable: the first writer of a key wins.
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { promisify } from 'node:util'
-import * as cache from '@actions/cache'
-import { errorMessage } from '../errors.js'
 
 const execFileP = promisify(execFile)
 
@@ -121,37 +120,8 @@ export class FolderStore implements CacheStore {
   }
 }
 
-/**
- * The Actions cache through `@actions/cache` (the client of actions/cache). `dir` must be the
- * same path in the run that saves and the runs that restore: the entry's version hashes it.
- */
-export class ActionsStore implements CacheStore {
-  readonly kind = 'actions' as const
-  readonly pathBound = true
-  constructor(private readonly log: { info(l: string): void; warn(l: string): void }) {}
-
-  static available(): boolean {
-    return cache.isFeatureAvailable()
-  }
-
-  async restore(dir: string, key: string, restoreKeys: string[]): Promise<string | undefined> {
-    await empty(dir)
-    try {
-      return await cache.restoreCache([dir], key, restoreKeys)
-    } catch (error) {
-      this.log.warn(`cache restore (${key}): ${errorMessage(error)}`)
-      return undefined
-    }
-  }
-
-  async save(dir: string, key: string): Promise<'saved' | 'exists'> {
-    // -1: the service refused the reservation (the key exists, or another job is writing it).
-    const id = await cache.saveCache([dir], key)
-    return id === -1 ? 'exists' : 'saved'
-  }
-}
-
-async function empty(dir: string): Promise<void> {
+/** `dir` made empty (created when missing). */
+export async function empty(dir: string): Promise<void> {
   await fs.promises.rm(dir, { recursive: true, force: true })
   await fs.promises.mkdir(dir, { recursive: true })
 }

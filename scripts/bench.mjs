@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process'
 import { chmod, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { common } from './esbuild-options.mjs'
+import { buildCli, common } from './esbuild-options.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 process.chdir(root)
@@ -33,12 +33,7 @@ await esbuild.build({
   entryPoints: { run: 'bench/run.ts' },
   outdir: 'bench/dist'
 })
-await esbuild.build({
-  ...common,
-  entryPoints: { cli: 'src/bin.ts' },
-  outdir: 'bench/dist',
-  banner: { js: '#!/usr/bin/env node\n' + common.banner.js }
-})
+await buildCli(esbuild, 'bench/dist')
 await chmod('bench/dist/cli.js', 0o755)
 
 await esbuild.build({

@@ -1,18 +1,22 @@
-// Bundles the action (dist/index.js, dist/post.js) and the CLI (dist/cli.js) with every
-// dependency, so the action runs without node_modules.
+// Bundles the action (dist/index.js with dist/main.js, dist/post.js) and the CLI (dist/cli.js with
+// dist/cli-main.js) with every dependency, so the action runs without node_modules.
 // Usage: node scripts/build.mjs [OUTDIR]   (default dist; tests bundle into a temporary folder)
 import * as esbuild from 'esbuild'
 import { chmod, rm, stat } from 'node:fs/promises'
-import { POST_BUNDLE_MAX_BYTES, common, post } from './esbuild-options.mjs'
+import { POST_BUNDLE_MAX_BYTES, buildCli, common, post, separateFile } from './esbuild-options.mjs'
 import { join } from 'node:path'
 
 const outdir = process.argv[2] ?? 'dist'
 
 await rm(outdir, { recursive: true, force: true })
+// The main step: index.js turns on Node's compile cache, then loads main.js (the step itself).
+await esbuild.build({ ...common, entryPoints: { main: 'src/main.ts' }, outdir })
 await esbuild.build({
   ...common,
   entryPoints: { index: 'src/index.ts' },
-  outdir
+  outdir,
+  plugins: [separateFile('./main.js', './main.js')],
+  banner: {}
 })
 await esbuild.build({ ...post, outdir })
 // The cleanup step runs after every job, also after a crash: it must stay small (only cleanup).
@@ -23,12 +27,7 @@ if (postBytes > POST_BUNDLE_MAX_BYTES) {
   )
   process.exit(1)
 }
-await esbuild.build({
-  ...common,
-  entryPoints: { cli: 'src/bin.ts' },
-  outdir,
-  banner: { js: '#!/usr/bin/env node\n' + common.banner.js }
-})
+await buildCli(esbuild, outdir)
 await chmod(join(outdir, 'cli.js'), 0o755)
 // The egress proxy (dist/proxy.cjs) runs in its own container (proxy-image, node 18 or later): one file, no
 // dependencies, mounted read-only.

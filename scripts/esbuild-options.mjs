@@ -109,3 +109,35 @@ export const post = {
   plugins: [nativeStub, sideEffectFree],
   entryPoints: { post: 'src/post.ts' }
 }
+
+/**
+ * An entry's dynamic import of `from` left as an import of the file `to` beside it (bundled on its
+ * own): the entry turns Node's compile cache on before that file is compiled (src/bin.ts,
+ * src/index.ts), which it cannot do for code in its own file.
+ */
+export function separateFile(from, to) {
+  return {
+    name: 'separate-file',
+    setup(build) {
+      const filter = new RegExp(`^${from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`)
+      build.onResolve({ filter }, (args) =>
+        args.kind === 'dynamic-import' ? { path: to, external: true } : undefined
+      )
+    }
+  }
+}
+
+/**
+ * The CLI into `outdir`: cli.js (the command: the compile cache, then the CLI) and cli-main.js
+ * (the CLI, bundled with every dependency).
+ */
+export async function buildCli(esbuild, outdir) {
+  await esbuild.build({ ...common, entryPoints: { 'cli-main': 'src/cli.ts' }, outdir })
+  await esbuild.build({
+    ...common,
+    entryPoints: { cli: 'src/bin.ts' },
+    outdir,
+    plugins: [separateFile('./cli.js', './cli-main.js')],
+    banner: { js: '#!/usr/bin/env node' }
+  })
+}

@@ -1,24 +1,18 @@
 // The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub).
 // Its flags are in cli/flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
 // plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
+// Each command loads what it uses when it runs (`--help` and `verify` never load the engine's
+// client or the pipeline).
 import { performance } from 'node:perf_hooks'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT } from './inputs.js'
 import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
-import { runPipeline } from './pipeline/run.js'
-import { printablePlan, resolvePlan } from './pipeline/resolve.js'
 import { planRun, secretsOf } from './plan.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
 import { stripHidden } from './text-filter.js'
-import { DockerRuntime } from './sandbox/docker/index.js'
-import { FolderStore, defaultCacheRoot } from './cache/store.js'
 import { parse, reader } from './cli/args.js'
 import { checkOutputInside, checkPlan, planEnvironment } from './cli/checks.js'
-import { cleanupCommand } from './cli/cleanup.js'
-import { planSummary } from './cli/plan-summary.js'
-import { TerminalLogger } from './cli/terminal.js'
-import { verifyCommand } from './cli/verify.js'
 
 export async function main(
   argv: string[],
@@ -31,8 +25,8 @@ export async function main(
     return EXIT.ok
   }
   const { command, values, args } = parsed
-  if (command === 'cleanup') return cleanupCommand(values)
-  if (command === 'verify') return verifyCommand(args[0])
+  if (command === 'cleanup') return (await import('./cli/cleanup.js')).cleanupCommand(values)
+  if (command === 'verify') return (await import('./cli/verify.js')).verifyCommand(args[0])
   const read = reader(values)
   // The CLI never reads a runner's event, whatever the environment holds.
   const base = defaultContext(process.env, 'local')
@@ -47,8 +41,10 @@ export async function main(
   const inputs = await readRunInputs(read, ctx)
   const plan = planRun(inputs)
   await checkPlan(plan)
-  const runtime = new DockerRuntime()
+  const runtime = new (await import('./sandbox/docker/index.js')).DockerRuntime()
   if (command === 'plan') {
+    const { printablePlan, resolvePlan } = await import('./pipeline/resolve.js')
+    const { planSummary } = await import('./cli/plan-summary.js')
     // The plan the run would use: resolved on the engine, or with what the engine must decide.
     const resolved = await resolvePlan(plan, runtime).catch((error: unknown) => {
       if (error instanceof ConfigurationError) throw error
@@ -68,6 +64,12 @@ export async function main(
     return EXIT.ok
   }
 
+  const [{ runPipeline }, { TerminalLogger }, { FolderStore, defaultCacheRoot }] =
+    await Promise.all([
+      import('./pipeline/run.js'),
+      import('./cli/terminal.js'),
+      import('./cache/store.js')
+    ])
   const log = new TerminalLogger(values.quiet === true)
   const controller = new AbortController()
   const onSignal = (signal: NodeJS.Signals): void => {

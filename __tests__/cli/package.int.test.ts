@@ -67,7 +67,12 @@ describe('the packed package', () => {
       version: string
     }
     expect(pkg.dependencies ?? {}).toEqual({})
-    for (const f of ['dist/cli.js', 'dist/proxy.cjs', 'images/agents/claude-code/Dockerfile'])
+    for (const f of [
+      'dist/cli.js',
+      'dist/cli-main.js',
+      'dist/proxy.cjs',
+      'images/agents/claude-code/Dockerfile'
+    ])
       expect(fs.existsSync(path.join(installed, f))).toBe(true)
     // Nothing but the package itself was installed.
     expect(fs.readdirSync(path.join(consumer, 'node_modules')).sort()).toEqual([

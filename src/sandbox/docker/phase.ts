@@ -47,6 +47,13 @@ export async function runPhase(
   }
   const stats = new StatsSampler()
   const since = Math.floor(started / 1000) - 1
+  // Asked once (after the verdicts, or in the end whatever happened). A container the engine did
+  // not remove is an engine fault; the run's cleanup retries it.
+  let removed: Promise<void> | undefined
+  const removal = (): Promise<void> =>
+    (removed ??= container.remove().catch((e: unknown) => {
+      result.error ??= errorMessage(e)
+    }))
   try {
     await container.attach(options.stdout, options.stderr)
     await container.start()
@@ -81,6 +88,10 @@ export async function runPhase(
       throw new Error(`the engine failed a question about the container: ${container.probeFault}`)
     if (container.streamError !== undefined)
       throw new Error(`the engine cut the output stream: ${container.streamError}`)
+    // The engine ends the statistics stream when it removes the container; until then a stream
+    // that has not spoken yet waits for the engine's next sample (up to a second after the
+    // exit). Removed first, then the stream's verdict: a fault of the stream is still seen.
+    await removal()
     const statsFailure = await stats.settled()
     if (statsFailure !== undefined)
       throw new Error(`the engine failed the statistics stream: ${statsFailure}`)
@@ -93,10 +104,7 @@ export async function runPhase(
     result.durationMs = Date.now() - started
     if (stats.cpuSeconds !== undefined) result.cpuSeconds = stats.cpuSeconds
     if (stats.peakMemoryBytes !== undefined) result.peakMemoryBytes = stats.peakMemoryBytes
-    // A container the engine did not remove is an engine fault; the run's cleanup retries it.
-    await container.remove().catch((e: unknown) => {
-      result.error ??= errorMessage(e)
-    })
+    await removal()
   }
   return result
 }

@@ -24,7 +24,7 @@ export async function finishRun(
   tmp: string,
   deps: { runtime: Runtime; log: Logger; redactor: Redactor; scratch?: Scratch }
 ): Promise<void> {
-  const { runtime, log, redactor } = deps
+  const { log, redactor } = deps
   const out = plan.outputDir
   const classified = classifyOutcome(phases, report.policy.violations, caught)
   report.outcome = classified.outcome
@@ -41,10 +41,23 @@ export async function finishRun(
   await writeOutputs(out, report, redactor).catch((e: unknown) =>
     log.error(`could not write the report: ${errorMessage(e)}`)
   )
-  // Last of the evidence: binds every file written above.
-  await writeProvenance(out).catch((e: unknown) =>
-    log.error(`could not write ${OUTPUT_FILES.provenance}: ${errorMessage(e)}`)
-  )
+  await Promise.all([
+    // Last of the evidence: binds every file written above.
+    writeProvenance(out).catch((e: unknown) =>
+      log.error(`could not write ${OUTPUT_FILES.provenance}: ${errorMessage(e)}`)
+    ),
+    // Alongside it (the engine's objects and the run's folders are no evidence).
+    cleanup(plan, tmp, deps)
+  ])
+}
+
+/** The run's containers, then its scratch filesystem, then its temporary folder. */
+async function cleanup(
+  plan: RunPlan,
+  tmp: string,
+  deps: { runtime: Runtime; log: Logger; scratch?: Scratch }
+): Promise<void> {
+  const { runtime, log } = deps
   await runtime.cleanup(plan.runId).catch((e: unknown) => log.warn(`cleanup: ${errorMessage(e)}`))
   // After the containers are gone: nothing holds the scratch filesystem any more.
   const unmounted = await deps.scratch?.release()

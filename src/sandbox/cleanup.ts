@@ -55,8 +55,13 @@ export async function removeRunObjects(engine: CleanupEngine, runId: string): Pr
     ['network', 'networks'],
     ['volume', 'volumes']
   ]
-  for (const [kind, count] of order) {
-    for (const o of await call(`list ${count}`, () => engine.list(kind, filters))) {
+  // The three lists asked at once; removed in order (containers before the networks they use).
+  const lists = order.map(([kind, count]) =>
+    call(`list ${count}`, () => engine.list(kind, filters))
+  )
+  for (const l of lists) l.catch(() => undefined) // awaited below, in order
+  for (const [i, [kind, count]] of order.entries()) {
+    for (const o of await lists[i]) {
       try {
         await call(`remove ${kind} ${o.name}`, () => engine.remove(kind, o.id))
         removed[count]++

@@ -26,6 +26,7 @@ import type { CheckRun, User, WorkflowJob } from './github-stand-in.js'
 import { runJob, type JobResult, type RunnerSetup } from './workflow-run.js'
 import {
   githubContext,
+  jobRuns,
   loadWorkflow,
   resolveCall,
   type Contexts,
@@ -253,6 +254,120 @@ export async function calledRun(
     publish,
     ...(progress !== undefined ? { progress: await progress, progressToken } : {})
   }
+}
+
+/** A file of a commit: text, or an executable script. */
+type Files = Record<string, string | { content: string; exec: true }>
+
+/** A commit of `files` on top of `parent` in the world's workspace (nothing checked out after). */
+function commitOn(world: World, parent: string, files: Files, message: string): string {
+  const ws = world.workspace
+  gitIn(ws, ['checkout', '-q', '--detach', parent])
+  for (const [name, spec] of Object.entries(files)) {
+    const file = path.join(ws, name)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    if (typeof spec === 'string') fs.writeFileSync(file, spec)
+    else fs.writeFileSync(file, spec.content, { mode: 0o755 })
+    gitIn(ws, ['add', '--', name])
+  }
+  gitIn(ws, ['commit', '-q', '-m', message])
+  return gitIn(ws, ['rev-parse', 'HEAD']).trim()
+}
+
+/** The fork's repository and the login of its owner (the pull request's author). */
+export const FORK = { repo: 'mallory/hello', user: PEOPLE.mallory }
+
+/**
+ * An open pull request `number` from the fork FORK.repo: its head, a commit of `files` on the
+ * base branch, exists in this repository only as GitHub keeps it, under refs/pull/<n>/head (no
+ * branch of the repository has it). Returns the head commit.
+ */
+export function addForkPullRequest(world: World, number: number, files: Files): string {
+  const main = world.api.git(['rev-parse', 'refs/heads/main']).trim()
+  gitIn(world.workspace, ['fetch', '-q', remoteOf(world), 'main'])
+  const head = commitOn(world, main, files, 'the fork’s change')
+  gitIn(world.workspace, ['push', '-q', '-f', remoteOf(world), `${head}:refs/pull/${number}/head`])
+  world.api.pulls.set(number, {
+    number,
+    user: FORK.user,
+    headRef: 'patch-1',
+    baseRef: 'main',
+    headRepo: FORK.repo,
+    state: 'open',
+    draft: false,
+    title: 'From a fork',
+    body: '',
+    foreignHeadSha: head
+  })
+  return head
+}
+
+/** The fork pushes `files` on top of its pull request's head: the head moves. */
+export function forkPush(world: World, number: number, files: Files): string {
+  const pull = world.api.pulls.get(number)
+  if (pull?.foreignHeadSha === undefined) throw new Error(`pull request ${number} is not a fork's`)
+  const head = commitOn(world, pull.foreignHeadSha, files, 'the fork pushes again')
+  gitIn(world.workspace, ['push', '-q', '-f', remoteOf(world), `${head}:refs/pull/${number}/head`])
+  pull.foreignHeadSha = head
+  return head
+}
+
+/** The `issue_comment` (created) event of `user` commenting `body` on pull request `pull`. */
+export function commentOn(user: User, body: string, pull: number): Record<string, unknown> {
+  return webhook('issue_comment', 'created', (p) => {
+    p.issue.number = pull
+    p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${pull}` }
+    p.comment.body = body
+    p.comment.created_at = new Date().toISOString()
+    p.comment.updated_at = p.comment.created_at
+    p.comment.user.login = user.login
+    p.comment.user.type = user.type
+  })
+}
+
+/**
+ * examples/comment-run.yml on an `issue_comment` event, as shipped (the claude-code preset):
+ * the command job, then (when it asks for a run) the called workflow's jobs. `between` runs after
+ * the command job and before the run (what happens on GitHub while the run is queued).
+ */
+export async function commentRun(
+  stage: ModelStage,
+  world: World,
+  event: Record<string, unknown>,
+  o: { between?: () => void; read?: ReadWorkflow } = {}
+): Promise<{
+  command: JobResult
+  runId: string
+  /** The called workflow's jobs, when the command job asked for a run. */
+  run?: JobResult
+  publish?: JobResult
+  call?: ResolvedCall
+}> {
+  const runId = newRunId()
+  const base = world.api.git(['rev-parse', 'refs/heads/main']).trim()
+  const ctx: Contexts = {
+    github: githubContext('issue_comment', event, {
+      sha: base,
+      ref: 'refs/heads/main',
+      token: TOKEN,
+      runId
+    }),
+    secrets: { ANTHROPIC_API_KEY: SECRET }
+  }
+  const w = await loadWorkflow('examples/comment-run.yml', o.read)
+  const setup = runnerSetup(stage, world, {
+    eventName: 'issue_comment',
+    payload: event,
+    sha: base,
+    ref: 'refs/heads/main'
+  })
+  const command = await runJob(w, 'command', ctx, setup)
+  const needs = { command: { result: command.result, outputs: command.outputs } }
+  o.between?.()
+  if (!jobRuns(w, 'airlock', { ...ctx, needs })) return { command, runId }
+  const call = await resolveCall(w, 'airlock', { ...ctx, needs }, o.read)
+  const jobs = await calledRun(world, { caller: 'airlock', call, ctx: { ...ctx, needs }, setup })
+  return { command, ...jobs, runId, call }
 }
 
 /** examples/pull-request.yml on a pull_request event: the called workflow's jobs (calledRun). */

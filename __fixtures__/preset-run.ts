@@ -334,7 +334,12 @@ export async function commentRun(
   stage: ModelStage,
   world: World,
   event: Record<string, unknown>,
-  o: { between?: () => void; read?: ReadWorkflow } = {}
+  o: {
+    between?: () => void
+    read?: ReadWorkflow
+    /** Instead of the preset's machine inputs (a call that names no preset). */
+    machineInputs?: RunnerSetup['machineInputs']
+  } = {}
 ): Promise<{
   command: JobResult
   runId: string
@@ -355,12 +360,15 @@ export async function commentRun(
     secrets: { ANTHROPIC_API_KEY: SECRET }
   }
   const w = await loadWorkflow('examples/comment-run.yml', o.read)
-  const setup = runnerSetup(stage, world, {
-    eventName: 'issue_comment',
-    payload: event,
-    sha: base,
-    ref: 'refs/heads/main'
-  })
+  const setup: RunnerSetup = {
+    ...runnerSetup(stage, world, {
+      eventName: 'issue_comment',
+      payload: event,
+      sha: base,
+      ref: 'refs/heads/main'
+    }),
+    ...(o.machineInputs !== undefined ? { machineInputs: o.machineInputs } : {})
+  }
   const command = await runJob(w, 'command', ctx, setup)
   const needs = { command: { result: command.result, outputs: command.outputs } }
   o.between?.()

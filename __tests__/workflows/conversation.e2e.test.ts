@@ -5,6 +5,7 @@
  * refusals, a push between the command and the run, and approvals that mean more
  * (examples/approve.yml with a protected change and with `required-approvals: 2`).
  */
+import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
@@ -28,6 +29,8 @@ import {
   type PullRefs
 } from '../../__fixtures__/preset-run.js'
 import type { JobResult } from '../../__fixtures__/workflow-run.js'
+import { imageId } from '../egress/helpers.js'
+import { ROOT, type ReadWorkflow } from '../../__fixtures__/workflows.js'
 
 const FORK_PR = 21
 /** Where the fork's test would leave a mark if it ever ran on the runner instead of the sandbox. */
@@ -193,6 +196,65 @@ describe("/airlock run on a fork's pull request (examples/comment-run.yml)", () 
     // Nothing is set on the commit the command never saw.
     expect(gate(world, moved)).toEqual([])
   }, 600_000)
+})
+
+describe("attack: a caller's `dockerfile:` on a fork's pull request", () => {
+  test("the fork's Dockerfile is never built: the run fails with a configuration error naming dockerfile and the fix", async () => {
+    await setUp()
+    const label = `dev.airlock.test.fork-build=${process.pid}-${Date.now()}`
+    const forkHead = addForkPullRequest(world, FORK_PR, {
+      ...FORK_FILES,
+      // The fork's own agent image: its build steps would run on the runner's engine.
+      '.github/airlock/Dockerfile': `ARG BASE=busybox@sha256:${'0'.repeat(64)}\nFROM \${BASE}\nLABEL ${label}\nRUN echo built by the fork\n`
+    })
+    // examples/comment-run.yml with the caller's own Dockerfile instead of the preset (and so
+    // without the preset's model route and its budget).
+    const read: ReadWorkflow = (f) => {
+      const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
+      return f === 'examples/comment-run.yml'
+        ? text
+            .replace(
+              '      agent: claude-code\n',
+              '      dockerfile: .github/airlock/Dockerfile\n      agent-command: agent\n'
+            )
+            .replace(/^ {6}max-model-(requests|tokens): .*\n/gm, '')
+        : text
+    }
+    const busybox = imageId('airlock-local/busybox:1')
+    const { command, run, publish } = await commentRun(
+      stage,
+      world,
+      commentOn(PEOPLE.writer, '/airlock run fix the failing test', FORK_PR),
+      {
+        read,
+        // A hosted runner pulls the pinned base; here it is the local image.
+        machineInputs: (step): Record<string, string> =>
+          step.with.mode === 'run' || step.with.mode === 'plan'
+            ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
+            : {}
+      }
+    )
+    const built = execFileSync('docker', ['images', '-q', '--filter', `label=${label}`])
+      .toString()
+      .split('\n')
+      .filter((id) => id !== '')
+    // Were it built, the image is this test's to remove.
+    for (const id of built) execFileSync('docker', ['rmi', '-f', id])
+    expectSuccess(command)
+    expect(command.outputs['head-sha']).toBe(forkHead)
+    expect(run?.result).toBe('failure')
+    const action = run!.steps.find((s) => s.step.id === 'airlock')!
+    expect(action.inputs.dockerfile).toBe('.github/airlock/Dockerfile')
+    expect(action.code).not.toBe(0)
+    expect(action.stdout).toMatch(
+      /::error title=Agent Airlock%3A configuration::dockerfile: the commit [0-9a-f]{40} this issue_comment run works on is on no branch of this repository \(a fork's pull request head\); a Dockerfile from a fork's head is never built.*`agent: claude-code`.*`image: name@sha256:/
+    )
+    expect(jobLog(run!)).not.toMatch(/building the agent image/)
+    expect(built).toEqual([])
+    expect(publish?.ran ?? false).toBe(false)
+    expect(world.api.reviews).toEqual([])
+    expect(gate(world, forkHead)).toEqual([])
+  }, 300_000)
 })
 
 describe('approvals that mean more (examples/approve.yml)', () => {

@@ -44,11 +44,14 @@ export async function main(
   const runtime = new (await import('./sandbox/docker/index.js')).DockerRuntime()
   if (command === 'plan') {
     const { printablePlan, resolvePlan } = await import('./pipeline/resolve.js')
+    const { plannedTier } = await import('./pipeline/isolation.js')
     const { planSummary } = await import('./cli/plan-summary.js')
     // The plan the run would use: resolved on the engine, or with what the engine must decide.
-    const resolved = await resolvePlan(plan, runtime).catch((error: unknown) => {
+    const resolved = await resolvePlan(plan, runtime).catch(async (error: unknown) => {
       if (error instanceof ConfigurationError) throw error
       return {
+        // What auto would choose from the run's risk (git only); the engine serves it or not.
+        ...(plan.isolation !== null ? { planned: await plannedTier(plan) } : {}),
         undecided: `the engine did not answer (${errorMessage(error)}); the runtime is decided when the run starts`
       }
     })

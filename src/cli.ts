@@ -40,8 +40,13 @@ export async function main(
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
   const inputs = await readRunInputs(read, ctx)
   const plan = planRun(inputs)
-  await checkPlan(plan)
-  const runtime = new (await import('./sandbox/docker/index.js')).DockerRuntime()
+  // The checks (a `git` process) run while the engine's client is loaded; nothing starts before
+  // they have passed.
+  const [, { DockerRuntime }] = await Promise.all([
+    checkPlan(plan),
+    import('./sandbox/docker/index.js')
+  ])
+  const runtime = new DockerRuntime()
   if (command === 'plan') {
     const { printablePlan, resolvePlan } = await import('./pipeline/resolve.js')
     const { plannedTier } = await import('./pipeline/isolation.js')

@@ -1,8 +1,11 @@
 // The caches' benchmark (`npm run bench -- --only caches`): interleaved pairs, medians, ratios.
 //
 //   C1  warm install: the dependency cache restored (FolderStore) + `npm ci` of the demo project
-//       vs  cold `npm ci` with an empty cache, both against a local Verdaccio
-//   C2  the same with a lockfile of ~500 packages (generated here into Verdaccio's storage)
+//       vs  cold `npm ci` with an empty cache, both against a local Verdaccio behind a delaying
+//       proxy (bench/delay-proxy.mjs: --latency-ms per request, --mbit shared by all downloads;
+//       --latency-ms 0 --mbit 0: no proxy), as a registry across a network behaves
+//   C2  the same with a lockfile of ~500 packages (generated here into Verdaccio's storage; each
+//       package --package-kb of incompressible data, as real packages weigh)
 //   C3  a simulated fresh runner: the agent image (on a base pinned by digest, from a registry on
 //       loopback) removed, loaded from the image cache, checked, found by resolveImage  vs  a
 //       cold build of the same Dockerfile (the image removed); the base stays on the engine
@@ -10,7 +13,7 @@
 //
 // The installs run in a container of the Node image with the install phase's cache variables
 // (CACHE_ENV), on an internal network whose only other member is the registry.
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
@@ -39,11 +42,19 @@ const { values: flags } = parseArgs({
     cases: { type: 'string', default: 'C1,C2,C3,C3b' },
     // C3's agent image: the claude-code preset (a global npm install of Claude Code from the npm
     // registry, as a fresh runner would do it), or `jq` (one small Debian package).
-    'c3-image': { type: 'string', default: 'claude-code' }
+    'c3-image': { type: 'string', default: 'claude-code' },
+    // The registry's distance: a hosted runner to a registry's CDN (a round trip and the
+    // server's answer per request; one link's bandwidth shared by all downloads).
+    'latency-ms': { type: 'string', default: '40' },
+    mbit: { type: 'string', default: '100' },
+    'package-kb': { type: 'string', default: '32' }
   },
   strict: false
 })
 const rounds = Number(flags.rounds)
+const latencyMs = Number(flags['latency-ms'])
+const bytesPerSecond = (Number(flags.mbit) * 1e6) / 8
+const packageBytes = Math.round(Number(flags['package-kb']) * 1024)
 const cases = new Set(String(flags.cases).toUpperCase().split(','))
 /** Where the warm side's time goes: each step's times, for the medians printed after the table. */
 const parts = new Map<string, number[]>()
@@ -73,7 +84,9 @@ async function seed(storage: string, names: string[]): Promise<void> {
     const pkg = { name, version: '1.0.0', main: 'index.js' }
     const data = await tgz({
       'package.json': JSON.stringify(pkg),
-      'index.js': `module.exports = ${JSON.stringify(name)}\n// ${'x'.repeat(2000)}\n`
+      'index.js': `module.exports = ${JSON.stringify(name)}\n// ${'x'.repeat(2000)}\n`,
+      // What a package weighs on the wire: data gzip cannot shrink.
+      'data.txt': randomBytes(Math.floor(packageBytes * 0.75)).toString('base64')
     })
     const dir = path.join(storage, name)
     fs.mkdirSync(dir, { recursive: true })
@@ -138,6 +151,18 @@ async function npmCi(net: string, registry: string, proj: string, cache: string)
   }
 }
 
+/** Waits until `url` answers its ping (the registry, or the proxy in front of it). */
+async function ready(url: string, what: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}-/ping`)).ok) return
+    } catch {
+      if (i > 120) throw new Error(`${what} did not start`)
+    }
+    await new Promise((r) => setTimeout(r, 500))
+  }
+}
+
 async function time(fn: () => Promise<void>): Promise<number> {
   const t = performance.now()
   await fn()
@@ -150,6 +175,7 @@ async function main(): Promise<void> {
   const net = `airlock-bench-caches-${process.pid}`
   await docker.createNetwork({ Name: net, Internal: true, Labels: LABEL })
   let registry: Docker.Container | undefined
+  let delay: Docker.Container | undefined
   const built: string[] = []
   const results: Comparison[] = []
   try {
@@ -183,14 +209,35 @@ async function main(): Promise<void> {
     })
     await registry.start()
     const ip = (await registry.inspect()).NetworkSettings.Networks[net].IPAddress
-    const url = `http://${ip}:4873/`
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${url}-/ping`)).ok) break
-      } catch {
-        if (i > 120) throw new Error('Verdaccio did not start')
-      }
-      await new Promise((r) => setTimeout(r, 500))
+    let url = `http://${ip}:4873/`
+    await ready(url, 'Verdaccio')
+    if (latencyMs > 0 || bytesPerSecond > 0) {
+      // The registry across a network: the installs (and the lockfile) go through the proxy,
+      // which forwards only to this registry, on this internal network.
+      delay = await docker.createContainer({
+        Image: NODE,
+        Cmd: [
+          'node',
+          '/opt/delay-proxy.mjs',
+          '4874',
+          url,
+          String(latencyMs),
+          String(bytesPerSecond > 0 ? bytesPerSecond : 1e12)
+        ],
+        User: '1000:1000',
+        Labels: LABEL,
+        HostConfig: {
+          NetworkMode: net,
+          Binds: [`${path.join(root, 'bench', 'delay-proxy.mjs')}:/opt/delay-proxy.mjs:ro`]
+        }
+      })
+      await delay.start()
+      const proxyIp = (await delay.inspect()).NetworkSettings.Networks[net].IPAddress
+      url = `http://${proxyIp}:4874/`
+      await ready(url, 'the delaying proxy')
+      process.stderr.write(
+        `[caches] registry behind a delaying proxy: ${latencyMs} ms per request, ${flags.mbit} Mbit/s shared; packages of ${flags['package-kb']} KiB\n`
+      )
     }
 
     for (const [id, names, title] of [
@@ -243,6 +290,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await registry?.remove({ force: true }).catch(() => undefined)
+    await delay?.remove({ force: true }).catch(() => undefined)
     await docker
       .getNetwork(net)
       .remove()

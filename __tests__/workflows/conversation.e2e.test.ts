@@ -275,8 +275,9 @@ describe('approvals that mean more (examples/approve.yml)', () => {
     })
     expectSuccess(plain)
     expect(gate(world, refs.head).at(-1)).toBe('pending')
-    expect(repliesTo(7).at(-1)).toMatch(
-      /^Agent Airlock: approval counted: the gate stays pending: this change touches protected paths; approve it with .*\/airlock approve .* protected/
+    // The reply names the exact command to copy, as a code span.
+    expect(repliesTo(7).at(-1)).toContain(
+      `the gate stays pending: this change touches protected paths; approve it with \`/airlock approve ${prefix} protected\` to acknowledge them`
     )
 
     const acknowledged = await approveRun(stage, world, {

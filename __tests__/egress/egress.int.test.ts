@@ -373,6 +373,21 @@ describe('leftovers', () => {
     expect(await leftovers(docker, runId)).toEqual([])
   }, 240_000)
 
+  test('none when the run ends before its agent (the proxy started alongside the image build is stopped)', async () => {
+    const runId = uniqueId('egress-nobuild')
+    const ws = workspace({})
+    // The image step fails while the proxy starts beside it.
+    fs.writeFileSync(path.join(ws, 'Dockerfile'), `FROM ${nodeImage}\nRUN exit 7\n`)
+    const { result, out } = await run(ws, runId)
+    expect(result.report.outcome).not.toBe('success')
+    expect(result.report.agent.exitCode).toBeNull()
+    expect(result.report.cost.steps?.proxyStartMs).toBeGreaterThan(0)
+    // Its evidence (nothing asked) is written, and nothing of it is left.
+    expect(fs.existsSync(path.join(out, 'egress.jsonl'))).toBe(true)
+    expect(result.report.egress.allowed + result.report.egress.denied).toBe(0)
+    expect(await leftovers(docker, runId)).toEqual([])
+  }, 240_000)
+
   test('none when the proxy cannot start (an image without node): a clear infrastructure error', async () => {
     const runId = uniqueId('egress-noproxy')
     const ws = workspace({})

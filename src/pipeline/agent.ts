@@ -12,47 +12,45 @@ import type { UsageRead } from '../evidence/metadata.js'
 import type { Logger } from '../log.js'
 import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
-import type { Runtime } from '../sandbox/types.js'
 import type { Scratch } from '../workspace/bounded.js'
 import type { Workspace } from '../workspace/workspace.js'
-import { closeEgress, openEgress } from './egress.js'
+import { closeEgress } from './egress.js'
+import type { EgressSession } from '../egress/session.js'
 import { runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
 
 /**
  * What the agent stage returns: its phase, what it said about its model use (usage.json), its
- * answer, its findings about lines, and how long the proxy took to start.
+ * answer and its findings about lines.
  */
 export interface AgentRecord {
   run: PhaseRun
   usage: UsageRead
   answer: AnswerRead
   findings: FindingsRecord | null
-  proxyStartMs?: number
 }
 
 /**
- * Runs the agent phase (in the egress session when the plan has one). The proxy's summary is
- * handed to `onEgress` as soon as the proxy stops, also when the phase failed, so the evidence
- * keeps it whatever happens next.
+ * Runs the agent phase (in the egress session when the plan has one: opened by the pipeline
+ * beforehand, closed here). The proxy's summary is handed to `onEgress` as soon as the proxy
+ * stops, also when the phase failed, so the evidence keeps it whatever happens next.
  */
 export async function runAgent(
   ctx: PhaseContext,
   agentPhase: PhasePlan,
   ws: Workspace,
   scratch: Scratch,
+  egress: EgressSession | undefined,
   egressSecrets: EgressSecrets | undefined,
   onEgress: (summary: EgressSummary) => void,
-  deps: { runtime: Runtime; log: Logger; proxyScript?: string }
+  deps: { log: Logger }
 ): Promise<AgentRecord> {
   const { plan } = ctx
-  // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
-  const agentOut = await sandboxFolder(plan, path.join(scratch.dir, 'out'))
-  const proxyStart = Date.now()
-  const egress = await openEgress(plan, egressSecrets, deps)
-  const proxyStartMs = egress ? Date.now() - proxyStart : undefined
   let run: PhaseRun
+  // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
+  let agentOut: string
   try {
+    agentOut = await sandboxFolder(plan, path.join(scratch.dir, 'out'))
     run = await runPhase(ctx, agentPhase, ws.dir, OUTPUT_FILES.agentLog, {
       outDir: agentOut,
       ...(egress ? { egress: { network: egress.network, env: egress.env } } : {})
@@ -69,7 +67,6 @@ export async function runAgent(
     run,
     usage: await readUsage(agentOut),
     answer,
-    findings: await readFindings(agentOut),
-    ...(proxyStartMs !== undefined ? { proxyStartMs } : {})
+    findings: await readFindings(agentOut)
   }
 }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { CancelledError, InfrastructureError } from '../errors.js'
+import { CancelledError, InfrastructureError, errorMessage } from '../errors.js'
 import { captureDiff } from '../evidence/capture.js'
 import type { DiffCapture } from '../evidence/capture.js'
 import { runnerFacts } from '../evidence/metadata.js'
@@ -20,6 +20,8 @@ import { prepareWorkspace } from '../workspace/workspace.js'
 import type { Scratch } from '../workspace/bounded.js'
 import { defaultTempRoot, makeRunTemp } from '../workspace/temp.js'
 import { runAgent } from './agent.js'
+import { closeEgress, openEgress } from './egress.js'
+import type { EgressSession } from '../egress/session.js'
 import type { AgentRecord } from './agent.js'
 import { tokenUsage } from '../evidence/cost.js'
 import { estimateCost } from '../prices.js'
@@ -109,12 +111,14 @@ export async function runPipeline(
   const cancel = watchCancellation(signal, report, out, redactor, log)
   let caught: unknown
   let scratch: Scratch | undefined
+  let egress: EgressSession | undefined
   try {
     const cache = deps.cache
       ? { store: deps.cache.store, dir: deps.cache.dir ?? path.join(tmp, 'cache') }
       : undefined
-    // The engine's facts, the agent image and the workspace (on its scratch filesystem) do not
-    // depend on each other: they are made at the same time, and the run waits for all three.
+    // The engine's facts, the agent image, the workspace (on its scratch filesystem) and the
+    // egress proxy do not depend on each other: they are made at the same time, and the run
+    // waits for all of them.
     const given = plan
     const [resolvedPlan, image, { bounded, ws }] = await alongside(log, 1, [
       (l) => timed(() => resolved(given, runtime, report, l), step('resolveMs')),
@@ -138,6 +142,11 @@ export async function runPipeline(
           step('workspaceMs')
         )
         return { bounded, ws }
+      },
+      async (l) => {
+        const start = performance.now()
+        egress = await openEgress(given, secrets.egress, { ...deps, log: l })
+        if (egress) step('proxyStartMs')(Math.round(performance.now() - start))
       }
     ])
     plan = resolvedPlan
@@ -200,14 +209,18 @@ export async function runPipeline(
 
     const agentPhase = findPhase(plan, 'agent') as PhasePlan
     step('beforeAgentMs')(Math.round(performance.now() - started))
+    // The agent stage closes the egress session from here on.
+    const session = egress
+    egress = undefined
     const agent = await runAgent(
       ctx,
       agentPhase,
       ws,
       bounded,
+      session,
       secrets.egress,
       (summary) => (report.egress = summary),
-      { ...deps, log }
+      { log }
     )
     recordAgent(report, agent)
     phases.agent = {
@@ -252,6 +265,13 @@ export async function runPipeline(
   } catch (error) {
     caught = error
   } finally {
+    // A run that ended before its agent stage: the proxy it started is stopped, its (empty)
+    // evidence written.
+    if (egress)
+      report.egress = await closeEgress(egress, plan, secrets.egress, log).catch((e: unknown) => {
+        log.warn(`egress: ${errorMessage(e)}`)
+        return report.egress
+      })
     await cancel.settle()
     await finishRun(plan, report, phases, caught, tmp, { runtime, log, redactor, scratch })
   }
@@ -307,8 +327,6 @@ function recordAgent(report: Report, agent: AgentRecord): void {
     report.cost.usdSource = 'cli'
   }
   report.cost.estimate = estimateCost(measured)
-  if (agent.proxyStartMs !== undefined)
-    report.cost.steps = { ...report.cost.steps, proxyStartMs: agent.proxyStartMs }
   if (agent.answer.answer) report.agent.message = agent.answer.answer
   if (agent.answer.note !== undefined) report.agent.messageNote = agent.answer.note
   if (agent.findings) report.findings = agent.findings

@@ -315,7 +315,13 @@ async function ours(kind) {
   }
 }
 
-async function baseline() {
+/**
+ * The baseline; with `overlap`, instead the lever check: the engine emptied, then the base's
+ * pull and the baseline's `npm install -g` at the same time, on the same link (how far running
+ * them side by side could take a cold run).
+ */
+async function baseline(overlap = false) {
+  if (overlap) resetEngine()
   runNo++
   const dir = `/tmp/round-${runNo}`
   const repo = checkout(dir)
@@ -345,6 +351,12 @@ async function baseline() {
       c.on('exit', (code) => resolve({ code, out }))
     })
   const t0 = Date.now()
+  const pull = overlap
+    ? run('docker', ['pull', '-q', `${REGISTRY}/library/node@${o.base}`]).then((r) => ({
+        ...r,
+        at: Date.now()
+      }))
+    : null
   const inst = await run('npm', [
     'install',
     '--global',
@@ -357,6 +369,16 @@ async function baseline() {
   if (inst.code !== 0) {
     say(`baseline install failed: ${inst.out.slice(-3000)}`)
     return { side: 'baseline', ok: false }
+  }
+  if (pull) {
+    const p = await pull
+    if (p.code !== 0) throw new Error(`docker pull failed: ${p.out}`)
+    return {
+      side: 'overlap',
+      ok: true,
+      ms: Math.max(p.at, t1) - t0,
+      breakdown: { pull: p.at - t0, install: t1 - t0 }
+    }
   }
   const agent = run(
     'claude',
@@ -394,6 +416,10 @@ async function baseline() {
 const cases = o.cases.split(',')
 for (let r = 0; r < Number(o.rounds); r++) {
   for (const c of cases) {
+    if (c === 'overlap') {
+      process.stdout.write(`RESULT ${JSON.stringify({ round: r, ...(await baseline(true)) })}\n`)
+      continue
+    }
     const a = await ours(c)
     process.stdout.write(`RESULT ${JSON.stringify({ round: r, ...a })}\n`)
     const b = await baseline()

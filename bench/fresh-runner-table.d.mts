@@ -7,7 +7,7 @@ export interface FreshResult {
   first?: number
   lines?: [number, string][]
   restore?: { pullBase: number; downloadAndLoad: number } | null
-  breakdown?: { install?: number; start?: number }
+  breakdown?: { install?: number; start?: number; pull?: number }
 }
 export interface FreshSummary {
   case: string
@@ -31,7 +31,14 @@ export function phases(r: {
   restore?: { pullBase: number; downloadAndLoad: number } | null
 }): Record<string, number | null>
 export function summarizeFresh(results: FreshResult[]): FreshSummary[]
+export interface OverlapSummary {
+  runs: number
+  pull: number | null
+  install: number | null
+  both: number | null
+}
+export function summarizeOverlap(results: FreshResult[]): OverlapSummary | null
 export function formatFresh(
   summary: FreshSummary[],
-  o: { markdown: boolean; link: string; load: string }
+  o: { markdown: boolean; link: string; load: string; overlap?: OverlapSummary | null }
 ): string

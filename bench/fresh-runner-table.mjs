@@ -3,8 +3,8 @@
 
 export const TARGETS = { cold: 1.5, restored: 1.1 }
 const TITLES = {
-  cold: 'P11 fresh runner: action start → first model request (no image, empty caches)',
-  restored: 'P11r the same, agent image restored from the image cache'
+  cold: 'fresh runner: action start → first model request (no image, empty caches)',
+  restored: 'the same, the agent image restored from the image cache'
 }
 
 /** @param {number[]} xs */
@@ -67,7 +67,11 @@ export function phases(r) {
 
 /** Groups the runs by case: medians of ours, the baseline paired with it, and the phases. */
 export function summarizeFresh(results) {
-  const cases = [...new Set(results.filter((r) => r.side !== 'baseline').map((r) => r.side))]
+  const cases = [
+    ...new Set(
+      results.filter((r) => r.side !== 'baseline' && r.side !== 'overlap').map((r) => r.side)
+    )
+  ]
   return cases.map((c) => {
     const ours = results.filter((r) => r.side === c && r.ok)
     const base = results.filter((r) => r.side === 'baseline' && r.pair === c && r.ok)
@@ -94,6 +98,18 @@ export function summarizeFresh(results) {
 }
 
 const ms = (x) => (x == null ? '–' : `${Math.round(x)} ms`)
+
+/** The lever check: the base's pull and the CLI's install side by side (null: not run). */
+export function summarizeOverlap(results) {
+  const runs = results.filter((r) => r.side === 'overlap' && r.ok)
+  if (runs.length === 0) return null
+  return {
+    runs: runs.length,
+    pull: median(runs.map((r) => r.breakdown?.pull)),
+    install: median(runs.map((r) => r.breakdown?.install)),
+    both: median(runs.map((r) => r.ms))
+  }
+}
 
 /** The table (plain or Markdown) and the breakdown beneath it. */
 export function formatFresh(summary, o) {
@@ -135,10 +151,18 @@ export function formatFresh(summary, o) {
   for (const s of summary) {
     lines.push('', `where our time goes (${s.case}, medians of each phase):`)
     for (const [k, v] of Object.entries(s.phases))
-      if (v != null) lines.push(`  ${k.padEnd(38)} ${ms(v)}`)
+      if (v != null) lines.push(`  ${k.padEnd(44)} ${ms(v)}`)
     lines.push(`baseline (${s.case}):`)
-    for (const [k, v] of Object.entries(s.baselinePhases)) lines.push(`  ${k.padEnd(38)} ${ms(v)}`)
+    for (const [k, v] of Object.entries(s.baselinePhases)) lines.push(`  ${k.padEnd(44)} ${ms(v)}`)
     if (s.failed) lines.push(`  ${s.failed} run(s) failed and are left out`)
+  }
+  if (o.overlap) {
+    const v = o.overlap
+    lines.push(
+      '',
+      `lever check (${v.runs} run(s), medians): the base's pull and npm install -g of the CLI at the same time`,
+      `  pull done after ${ms(v.pull)}, install done after ${ms(v.install)}, both after ${ms(v.both)}`
+    )
   }
   return lines.join('\n') + '\n'
 }

@@ -16,7 +16,8 @@
 //
 // Options: --rounds N (default 3), --mbit M (default 400), --rtt-ms R (default 20),
 // --restored (also the case "image cache restored": a second fresh runner that loads the agent
-// image saved by a cold round, downloaded through the same link), --markdown.
+// image saved by a cold round, downloaded through the same link), --overlap (also the lever
+// check: the base's pull and the baseline's npm install at the same time), --markdown.
 //
 // Preparation (not timed; the only step that reaches the npm registry): `npm pack` of the
 // preset's Claude Code version and its linux-x64 binary package, `npm view` of its optional
@@ -30,7 +31,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { freePort, startDockerRegistry, stopDockerRegistry } from '../scripts/docker-registry.mjs'
 import { makeTestCerts } from '../scripts/test-ca.mjs'
-import { summarizeFresh, formatFresh } from './fresh-runner-table.mjs'
+import { formatFresh, summarizeFresh, summarizeOverlap } from './fresh-runner-table.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 process.chdir(root)
@@ -40,6 +41,7 @@ const { values: flags } = parseArgs({
     mbit: { type: 'string', default: '400' },
     'rtt-ms': { type: 'string', default: '20' },
     restored: { type: 'boolean', default: false },
+    overlap: { type: 'boolean', default: false },
     markdown: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false }
   }
@@ -221,7 +223,7 @@ try {
     '(dockerd >/var/log/dockerd.log 2>&1 &)',
     'for i in $(seq 1 100); do docker info >/dev/null 2>&1 && break; sleep 0.2; done',
     'chmod 666 /var/run/docker.sock',
-    `exec node /src/bench/fresh-runner-inner.mjs --rounds ${flags.rounds} --mbit ${flags.mbit} --rtt-ms ${flags['rtt-ms']} --base ${digest} --cli-version ${cliVersion} --cases ${flags.restored ? 'cold,restored' : 'cold'} --gateway ${GATEWAY}`
+    `exec node /src/bench/fresh-runner-inner.mjs --rounds ${flags.rounds} --mbit ${flags.mbit} --rtt-ms ${flags['rtt-ms']} --base ${digest} --cli-version ${cliVersion} --cases ${['cold', ...(flags.restored ? ['restored'] : []), ...(flags.overlap ? ['overlap'] : [])].join(',')} --gateway ${GATEWAY}`
   ].join('\n')
   const child = spawn(
     'docker',
@@ -274,7 +276,8 @@ try {
     formatFresh(summary, {
       markdown: flags.markdown,
       link: `${flags.mbit} Mbit/s, ${flags['rtt-ms']} ms round trip`,
-      load: `${load} before, ${loadAfter} after`
+      load: `${load} before, ${loadAfter} after`,
+      overlap: summarizeOverlap(results)
     })
   )
   if (code !== 0) say(`the runner exited ${code}`)

@@ -3,7 +3,13 @@
 // breakdown and verdicts. No assertion on wall-clock time.
 import * as net from 'node:net'
 import { linkOf, pace, parseForward, startSlowLink } from '../../bench/slow-link.mjs'
-import { formatFresh, median, phases, summarizeFresh } from '../../bench/fresh-runner-table.mjs'
+import {
+  formatFresh,
+  median,
+  phases,
+  summarizeFresh,
+  summarizeOverlap
+} from '../../bench/fresh-runner-table.mjs'
 import type { FreshResult } from '../../bench/fresh-runner-table.mjs'
 
 describe('pace', () => {
@@ -221,6 +227,32 @@ describe('the table', () => {
     expect(text).toMatch(/\| P11r \|.*\| no result \|/)
     expect(text).toContain('1 run(s) failed and are left out')
     expect(text).toContain('load average: 1 2 3')
+  })
+
+  it('the lever check: medians of the pull, the install and both, apart from the table', () => {
+    const results: FreshResult[] = [
+      { round: 0, side: 'overlap', ok: true, ms: 12000, breakdown: { pull: 9000, install: 12000 } },
+      {
+        round: 1,
+        side: 'overlap',
+        ok: true,
+        ms: 14000,
+        breakdown: { pull: 14000, install: 11000 }
+      },
+      { round: 0, side: 'cold', ok: true, ms: 20000, lines, first: 20000 },
+      { round: 0, side: 'baseline', pair: 'cold', ok: true, ms: 10000 }
+    ]
+    expect(summarizeFresh(results).map((s) => s.case)).toEqual(['cold'])
+    const v = summarizeOverlap(results)
+    expect(v).toEqual({ runs: 2, pull: 11500, install: 11500, both: 13000 })
+    const text = formatFresh(summarizeFresh(results), {
+      markdown: false,
+      link: 'L',
+      load: 'x',
+      overlap: v
+    })
+    expect(text).toContain('both after 13000 ms')
+    expect(summarizeOverlap(results.slice(2))).toBeNull()
   })
 
   it('median ignores missing values', () => {

@@ -123,7 +123,9 @@ export async function acknowledgeCommand(
   cmd: RunCommand,
   decision: CommandDecision,
   log: Logger,
-  runUrl?: string
+  runUrl?: string,
+  /** The earlier run a follow-up continues (its run id), when there is one. */
+  continues?: string
 ): Promise<void> {
   const repo = { owner: ctx.owner, repo: ctx.repo }
   if (cmd.commentId !== undefined) {
@@ -144,7 +146,7 @@ export async function acknowledgeCommand(
     log.info(
       `run requested by @${cmd.actor.login} on ${decision.headSha.slice(0, 12)} (#${cmd.pullNumber})`
     )
-    await reply(acceptedReply(cmd, decision, runUrl))
+    await reply(acceptedReply(cmd, decision, runUrl, continues))
     return
   }
   log.warn(`run not started: ${decision.reason}`)
@@ -158,11 +160,16 @@ export async function acknowledgeCommand(
 export function acceptedReply(
   cmd: RunCommand,
   decision: Extract<CommandDecision, { accepted: true }>,
-  runUrl: string | undefined
+  runUrl: string | undefined,
+  continues?: string
 ): string {
+  const follow =
+    continues !== undefined
+      ? `; it continues run \`${continues.replace(/[^A-Za-z0-9._-]/g, '')}\` (its patch, answer and the review comments since)`
+      : ''
   const where = decision.fork
     ? ` of the fork ${escapeMarkdown(decision.headRepository)} (its code runs only inside the sandbox; the model key stays in the egress proxy)`
     : ''
   const link = runUrl !== undefined ? `: [the run](${runUrl})` : ''
-  return `Agent Airlock: run requested by @${cmd.actor.login} on \`${decision.headSha.slice(0, 12)}\`${where}; a push after this does not change what runs${link}.`
+  return `Agent Airlock: run requested by @${cmd.actor.login} on \`${decision.headSha.slice(0, 12)}\`${where}${follow}; a push after this does not change what runs${link}.`
 }

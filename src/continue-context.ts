@@ -26,6 +26,11 @@ export interface ContinueContext {
   reviewUrl: string | null
   /** The discussion on the earlier run's findings since its review, oldest first (capped). */
   comments: DiscussionComment[]
+  /**
+   * The command was a reply in the thread of one of the earlier run's inline findings: that
+   * finding (its text as posted, capped), and `comments` holds that thread's replies only.
+   */
+  thread?: { path: string | null; line: number | null; finding: string }
 }
 
 /** What report.json records about a continued run (`continuation`). */
@@ -68,9 +73,19 @@ export function formatContinueContext(c: ContinueContext): string {
     body: discussionText(x.body),
     path: x.path === null ? null : discussionText(x.path).slice(0, 500)
   }))
+  const thread =
+    c.thread === undefined
+      ? {}
+      : {
+          thread: {
+            path: c.thread.path === null ? null : discussionText(c.thread.path).slice(0, 500),
+            line: c.thread.line,
+            finding: discussionText(c.thread.finding)
+          }
+        }
   // An input holds at most 64 KiB: the oldest comments give way first.
   for (;;) {
-    const text = JSON.stringify({ ...c, comments })
+    const text = JSON.stringify({ ...c, ...thread, comments })
     if (text.length <= MAX_CONTEXT_CHARS || comments.length === 0) return text
     comments = comments.slice(1)
   }
@@ -121,11 +136,23 @@ export function parseContinueContext(name: string, raw: string): ContinueContext
       line: typeof c.line === 'number' && Number.isSafeInteger(c.line) && c.line > 0 ? c.line : null
     }
   })
+  let thread: ContinueContext['thread']
+  if (v.thread !== undefined && v.thread !== null) {
+    const t = v.thread
+    if (!isObject(t) || typeof t.finding !== 'string') throw bad('thread has no finding')
+    thread = {
+      path: typeof t.path === 'string' ? discussionText(t.path).slice(0, 500) : null,
+      line:
+        typeof t.line === 'number' && Number.isSafeInteger(t.line) && t.line > 0 ? t.line : null,
+      finding: discussionText(t.finding)
+    }
+  }
   return {
     runId: v.runId,
     headSha: v.headSha,
     diffSha256: v.diffSha256,
     reviewUrl,
-    comments
+    comments,
+    ...(thread !== undefined ? { thread } : {})
   }
 }

@@ -39,7 +39,9 @@ export async function findEarlierRun(
   repo: Repo,
   pullNumber: number,
   me: Identity,
-  serverUrl: string
+  serverUrl: string,
+  /** The command: its comment (never part of the discussion) and the thread it replied in. */
+  command: { commentId?: number; threadId?: number } = {}
 ): Promise<FollowUp | null> {
   const report = await latestReport(octokit, repo, pullNumber, me)
   if (report === null) return null
@@ -50,6 +52,18 @@ export async function findEarlierRun(
     pull_number: pullNumber,
     per_page: 100
   })) as unknown as ReviewComment[]
+  const others = all.filter((c) => c.id !== command.commentId)
+  // A reply in a finding's thread uses that thread: the finding, and that thread's replies.
+  const root =
+    command.threadId === undefined
+      ? undefined
+      : others.find(
+          (c) =>
+            c.id === command.threadId &&
+            c.pull_request_review_id === report.id &&
+            c.user?.login === me.login
+        )
+  const comments = discussionSince(others, report.id, me, report.submittedAt, root?.id)
   return {
     runId: where.runId,
     artifact: where.artifact,
@@ -58,20 +72,32 @@ export async function findEarlierRun(
       headSha: report.marker.headSha,
       diffSha256: report.marker.diffSha256,
       reviewUrl: `${serverUrl}/${repo.owner}/${repo.repo}/pull/${pullNumber}#pullrequestreview-${report.id}`,
-      comments: discussionSince(all, report.id, me, report.submittedAt)
+      comments,
+      ...(root !== undefined
+        ? {
+            thread: {
+              path: root.path,
+              line: root.line ?? root.original_line ?? null,
+              finding: root.body
+            }
+          }
+        : {})
     }
   }
 }
 
 /**
  * The replies in the threads of review `reviewId`'s own inline comments (the findings the action
- * posted), by people (not the action, not a bot), posted at or after `since`, oldest first.
+ * posted), by people (not the action, not a bot), posted at or after `since`, oldest first; with
+ * `thread`, that thread's only.
  */
 export function discussionSince(
   comments: readonly ReviewComment[],
   reviewId: number,
   me: Identity,
-  since: string | null
+  since: string | null,
+  /** Only this thread (the id of its first comment). */
+  thread?: number
 ): DiscussionComment[] {
   const roots = new Map(
     comments
@@ -84,6 +110,7 @@ export function discussionSince(
       (c) =>
         c.in_reply_to_id !== undefined &&
         roots.has(c.in_reply_to_id) &&
+        (thread === undefined || c.in_reply_to_id === thread) &&
         c.user !== null &&
         c.user.login !== me.login &&
         c.user.type !== 'Bot' &&

@@ -362,7 +362,7 @@ export async function commandMode(read: InputReader, log: Logger, env: ModeEnv):
   const cmd = runCommand(ctx) ?? dispatchCommand(ctx, inputs.pullRequest, read(INPUT.task))
   if (cmd === null) {
     log.info(
-      `command: this ${ctx.eventName || 'event'} is neither an /airlock run comment nor a manual run with pull-request`
+      `command: this ${ctx.eventName || 'event'} is neither an /airlock run comment (or a reply in a review thread) nor a manual run with pull-request`
     )
     return
   }
@@ -375,7 +375,11 @@ export async function commandMode(read: InputReader, log: Logger, env: ModeEnv):
         { owner: ctx.owner, repo: ctx.repo },
         cmd.pullNumber,
         await resolveIdentity(octokit, inputs.appSlug),
-        ctx.serverUrl
+        ctx.serverUrl,
+        {
+          ...(cmd.commentId !== undefined ? { commentId: cmd.commentId } : {}),
+          ...(cmd.threadId !== undefined ? { threadId: cmd.threadId } : {})
+        }
       )
     : null
   await acknowledgeCommand(writes, ctx, cmd, decision, log, runUrl(ctx), followUp?.context.runId)

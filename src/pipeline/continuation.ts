@@ -146,7 +146,9 @@ export function continuationTask(
   instructions: string,
   earlier: Pick<EarlierRun, 'runId' | 'task' | 'answer' | 'outcome'>,
   carry: { note: string },
-  comments: readonly DiscussionComment[]
+  comments: readonly DiscussionComment[],
+  /** The command was a reply in the thread of this finding. */
+  thread?: ContinueContext['thread']
 ): string {
   const quote = (text: string, max: number): string => codeBlock(cut(text, max), 'text')
   const parts = [
@@ -170,15 +172,25 @@ export function continuationTask(
       ? '(none: the earlier run gave no answer)'
       : quote(earlier.answer, MAX_EARLIER_ANSWER_CHARS)
   ]
-  parts.push('', `### Review comments on the earlier findings since (${comments.length})`, '')
+  const place = (p: string | null, line: number | null): string =>
+    p !== null
+      ? ` on ${revealHidden(p).replace(/[\r\n`]/g, ' ')}${line !== null ? `:${line}` : ''}`
+      : ''
+  if (thread !== undefined)
+    parts.push(
+      '',
+      `### The finding these instructions answer (they were posted in its thread${place(thread.path, thread.line)})`,
+      '',
+      quote(thread.finding, 2000)
+    )
+  parts.push(
+    '',
+    `### Review comments ${thread !== undefined ? 'in that thread' : 'on the earlier findings'} since (${comments.length})`,
+    ''
+  )
   if (comments.length === 0) parts.push('(none)')
-  for (const c of comments) {
-    const where =
-      c.path !== null
-        ? ` on ${revealHidden(c.path).replace(/[\r\n`]/g, ' ')}${c.line !== null ? `:${c.line}` : ''}`
-        : ''
-    parts.push(`Comment by ${c.author}${where}:`, '', quote(c.body, 2000), '')
-  }
+  for (const c of comments)
+    parts.push(`Comment by ${c.author}${place(c.path, c.line)}:`, '', quote(c.body, 2000), '')
   return parts.join('\n').trimEnd() + '\n'
 }
 
@@ -204,7 +216,10 @@ export async function withContinuation(inputs: Inputs): Promise<Inputs> {
   }
   return {
     ...inputs,
-    task: { ...inputs.task, text: continuationTask(inputs.task.text, earlier, { note }, comments) },
+    task: {
+      ...inputs.task,
+      text: continuationTask(inputs.task.text, earlier, { note }, comments, from.context?.thread)
+    },
     continuation: { record, patch: carried ? earlier.patch : null }
   }
 }

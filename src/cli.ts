@@ -8,6 +8,7 @@ import { defaultContext } from './inputs/context.js'
 import { runPipeline } from './pipeline/run.js'
 import { withContinuation } from './pipeline/continuation.js'
 import { printablePlan, resolvePlan } from './pipeline/resolve.js'
+import { plannedTier } from './pipeline/isolation.js'
 import { planRun, secretsOf } from './plan.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
 import { stripHidden } from './text-filter.js'
@@ -47,9 +48,11 @@ export async function main(argv: string[]): Promise<number> {
   const runtime = new DockerRuntime()
   if (command === 'plan') {
     // The plan the run would use: resolved on the engine, or with what the engine must decide.
-    const resolved = await resolvePlan(plan, runtime).catch((error: unknown) => {
+    const resolved = await resolvePlan(plan, runtime).catch(async (error: unknown) => {
       if (error instanceof ConfigurationError) throw error
       return {
+        // What auto would choose from the run's risk (git only); the engine serves it or not.
+        ...(plan.isolation !== null ? { planned: await plannedTier(plan) } : {}),
         undecided: `the engine did not answer (${errorMessage(error)}); the runtime is decided when the run starts`
       }
     })

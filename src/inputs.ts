@@ -272,7 +272,9 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       read,
       given,
       policy.policy.values[FALLBACK_INPUT] ?? null,
-      ctx.event.pullRequest?.fork ?? null
+      ctx.event.pullRequest?.fork ?? null,
+      // The CLI's event (no name): a run without a base compares with the default branch.
+      ctx.event.name === ''
     ),
     task: taskInput(INPUT.task, read(INPUT.task), workspace),
     ...continueFromInput(read, workspace),

@@ -1,8 +1,11 @@
 // isolation against the real daemon: auto's choice is what the containers ran with (read back from
 // inspect); a tier the daemon cannot provide for the run fails closed before any container starts.
+import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
+import * as path from 'node:path'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { BUSYBOX, docker, imageId, leftovers, makeWorkspace, runAirlock } from '../support/run.js'
+import { GIT_TEST_ENV } from '../support/git.js'
 
 /** The real daemon, seen as one that has gVisor only without network (no runsc-net entry). */
 class WithoutGvisorNetwork extends DockerRuntime {
@@ -16,6 +19,8 @@ class WithoutGvisorNetwork extends DockerRuntime {
 describe('isolation tiers', () => {
   test('auto with no base to compare chooses gVisor, and the agent ran under runsc', async () => {
     const ws = makeWorkspace({ 'README.md': 'x\n' })
+    // No base given and no default branch to compare with (no origin/HEAD, main or master).
+    execFileSync('git', ['branch', '-m', 'main', 'develop'], { cwd: path.join(ws, 'repo') })
     const run = await runAirlock(ws, { isolation: 'auto', 'agent-command': 'echo hi > out.txt' })
     expect(run.report.outcome).toBe('success')
     expect(run.report.isolation).toMatchObject({
@@ -23,10 +28,31 @@ describe('isolation tiers', () => {
       tier: 'runsc',
       fellBackFrom: null
     })
-    expect(run.report.isolation?.reasons.join('; ')).toMatch(/dependency changes unknown/)
+    expect(run.report.isolation?.reasons.join('; ')).toMatch(
+      /no base to compare with \(no --policy-base given, .* no local main or master branch; give --policy-base BRANCH\): dependency changes unknown/
+    )
     expect(run.report.sandbox.runtime).toBe('runsc')
     expect(run.report.sandbox.applied?.runtime).toBe('runsc')
     expect(run.report.runner?.runtime).toBe('runsc')
+    fs.rmSync(ws, { recursive: true, force: true })
+  }, 120_000)
+
+  test('locally without a base, auto compares with the default branch: a change that touches no dependency runs on runc', async () => {
+    const ws = makeWorkspace({ 'README.md': 'x\n', 'package.json': '{"name":"a"}\n' })
+    const repo = path.join(ws, 'repo')
+    const git = (...args: string[]): void => {
+      execFileSync('git', args, { cwd: repo, env: GIT_TEST_ENV })
+    }
+    git('checkout', '-qb', 'feature')
+    fs.writeFileSync(path.join(repo, 'README.md'), 'y\n')
+    git('commit', '-qam', 'docs')
+    const run = await runAirlock(ws, { isolation: 'auto', 'agent-command': 'echo hi > out.txt' })
+    expect(run.report.outcome).toBe('success')
+    expect(run.report.isolation).toMatchObject({ requested: 'auto', tier: 'runc' })
+    expect(run.report.isolation?.reasons).toEqual([
+      'same-repository change without network, credentials or dependency changes (compared with main)'
+    ])
+    expect(run.report.sandbox.applied?.runtime).toBe('runc')
     fs.rmSync(ws, { recursive: true, force: true })
   }, 120_000)
 

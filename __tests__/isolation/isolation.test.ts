@@ -33,6 +33,24 @@ describe('isolation: auto', () => {
       /touches dependencies or install scripts \(package.json, web\/yarn.lock\)/
     ],
     ['no base to compare', { dependencyChanges: null }, 'runsc', /dependency changes unknown/],
+    [
+      'no base, and why',
+      { dependencyChanges: null, noBase: 'no local main or master branch' },
+      'runsc',
+      /^no base to compare with \(no local main or master branch\): dependency changes unknown$/
+    ],
+    [
+      "compared with the repository's default branch: no dependency change",
+      { comparedWith: 'main' },
+      'runc',
+      /^same-repository change without network, credentials or dependency changes \(compared with main\)$/
+    ],
+    [
+      "compared with the repository's default branch: a dependency change",
+      { comparedWith: 'origin/trunk', dependencyChanges: ['package.json'] },
+      'runsc',
+      /touches dependencies or install scripts against origin\/trunk \(package.json\)/
+    ],
     ['not a pull request (CLI) with a base', { fork: null }, 'runc', /same-repository/]
   ])('%s → %s', (_name, facts, tier, reason) => {
     const d = chooseTier({ ...SAFE, ...facts })
@@ -226,7 +244,13 @@ describe('inputs and the event', () => {
       (n) => ({ ...base, isolation: 'auto' })[n],
       ctx({}, 'isolation-fallback: runc\n')
     )
-    expect(i.isolation).toEqual({ requested: 'auto', fallback: 'runc', fork: null })
+    // Locally (no event) a run without a base compares with the default branch.
+    expect(i.isolation).toEqual({
+      requested: 'auto',
+      fallback: 'runc',
+      fork: null,
+      compareWithDefaultBranch: true
+    })
     expect(() =>
       getInputs((n) => ({ ...base, isolation: 'auto', 'isolation-fallback': 'runc' })[n], ctx())
     ).toThrow(/isolation-fallback: is read from the policy file/)

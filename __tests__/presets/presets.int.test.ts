@@ -129,6 +129,8 @@ test('claude-code: Claude Code from npm edits the demo repository through the pr
   expect(t.models).toContain('claude-stub-model')
   expect(t.tokens.input).toBeGreaterThanOrEqual(240)
   expect(report.cost.tokens).toMatchObject(t.tokens)
+  // Its answer: Claude Code's own final `result`, read from its stream-json events.
+  expect(report.agent.message).toMatchObject({ source: 'cli', text: 'Wrote GREETING.md.' })
 }, 600_000)
 
 test('codex: Codex from npm edits the demo repository through the proxy', async () => {
@@ -140,6 +142,8 @@ test('codex: Codex from npm edits the demo repository through the proxy', async 
   expect(t.models).toEqual(['gpt-stub-model'])
   expect(t.tokens.input).toBe(200 * t.requests)
   expect(report.cost.tokens).toMatchObject(t.tokens)
+  // Its answer: Codex's own final agent message, read from its --json events.
+  expect(report.agent.message).toMatchObject({ source: 'cli', text: 'Wrote GREETING.md.' })
 }, 600_000)
 
 test('gemini-cli: Gemini CLI from npm edits the demo repository through the proxy', async () => {
@@ -153,6 +157,8 @@ test('gemini-cli: Gemini CLI from npm edits the demo repository through the prox
   expect(t.models).toContain('gemini-stub-model')
   expect(t.tokens.input).toBeGreaterThanOrEqual(300)
   expect(report.cost.tokens).toMatchObject(t.tokens)
+  // Its answer: Gemini CLI's own final message, read from its stream-json events.
+  expect(report.agent.message).toMatchObject({ source: 'cli', text: 'Wrote GREETING.md.' })
 }, 600_000)
 
 test('claude-code runs commands: the stub model has the CLI run the tests, then hand back its answer and findings', async () => {

@@ -4,6 +4,7 @@
 import { renderComment } from '../../src/report/comment.js'
 import { renderEgress } from '../../src/report/egress.js'
 import { validateReport } from '../../src/report/schema.js'
+import { emptyPhase } from '../../src/report/report.js'
 import type { Report } from '../../src/report/report.js'
 import { sampleReport } from './sample.js'
 
@@ -141,6 +142,48 @@ describe('the run, as a maintainer reads it', () => {
     expect(md).toContain(
       '**Egress:** 0 allowed, 0 denied for the agent (install: 15 allowed, 0 denied)'
     )
+  })
+
+  test('the resolved dependency tree: one short line per tree, its count and hash; hostile names inert', () => {
+    const r = sampleReport()
+    r.setup = {
+      command: 'npm install',
+      phase: { ...emptyPhase('npm install'), durationMs: 2000, exitCode: 0 },
+      presets: [],
+      allowHosts: [],
+      egress: null,
+      lockfiles: [],
+      resolved: {
+        trees: [
+          {
+            kind: 'npm',
+            path: 'node_modules/.package-lock.json',
+            sha256: 'ab'.repeat(32),
+            total: 42,
+            packages: ['left-pad@1.0.0']
+          },
+          {
+            kind: 'python',
+            path: '<b>@team</b>',
+            sha256: null,
+            total: 0,
+            packages: [],
+            note: 'goes through a symlink; not followed'
+          }
+        ]
+      },
+      changedFiles: [],
+      changedTotal: 0
+    }
+    expect(validateReport(r).errors).toEqual([])
+    const md = renderComment(r, '')
+    const line = md.split('\n').find((l) => l.startsWith('**Install:**')) ?? ''
+    expect(line).toContain(
+      'resolved: 42 npm packages in <code>node\\_modules/.package-lock.json</code> (sha256 <code>abababababab</code>)'
+    )
+    expect(line).toMatch(/python .*not read: goes through a symlink; not followed/)
+    expect(line).not.toContain('<b>')
+    expect(line).not.toContain('@team')
   })
 
   test('the Run table has a header and one model row', () => {

@@ -537,3 +537,101 @@ EOF`
     expect(registryRequests(poisoned.out)).toBeGreaterThan(0)
   }, 300_000)
 })
+
+describe('a Node project without a committed lockfile', () => {
+  /** The shape of many libraries: `.npmrc` names the registry, the lockfile is ignored. */
+  function noLockfileWorkspace(): string {
+    const ws = fs.mkdtempSync(path.join(tmp, 'nolock-'))
+    const repo = path.join(ws, 'repo')
+    fs.mkdirSync(repo)
+    const files: Record<string, string> = {
+      '.gitignore': 'node_modules/\npackage-lock.json\n',
+      '.npmrc': 'registry=http://registry.test:4873/\n',
+      'package.json': JSON.stringify(
+        {
+          name: 'nolock',
+          version: '1.0.0',
+          private: true,
+          dependencies: { 'left-pad': '^1.0.0', 'airlock-demo-dep': '^1.0.0' }
+        },
+        null,
+        2
+      ),
+      'test.js': "require('assert').strictEqual(require('left-pad')('7', 3), '  7')\n"
+    }
+    for (const [f, text] of Object.entries(files)) fs.writeFileSync(path.join(repo, f), text)
+    for (const args of [
+      ['init', '-q', '-b', 'main'],
+      ['add', '-A'],
+      ['commit', '-q', '-m', 'no lockfile']
+    ])
+      execFileSync('git', args, { cwd: repo, env: GIT_TEST_ENV })
+    fs.mkdirSync(path.join(ws, 'image'))
+    fs.writeFileSync(path.join(ws, 'image', 'Dockerfile'), `FROM ${agentImage}\n`)
+    return ws
+  }
+
+  test('the documented `npm install`: the resolved tree is recorded; the second run (warm cache) makes zero registry requests', async () => {
+    const ws = noLockfileWorkspace()
+    const cacheRoot = path.join(ws, 'cache')
+    const inputs = {
+      dockerfile: 'image/Dockerfile',
+      'image-cache': 'off',
+      // As docs/setup.md writes it: no --no-audit, --no-fund or --prefer-offline by hand.
+      'setup-command': 'npm install',
+      'setup-allow-hosts': 'registry.test:4873',
+      'proxy-image': imageId(NODE_IMAGE),
+      'proxy-network': network,
+      'host-map': `registry.test=${registryIp}`,
+      'agent-command': 'echo "// checked" >> test.js',
+      'test-command': 'node test.js'
+    }
+    /** Every request the install's proxy saw for the registry, allowed or not. */
+    const registryRequests = (out: string): string[] =>
+      fs
+        .readFileSync(path.join(out, 'logs/setup-egress.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('registry.test'))
+    const runs: Awaited<ReturnType<typeof run>>[] = []
+    for (const name of ['nolock-cold', 'nolock-warm']) {
+      const r = await run(ws, uniqueId(name), inputs, cacheRoot)
+      const setupLog = fs.readFileSync(path.join(r.out, 'logs/setup.log'), 'utf8')
+      expect({ outcome: r.report.outcome, reason: r.report.outcomeReason, setupLog }).toMatchObject(
+        { outcome: 'success' }
+      )
+      // The install's lockfile is build output here: the diff holds the agent's change only.
+      expect(r.report.diff.files.map((f) => f.path)).toEqual(['test.js'])
+      expect(r.report.setup?.lockfiles).toEqual([])
+      runs.push(r)
+      // The next run writes the same output folder.
+      fs.renameSync(r.out, path.join(ws, `out-${name}`))
+      r.out = path.join(ws, `out-${name}`)
+    }
+    const [cold, warm] = runs
+    // No lockfile committed: the resolved tree is the evidence of what was installed.
+    const tree = cold.report.setup?.resolved?.trees
+    expect(tree).toEqual([
+      {
+        kind: 'npm',
+        path: 'node_modules/.package-lock.json',
+        sha256: expect.stringMatching(/^[a-f0-9]{64}$/),
+        total: 2,
+        packages: ['airlock-demo-dep@1.0.0', 'left-pad@1.0.0']
+      }
+    ])
+    expect(fs.readFileSync(path.join(cold.out, 'comment.md'), 'utf8')).toContain(
+      `resolved: 2 npm packages in <code>node\\_modules/.package-lock.json</code> (sha256 <code>${tree?.[0].sha256?.slice(0, 12)}</code>)`
+    )
+    // Cold: packages and their metadata came from the registry; no audit or funding request.
+    const coldRequests = registryRequests(cold.out)
+    expect(coldRequests.length).toBeGreaterThan(0)
+    // (npm's audit is a POST of the tree; metadata and tarballs are GETs)
+    expect(coldRequests.filter((l) => !l.includes('"method":"GET"'))).toEqual([])
+    expect(cold.report.setup?.cache).toMatchObject({ restored: null, saved: 'saved' })
+    // Warm: the same tree, and not one request reached the registry.
+    expect(warm.report.setup?.cache).toMatchObject({ restored: cold.report.setup?.cache?.key })
+    expect(warm.report.setup?.resolved?.trees).toEqual(tree)
+    expect(registryRequests(warm.out)).toEqual([])
+    expect(warm.report.setup?.egress?.allowed).toBe(0)
+  }, 300_000)
+})

@@ -2,7 +2,7 @@
 // function of the RunPlan; the whole plan is `airlock plan --json`.
 import * as path from 'node:path'
 import type { RunPlan } from '../plan.js'
-import type { Resolution } from '../pipeline/resolve.js'
+import type { Resolution, Undecided } from '../pipeline/resolve.js'
 import type { HostRule } from '../egress/policy.js'
 import { DEFAULT_PROTECTED_PATHS } from '../path-rules.js'
 
@@ -12,7 +12,7 @@ export interface SummaryContext {
   /** Lines about what the run will need that the plan could not check (a missing key). */
   needs?: string[]
   /** The engine's decision of the runtime, or why there is none yet. */
-  resolution?: Resolution | { undecided: string }
+  resolution?: Resolution | Undecided
 }
 
 const LABEL = 12
@@ -67,7 +67,12 @@ function isolationLines(plan: RunPlan, r: SummaryContext['resolution']): string[
         ? `auto: the tier is chosen from the run's risk${fallback}`
         : `tier ${plan.isolation.requested}${fallback}`
   if (r === undefined) return [asked]
-  if ('undecided' in r) return [asked, r.undecided]
+  if ('undecided' in r)
+    return [
+      asked,
+      ...(r.planned !== undefined ? [`${r.planned.tier}: ${r.planned.reasons.join('; ')}`] : []),
+      r.undecided
+    ]
   const d = r.isolation
   if (d !== null)
     return [

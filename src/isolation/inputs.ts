@@ -14,7 +14,9 @@ export function isolationFor(
   given: InputReader,
   fallback: string | null,
   /** The event's fork decision (src/event.ts); null outside a pull request. */
-  fork: boolean | null
+  fork: boolean | null,
+  /** Run locally (no event): without a base, compare with the repository's default branch. */
+  local = false
 ): { isolation?: IsolationRequest & { fork: boolean | null } } {
   const requested = read(INPUT.isolation)
   if (given(FALLBACK_INPUT) !== undefined)
@@ -41,5 +43,7 @@ export function isolationFor(
       `${INPUT.isolation}/${INPUT.runtime}`,
       'give one of them: isolation chooses the runtime (auto, or a tier by name)'
     )
-  return { isolation: { requested, fallback, fork } }
+  return {
+    isolation: { requested, fallback, fork, ...(local ? { compareWithDefaultBranch: true } : {}) }
+  }
 }

@@ -23,6 +23,11 @@ export interface IsolationRequest {
   requested: string
   /** The runtime to use when the chosen one is not available (policy file only); null: none. */
   fallback: string | null
+  /**
+   * Locally (the CLI, no event): without a base (`policy-base`), compare the head with the
+   * repository's default branch (origin/HEAD, else a local main or master).
+   */
+  compareWithDefaultBranch?: boolean
 }
 
 /** What the decision model looks at; every field is known before any container starts. */
@@ -36,6 +41,10 @@ export interface RiskFacts {
   setup: boolean
   /** Manifests, lockfiles or install scripts the head changes against the base (null: no base known). */
   dependencyChanges: string[] | null
+  /** What the head was compared with when it was not the run's base (the default branch). */
+  comparedWith?: string
+  /** Why there is no base to compare with, when that is known. */
+  noBase?: string
   /** The run needs a network in some container (allowlist, setup-allow-hosts, services). */
   needsNetwork: boolean
 }
@@ -59,15 +68,19 @@ export function chooseTier(facts: RiskFacts): { tier: string; reasons: string[] 
     reasons.push(`${facts.credentials} credential route(s) through the proxy`)
   if (facts.setup) reasons.push('an install phase runs install scripts')
   if (facts.dependencyChanges === null)
-    reasons.push('no base to compare with: dependency changes unknown')
+    reasons.push(
+      `no base to compare with${facts.noBase !== undefined ? ` (${facts.noBase})` : ''}: dependency changes unknown`
+    )
   else if (facts.dependencyChanges.length > 0)
     reasons.push(
-      `the change touches dependencies or install scripts (${facts.dependencyChanges.slice(0, 5).join(', ')}${facts.dependencyChanges.length > 5 ? ', …' : ''})`
+      `the change touches dependencies or install scripts${facts.comparedWith !== undefined ? ` against ${facts.comparedWith}` : ''} (${facts.dependencyChanges.slice(0, 5).join(', ')}${facts.dependencyChanges.length > 5 ? ', …' : ''})`
     )
   if (reasons.length > 0) return { tier: STRONG_TIER, reasons }
   return {
     tier: DEFAULT_TIER,
-    reasons: ['same-repository change without network, credentials or dependency changes']
+    reasons: [
+      `same-repository change without network, credentials or dependency changes${facts.comparedWith !== undefined ? ` (compared with ${facts.comparedWith})` : ''}`
+    ]
   }
 }
 

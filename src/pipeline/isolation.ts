@@ -2,7 +2,7 @@
 // runtime (the pure model is in src/isolation/isolation.ts).
 import type { RunPlan } from '../plan.js'
 import type { Runtime } from '../sandbox/types.js'
-import { git } from '../workspace/git.js'
+import { GitError, git } from '../workspace/git.js'
 import { resolveCommit } from '../workspace/workspace.js'
 import {
   DEPENDENCY_FILES,
@@ -29,13 +29,73 @@ export async function dependencyChanges(
     .filter((p) => p !== '' && DEPENDENCY_FILES(p))
 }
 
+/** A ref of the source repository as a commit, or null when it names none. */
+async function commitOf(repoPath: string, ref: string): Promise<string | null> {
+  try {
+    const out = await git(['rev-parse', '-q', '--verify', '--end-of-options', `${ref}^{commit}`], {
+      cwd: repoPath
+    })
+    return out.stdout.toString('utf8').trim()
+  } catch (error) {
+    if (error instanceof GitError) return null
+    throw error
+  }
+}
+
+/**
+ * What a local run without a base compares `head` with: the merge base of `head` and the
+ * repository's default branch (the remote's, `refs/remotes/origin/HEAD`, else a local `main` or
+ * `master`), as a pull request would be compared; or why there is none.
+ */
+export async function defaultBranchBase(
+  repoPath: string,
+  head: string
+): Promise<{ commit: string; against: string } | { why: string }> {
+  let branch: { ref: string; against: string } | undefined
+  try {
+    const out = await git(['symbolic-ref', '-q', 'refs/remotes/origin/HEAD'], { cwd: repoPath })
+    const ref = out.stdout.toString('utf8').trim()
+    if (ref.startsWith('refs/remotes/') && (await commitOf(repoPath, ref)) !== null)
+      branch = { ref, against: `${ref.slice('refs/remotes/'.length)} (origin/HEAD)` }
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error
+  }
+  for (const name of ['main', 'master']) {
+    if (branch !== undefined) break
+    if ((await commitOf(repoPath, `refs/heads/${name}`)) !== null)
+      branch = { ref: `refs/heads/${name}`, against: name }
+  }
+  if (branch === undefined)
+    return {
+      why: 'no --policy-base given, and the repository has no refs/remotes/origin/HEAD and no local main or master branch; give --policy-base BRANCH'
+    }
+  try {
+    const out = await git(['merge-base', '--end-of-options', branch.ref, head], { cwd: repoPath })
+    return { commit: out.stdout.toString('utf8').trim(), against: branch.against }
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error
+    return {
+      why: `${head} has no common history with ${branch.against}; give --policy-base BRANCH`
+    }
+  }
+}
+
 /** What the tier depends on, from the plan and the source repository (git only, no engine). */
 async function riskFacts(plan: RunPlan, req: IsolationRequest & { fork: boolean | null }) {
   const base = plan.policyFile.commit
   let changes: string[] | null = null
+  let compared: { comparedWith: string } | { noBase: string } | Record<string, never> = {}
   if (base !== null) {
     const head = await resolveCommit(plan.repo.path, plan.repo.ref)
     changes = await dependencyChanges(plan.repo.path, base, head)
+  } else if (req.compareWithDefaultBranch === true) {
+    const head = await resolveCommit(plan.repo.path, plan.repo.ref)
+    const found = await defaultBranchBase(plan.repo.path, head)
+    if ('why' in found) compared = { noBase: found.why }
+    else {
+      changes = await dependencyChanges(plan.repo.path, found.commit, head)
+      compared = { comparedWith: found.against }
+    }
   }
   const facts: RiskFacts = {
     fork: req.fork,
@@ -43,6 +103,7 @@ async function riskFacts(plan: RunPlan, req: IsolationRequest & { fork: boolean 
     credentials: plan.egress?.credentials.length ?? 0,
     setup: plan.setup !== undefined,
     dependencyChanges: changes,
+    ...compared,
     needsNetwork: needsNetwork(plan)
   }
   return facts

@@ -53,8 +53,14 @@ export async function resolvePlan(plan: RunPlan, runtime: Runtime): Promise<Reso
 /** The plan as `airlock plan` prints it: resolved, or with what could not be decided and why. */
 export function printablePlan(
   plan: RunPlan,
-  resolved: ResolvedPlan | { undecided: string }
+  resolved: ResolvedPlan | Undecided
 ): Record<string, unknown> {
   if ('resolution' in resolved) return resolved as unknown as Record<string, unknown>
-  return { ...plan, resolution: { undecided: resolved.undecided } }
+  return { ...plan, resolution: { ...resolved } }
+}
+
+/** A plan the engine could not resolve: why, and the tier the run's risk would ask for. */
+export interface Undecided {
+  undecided: string
+  planned?: { tier: string; reasons: string[] }
 }

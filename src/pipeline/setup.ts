@@ -18,6 +18,7 @@ import { CACHE_ENV, CACHE_MOUNT, openDepsCache } from '../cache/caches.js'
 import type { OpenDepsCache } from '../cache/caches.js'
 import type { CacheStore } from '../cache/store.js'
 import { hashLockfiles } from '../evidence/metadata.js'
+import { readResolvedTrees } from '../evidence/resolved.js'
 import { ownForSandbox } from './phase.js'
 import * as path from 'node:path'
 import type { Scratch } from '../workspace/bounded.js'
@@ -117,6 +118,8 @@ export async function runInstallPhase(
     throw error
   })
   const after = await hashLockfiles(ws.gitDir, ws.startTree, ws.dir)
+  // What the install resolved, from what it left (the evidence when no lockfile is committed).
+  const resolved = await readResolvedTrees(ws.dir)
   // Which tracked files the install changed: its build output is ignored, as in the diff.
   const rules = await baseIgnoreRules(ws.gitDir, ws.startTree)
   const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.startTree, rules, ws.stats)
@@ -133,6 +136,7 @@ export async function runInstallPhase(
       allowHosts: describeAllowHosts(ctx.plan),
       egress,
       lockfiles: mergeHashes(before, after),
+      resolved,
       changedFiles: changed.files.map((f) => f.path),
       changedTotal: changed.totalFiles
     } satisfies SetupReport

@@ -12,6 +12,7 @@ import type { ServiceReport } from '../services/record.js'
 import type { IsolationDecision } from '../isolation/isolation.js'
 import type { CacheUse } from '../cache/record.js'
 import type { LockfileHashes } from '../evidence/lockfiles.js'
+import type { ResolvedTrees } from '../evidence/resolved.js'
 import type { SetupEgress } from '../setup/record.js'
 import type { TestsDiagnosis } from '../evidence/diagnosis.js'
 import type { AgentAnswer } from '../evidence/answer.js'
@@ -213,6 +214,12 @@ export interface SetupReport {
   allowHosts: string[]
   egress: SetupEgress | null
   lockfiles: LockfileHashes[]
+  /**
+   * The dependency tree the install resolved, read from what it left in the workspace (npm's
+   * hidden lockfile, Python's installed distributions): hashed and listed, lockfile or not.
+   * Optional: reports written before this field existed have none.
+   */
+  resolved?: ResolvedTrees
   /** Tracked files the install changed (they show in the diff too; not the agent's doing). */
   changedFiles: string[]
   changedTotal: number

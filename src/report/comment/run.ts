@@ -1,5 +1,5 @@
 // The comment's sections about the run itself: the sandbox it ran in, its cost and its metadata.
-import type { Report } from '../report.js'
+import type { Report, SetupReport } from '../report.js'
 import { bytes, code, t } from './text.js'
 
 /** The model the run used: measured or configured, and the agent's claim when it differs. */
@@ -61,7 +61,23 @@ export function installSection(report: Report): string | null {
       : `egress: ${s.egress.allowed} allowed, ${s.egress.denied} denied${s.egress.deniedHosts.length > 0 ? ` (${s.egress.deniedHosts.map((h) => code(h, 100)).join(', ')})` : ''}`
   )
   if (s.changedTotal > 0) parts.push(`${s.changedTotal} tracked file(s) changed by the install`)
+  const resolved = resolvedLine(s.resolved)
+  if (resolved !== null) parts.push(resolved)
   return parts.join(' · ')
+}
+
+/** The trees the install resolved, one short clause each (the listing is in report.json). */
+function resolvedLine(resolved: SetupReport['resolved']): string | null {
+  const trees = resolved?.trees ?? []
+  if (trees.length === 0) return null
+  const shown = trees.slice(0, 3).map((tr) => {
+    const where = `${tr.total} ${tr.kind} package${tr.total === 1 ? '' : 's'} in ${code(tr.path, 120)}`
+    if (tr.sha256 === null)
+      return `${tr.kind} ${code(tr.path, 120)} not read: ${t(tr.note ?? '', 120)}`
+    return `${where} (sha256 ${code(tr.sha256.slice(0, 12))})`
+  })
+  const rest = trees.length > 3 ? `, and ${trees.length - 3} more` : ''
+  return `resolved: ${shown.join(', ')}${rest}`
 }
 
 /** How long each step and phase took. */

@@ -117,6 +117,21 @@ function knownProperties(schema: Record<string, unknown>, s: Spec): Set<string> 
   return new Set(Object.keys(sch.properties))
 }
 
+/**
+ * The GITHUB_TOKEN permission scope(s) a route needs (any one of them), or undefined for what
+ * every token may read (metadata, collaborators).
+ */
+function scopeOf(template: string): string[] | undefined {
+  const t = template.replace(/^\/repos\/\{owner\}\/\{repo\}/, '')
+  if (/^\/check-(runs|suites)/.test(t)) return ['checks']
+  if (t.startsWith('/actions/')) return ['actions']
+  if (/^\/statuses\/|^\/commits\/\{ref\}\/status/.test(t)) return ['statuses']
+  if (t.startsWith('/pulls')) return ['pull-requests']
+  if (t.startsWith('/issues')) return ['issues', 'pull-requests']
+  if (/^\/(git|contents|commits)\b/.test(t)) return ['contents']
+  return undefined
+}
+
 // ---- state ---------------------------------------------------------------------------------
 
 export interface User {
@@ -224,6 +239,8 @@ export interface RecordedRequest {
   body: unknown
   status: number
   user?: string
+  /** The token the request was made with (a test tells jobs apart by their tokens). */
+  token?: string
 }
 
 export interface Fault {
@@ -248,6 +265,12 @@ export class GitHubStandIn {
   readonly requests: RecordedRequest[] = []
   readonly violations: string[] = []
   readonly tokens = new Map<string, User>()
+  /**
+   * A job token's permissions (scope → read | write), as GitHub gives GITHUB_TOKEN from the job's
+   * `permissions:`: a request outside them is answered 403 as GitHub answers it. A token not in
+   * this map may do anything its user may.
+   */
+  readonly tokenPermissions = new Map<string, Record<string, 'read' | 'write'>>()
   readonly permissions = new Map<string, 'admin' | 'maintain' | 'write' | 'triage' | 'read'>()
   readonly pulls = new Map<number, Pull>()
   readonly reviews: Review[] = []
@@ -583,6 +606,16 @@ export class GitHubStandIn {
     const user = token ? this.tokens.get(token) : undefined
     if (!user) return send(401, { message: 'Bad credentials' })
     record.user = user.login
+    record.token = token
+    const granted = token !== undefined ? this.tokenPermissions.get(token) : undefined
+    const scope = scopeOf(op.template)
+    if (granted !== undefined && scope !== undefined) {
+      const need = method === 'GET' || method === 'HEAD' ? 1 : 2
+      const has = Math.max(
+        ...scope.map((x) => (granted[x] === 'write' ? 2 : granted[x] === 'read' ? 1 : 0))
+      )
+      if (has < need) return send(403, { message: 'Resource not accessible by integration' })
+    }
 
     const fault = this.faults.find(
       (f) => f.times > 0 && f.method === method && f.route === op.template

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js'
-import { escapeMarkdown } from '../report/escape.js'
+import { escapeMarkdown, escapeProductText } from '../report/escape.js'
 import type { GitHubClient } from './client.js'
 import { writerCheck } from './approvers.js'
 import type { EventContext } from './context.js'
@@ -174,7 +174,7 @@ export async function acknowledgeCommand(
     return
   }
   log.warn(`run not started: ${decision.reason}`)
-  await reply(`Agent Airlock: run not started: ${escapeMarkdown(decision.reason)}`)
+  await reply(`Agent Airlock: run not started: ${escapeProductText(decision.reason)}`)
 }
 
 /**

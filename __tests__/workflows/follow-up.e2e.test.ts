@@ -3,7 +3,7 @@
  * examples/comment-run.yml on `issue_comment` (the default branch's file), its command job, then
  * .github/workflows/agent-run.yml's run and publish jobs, with `agent: claude-code` — the real
  * Claude Code in the preset's image, through the egress proxy to the scripted stub of the
- * Messages API (fixtures/egress/stub-server.mjs, "the comment-run conversation").
+ * Messages API (fixtures/egress/stub-server.mjs with STUB_SCRIPT=conversation).
  *
  * A writer's `/airlock run fix the failing test` runs on the fork's head: the agent fixes
  * greet.mjs, answers, and leaves a finding on it; the writer replies on that finding. A follow-up
@@ -54,7 +54,8 @@ beforeAll(async () => {
   fs.chmodSync(tmp, 0o755)
   makeCerts(path.join(tmp, 'certs'))
   ca = fs.readFileSync(path.join(tmp, 'certs', 'ca.crt'), 'utf8')
-  stubs = await startStubs(docker, path.join(tmp, 'certs'))
+  // The stub model plays the conversation (STUB_SCRIPT=conversation).
+  stubs = await startStubs(docker, path.join(tmp, 'certs'), { script: 'conversation' })
   results = await startResultsService()
 }, 300_000)
 afterAll(async () => {

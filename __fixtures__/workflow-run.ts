@@ -22,6 +22,9 @@
  *                              `installation-id`.
  * A `uses: ./…` step gets its inputs as the runner gives them: every `action.yml` default
  * (expressions evaluated), then the step's `with:` values (actionInputs).
+ * With `apiJobs`, the job is what the Actions API lists for the run while it runs (`GET
+ * /actions/runs/{run_id}/jobs`): added in progress when it starts, each step in progress when it
+ * starts and completed when it ends, the job completed with its conclusion at its end.
  */
 import { spawn, execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
@@ -30,6 +33,7 @@ import * as path from 'node:path'
 import { DefaultArtifactClient } from '@actions/artifact'
 import YAML from 'yaml'
 import { NODE } from './action-harness.js'
+import type { WorkflowJob } from './github-stand-in.js'
 import {
   ROOT,
   asString,
@@ -66,6 +70,23 @@ export interface RunnerSetup {
   artifactRuns?: Record<string, Record<string, string>>
   /** GitHub Apps whose installation token create-github-app-token mints, by client id. */
   apps?: Record<string, { privateKey: string; slug: string; token: string; installationId: string }>
+  /** The run's jobs as the Actions API lists them (the stand-in's `workflowJobs` of the run). */
+  apiJobs?: {
+    list: WorkflowJob[]
+    /** The calling job's id: a called workflow's job is listed as `<caller> / <job>`. */
+    caller?: string
+    /**
+     * Called when a step's process has ended, before the API shows the step completed (on GitHub
+     * the API lags the runner too): a test looks at the run while the step is still in progress.
+     */
+    beforeStepCompletes?: (job: WorkflowJob, step: string) => Promise<void>
+  }
+}
+
+/** The name GitHub shows for a step: its `name:`, else `Run <uses or the command's first line>`. */
+function stepName(step: EvaluatedStep): string {
+  if (step.name !== undefined && step.name !== '') return step.name
+  return `Run ${step.uses ?? (step.run ?? '').trim().split('\n')[0]}`
 }
 
 export interface StepResult {
@@ -258,9 +279,32 @@ export async function runJob(
   const runner = { os: 'Linux', temp }
   const evaluated = (): EvaluatedStep[] => jobSteps(w, jobId, { ...ctx, runner, steps: stepsCtx })
   const count = evaluated().length
+  const apiJob: WorkflowJob | undefined =
+    setup.apiJobs === undefined
+      ? undefined
+      : {
+          id: 90_000 + setup.apiJobs.list.length,
+          name: setup.apiJobs.caller !== undefined ? `${setup.apiJobs.caller} / ${jobId}` : jobId,
+          status: 'in_progress',
+          conclusion: null,
+          started_at: new Date().toISOString(),
+          steps: [
+            { name: 'Set up job', status: 'completed', number: 1 },
+            ...evaluated().map((s, n) => ({
+              name: stepName(s),
+              status: 'queued' as const,
+              number: n + 2
+            })),
+            { name: 'Complete job', status: 'queued', number: count + 2 }
+          ]
+        }
+  if (apiJob !== undefined) setup.apiJobs?.list.push(apiJob)
   for (let i = 0; i < count; i++) {
     const step = evaluated()[i]
+    const apiStep = apiJob?.steps[i + 1]
+    if (apiStep !== undefined) apiStep.status = 'in_progress'
     if (failed || !step.runs) {
+      if (apiStep !== undefined) apiStep.status = 'completed'
       steps.push({
         step,
         skipped: true,
@@ -345,11 +389,20 @@ export async function runJob(
       throw new Error(`${w.file}:${jobId}: no emulation of ${step.uses}`)
     }
     const outputs = parseFileCommands(fs.readFileSync(outputFile, 'utf8'))
+    if (apiJob !== undefined && apiStep !== undefined) {
+      await setup.apiJobs?.beforeStepCompletes?.(apiJob, apiStep.name)
+      apiStep.status = 'completed'
+    }
     if (step.id !== undefined) stepsCtx[step.id] = { outputs }
     if (result.code !== 0 && !step.continueOnError) failed = true
     steps.push({ step, skipped: false, ...result, outputs, environment: runnerEnv, inputs })
   }
   fs.rmSync(temp, { recursive: true, force: true })
+  if (apiJob !== undefined) {
+    for (const s of apiJob.steps) s.status = 'completed'
+    apiJob.conclusion = failed ? 'failure' : 'success'
+    apiJob.status = 'completed'
+  }
   return {
     ran: true,
     ...(environment !== undefined ? { environment } : {}),

@@ -200,6 +200,8 @@ export function jobRuns(w: LoadedWorkflow, jobId: string, ctx: Contexts): boolea
 export interface EvaluatedStep {
   index: number
   id?: string
+  /** The step's `name:` (not evaluated: the workflows' names are plain text). */
+  name?: string
   uses?: string
   run?: string
   runs: boolean
@@ -256,6 +258,7 @@ export function jobSteps(w: LoadedWorkflow, jobId: string, ctx: Contexts): Evalu
       continueOnError:
         continueToken === undefined ? false : asString(valueOf(continueToken, ctx)) === 'true',
       id: get(s, 'id')?.value as string | undefined,
+      name: get(s, 'name')?.value as string | undefined,
       uses: get(s, 'uses')?.value as string | undefined,
       run: get(s, 'run')?.value as string | undefined,
       runs:

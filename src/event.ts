@@ -35,6 +35,8 @@ export interface RunEvent {
   payload: Record<string, unknown>
   /** GITHUB_REPOSITORY split, when it is owner/name. */
   repository?: { owner: string; repo: string }
+  /** GITHUB_SHA: the commit the workflow run is for (the merge commit on pull_request). */
+  sha?: string
   /** GITHUB_REF, e.g. refs/heads/main or refs/pull/7/merge. */
   ref?: string
   /** GITHUB_REF_NAME: the branch a workflow_dispatch ran on. */
@@ -128,6 +130,7 @@ export function parseEvent(env: NodeJS.ProcessEnv, payloadText: string | undefin
     name,
     payload,
     ...(m ? { repository: { owner: m[1], repo: m[2] } } : {}),
+    ...(sha(env.GITHUB_SHA) !== undefined ? { sha: env.GITHUB_SHA } : {}),
     ...(str(env.GITHUB_REF) !== undefined ? { ref: env.GITHUB_REF } : {}),
     ...(str(env.GITHUB_REF_NAME) !== undefined ? { refName: env.GITHUB_REF_NAME } : {}),
     ...(defaultBranch !== undefined ? { defaultBranch } : {}),

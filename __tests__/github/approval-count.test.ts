@@ -15,6 +15,7 @@ const DIFF = 'ab'.repeat(32)
 const SHORT = DIFF.slice(0, 12)
 const person = (login: string, more: Partial<Candidate> = {}): Candidate => ({
   login,
+  diffPrefix: '1a2b3c4d5e6f',
   acknowledges: false,
   protectedApprover: false,
   author: false,
@@ -64,7 +65,7 @@ describe('counting approvals', () => {
   test('a protected change stays pending after a plain approval, with the reason; the acknowledged one turns it green', () => {
     const plain = countApproval(fresh(true), rules(1), person('alice'))
     expect(plain.done).toBe(false)
-    expect(plain.done ? '' : plain.reason).toMatch(/\/airlock approve <diff> protected/)
+    expect(plain.done ? '' : plain.reason).toMatch(/`\/airlock approve 1a2b3c4d5e6f protected`/)
     expect(
       countApproval(plain.tally, rules(1), person('alice', { acknowledges: true }))
     ).toMatchObject({ done: true })

@@ -1,5 +1,5 @@
 import { neutralizeLine } from '../../src/github/logger.js'
-import { codeBlock, escapeMarkdown } from '../../src/report/escape.js'
+import { codeBlock, escapeMarkdown, escapeProductText } from '../../src/report/escape.js'
 import { stripHidden } from '../../src/text-filter.js'
 
 describe('neutralizeLine', () => {
@@ -37,5 +37,28 @@ describe('escaping', () => {
     const block = codeBlock('```\n</details>\n````')
     expect(block.startsWith('`````')).toBe(true)
     expect(block.split('\n').at(-1)).toBe('`````')
+  })
+})
+
+describe('escapeProductText: a reason in a reply', () => {
+  test('a command to copy stays a code span; the text around it is escaped', () => {
+    expect(
+      escapeProductText(
+        'this change touches protected paths; approve it with `/airlock approve 1a2b3c4d5e6f protected` to acknowledge them'
+      )
+    ).toBe(
+      'this change touches protected paths; approve it with `/airlock approve 1a2b3c4d5e6f protected` to acknowledge them'
+    )
+    expect(escapeProductText('say what to do: `/airlock run <task>`')).toBe(
+      'say what to do: `/airlock run <task>`'
+    )
+  })
+  test('outside code spans, mentions, HTML and links are inert; a span cannot be broken out of', () => {
+    const out = escapeProductText('@alice opened <b>this</b> see https://x.test `a\u202eb` and `')
+    expect(out).not.toMatch(/@alice|<b>|https:\/\//)
+    expect(out).toContain('@\u2060alice')
+    expect(out).not.toContain('\u202e')
+    // The lone backtick at the end is escaped text, not the start of a span.
+    expect(out.endsWith('and \\`')).toBe(true)
   })
 })

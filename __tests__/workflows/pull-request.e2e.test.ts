@@ -13,23 +13,29 @@
  * (the preset's route pointed at the stub, the stub's CA). Everything else is the files' own.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import Docker from 'dockerode'
 import YAML from 'yaml'
-import {
-  PEOPLE,
-  PR_NUMBER,
-  TOKEN,
-  gitIn,
-  makeWorld,
-  webhook
-} from '../../__fixtures__/action-harness.js'
+import { PEOPLE, PR_NUMBER, TOKEN, gitIn, webhook } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
 import type { User } from '../../__fixtures__/github-stand-in.js'
+import {
+  SECRET,
+  approveRun as approveWith,
+  gate as gateOf,
+  jobLog as log,
+  makePullRequestWorld,
+  pullRequestPayload,
+  pullRequestRun as runWith,
+  remoteOf,
+  runnerSetup as runnerOf,
+  startModelStage,
+  stopModelStage,
+  updatePullRefs as refreshPullRefs,
+  type ModelStage
+} from '../../__fixtures__/preset-run.js'
 import { runJob, type JobResult, type RunnerSetup } from '../../__fixtures__/workflow-run.js'
 import {
   ROOT,
@@ -44,29 +50,15 @@ import {
   startDockerRegistry,
   stopDockerRegistry
 } from '../../scripts/docker-registry.mjs'
-import { startResultsService } from '../support/results-service.js'
-import type { ResultsService } from '../support/results-service.js'
-import { imageId, makeCerts, readTree, startStubs, type StubNet } from '../egress/helpers.js'
+import { imageId, readTree } from '../egress/helpers.js'
 
-const docker = new Docker()
-const SECRET = `sk-ant-canary-${randomBytes(12).toString('hex')}`
-let tmp: string
-let stubs: StubNet
-let ca: string
-
+let stage: ModelStage
 beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-workflow-e2e-'))
-  fs.chmodSync(tmp, 0o755)
-  makeCerts(path.join(tmp, 'certs'))
-  ca = fs.readFileSync(path.join(tmp, 'certs', 'ca.crt'), 'utf8')
-  stubs = await startStubs(docker, path.join(tmp, 'certs'))
-  // One results service (and its Azurite) for the file, emptied after each test.
-  results = await startResultsService()
+  // The model stub and one results service (and its Azurite) for the file, emptied after each test.
+  stage = await startModelStage()
 }, 300_000)
 afterAll(async () => {
-  await results?.close()
-  await stubs?.remove()
-  fs.rmSync(tmp, { recursive: true, force: true })
+  await stopModelStage(stage)
 }, 60_000)
 
 /** examples/policy/airlock.yml for this repository (see beforeEach). */
@@ -138,13 +130,12 @@ s.on('error', (e) => { console.error('db unreachable: ' + e.message); process.ex
 `
 
 let world: World
-let results: ResultsService
 let head: string
 let base: string
 let merge: string
 
 beforeEach(async () => {
-  world = await makeWorld({
+  const made = await makePullRequestWorld({
     'README.md': '# hello\n',
     // The example policy, on the base branch where the action reads it, naming an approver;
     // without its install phase and database, which this repository has no use for (no
@@ -159,177 +150,40 @@ beforeEach(async () => {
     '.github/airlock/Dockerfile': `ARG BASE=busybox@sha256:${'0'.repeat(64)}\nFROM \${BASE}\nCOPY agent /bin/\n`,
     '.github/airlock/agent': { content: '#!/bin/sh\necho hello > GREETING.md\n', exec: true }
   })
-  const ws = world.workspace
-  gitIn(ws, ['checkout', '-q', 'feature'])
-  fs.writeFileSync(path.join(ws, 'feature.txt'), 'from the pull request\n')
-  gitIn(ws, ['add', 'feature.txt'])
-  gitIn(ws, ['commit', '-q', '-m', 'feature work'])
-  gitIn(ws, ['checkout', '-q', 'main'])
-  fs.writeFileSync(path.join(ws, 'main.txt'), 'main moved on\n')
-  gitIn(ws, ['add', 'main.txt'])
-  gitIn(ws, ['commit', '-q', '-m', 'main work'])
-  gitIn(ws, ['push', '-q', remote(), 'main', 'feature'])
-  updatePullRefs()
+  world = made.world
+  ;({ head, base, merge } = made.refs)
 })
 
-/** GitHub's side after a push: refs/pull/N/head and a fresh merge commit in refs/pull/N/merge. */
+/** GitHub's side after a push (see updatePullRefs in __fixtures__/preset-run.ts). */
 function updatePullRefs(): void {
-  const ws = world.workspace
-  gitIn(ws, ['fetch', '-q', remote(), '+refs/heads/*:refs/remotes/gh/*'])
-  const before = world.api.activity.at(-1)?.after ?? world.base
-  head = gitIn(ws, ['rev-parse', 'refs/remotes/gh/feature']).trim()
-  base = gitIn(ws, ['rev-parse', 'refs/remotes/gh/main']).trim()
-  // GitHub's activity list: the opener pushed the pull request's branch.
-  if (!world.api.activity.some((a) => a.after === head))
-    world.api.recordPush('feature', before, head, PEOPLE.author, 'push')
-  gitIn(ws, ['checkout', '-q', '--detach', base])
-  gitIn(ws, ['merge', '-q', '--no-ff', '-m', `Merge ${head} into ${base}`, head])
-  merge = gitIn(ws, ['rev-parse', 'HEAD']).trim()
-  gitIn(ws, [
-    'push',
-    '-q',
-    '-f',
-    remote(),
-    `${head}:refs/pull/${PR_NUMBER}/head`,
-    `${merge}:refs/pull/${PR_NUMBER}/merge`
-  ])
+  ;({ head, base, merge } = refreshPullRefs(world))
 }
 afterEach(async () => {
-  const violations = [...world.api.violations, ...results.violations]
-  results.reset()
+  const violations = [...world.api.violations, ...stage.results.violations]
+  stage.results.reset()
   await world.close()
   expect(violations).toEqual([])
 })
 
-const remote = (): string => path.join(world.root, 'remote.git')
-
-function payload(fork: boolean): Record<string, unknown> {
-  return webhook('pull_request', 'synchronize', (p) => {
-    p.number = PR_NUMBER
-    p.pull_request.number = PR_NUMBER
-    p.pull_request.head.sha = head
-    p.pull_request.head.ref = 'feature'
-    p.pull_request.head.repo.full_name = fork ? 'mallory/hello' : 'octo-org/hello'
-    p.pull_request.base.sha = base
-    p.pull_request.base.ref = 'main'
-    p.pull_request.base.repo.full_name = 'octo-org/hello'
-    p.pull_request.user.login = PEOPLE.author.login
-  })
-}
-
-/** The runner of one workflow run; what this machine lacks is given as described above. */
-function runnerSetup(
+const remote = (): string => remoteOf(world)
+const payload = (fork: boolean): Record<string, unknown> =>
+  pullRequestPayload({ head, base, merge }, fork)
+const runnerSetup = (
   eventName: string,
   event: Record<string, unknown>,
   sha: string,
   ref: string
-): RunnerSetup {
-  return {
-    remote: remote(),
-    root: world.root,
-    eventName,
-    payload: event,
-    sha,
-    ref,
-    apiUrl: world.api.url,
-    token: TOKEN,
-    artifactEnv: results.env,
-    machineInputs: (step) =>
-      step.with.mode !== 'run' && step.with.mode !== 'plan'
-        ? {}
-        : Object.fromEntries(
-            Object.entries({
-              'build-args': `BASE=${imageId('airlock-local/node:24-npm')}`,
-              credentials:
-                'ANTHROPIC=https://api.test:8443|AIRLOCK_AGENT_API_KEY|x-api-key|allow=POST /v1/messages',
-              'host-map': `api.test=${stubs.upstream.ip}`,
-              'upstream-ca': ca,
-              'proxy-image': imageId('airlock-local/node:18'),
-              'proxy-network': stubs.network
-            }).filter(([k]) => (step.with[k] ?? '') === '')
-          )
-  }
-}
-
-/** examples/pull-request.yml on a pull_request event: the run job, then the publish job. */
-async function pullRequestRun(opts: { fork?: boolean; read?: ReadWorkflow } = {}) {
-  const event = payload(opts.fork === true)
-  const runId = String(100000 + Math.floor(Math.random() * 899999))
-  const ctx: Contexts = {
-    github: githubContext('pull_request', event, {
-      sha: merge,
-      ref: `refs/pull/${PR_NUMBER}/merge`,
-      token: TOKEN,
-      runId
-    }),
-    secrets: { ANTHROPIC_API_KEY: SECRET }
-  }
-  const caller = await loadWorkflow('examples/pull-request.yml', opts.read)
-  const call = await resolveCall(caller, 'airlock', ctx, opts.read)
-  const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
-  const setup = runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`)
-  const run = await runJob(call.callee, 'run', inner, setup)
-  const needs = { run: { result: run.result, outputs: run.outputs } }
-  const publish = await runJob(call.callee, 'publish', { ...inner, needs }, setup)
-  return { run, publish, runId }
-}
-
-/**
- * examples/approve.yml on an issue comment `/airlock approve <prefix>` by `user`; the evidence it
- * downloads is the artifact of run `runId` (examples/pull-request.yml's run).
- */
-async function approveRun(user: User, body: string, runId: string): Promise<JobResult> {
-  const event = webhook('issue_comment', 'created', (p) => {
-    p.issue.number = PR_NUMBER
-    p.issue.pull_request = { url: `https://api.github.com/repos/octo-org/hello/pulls/${PR_NUMBER}` }
-    p.comment.body = body
-    p.comment.created_at = new Date().toISOString()
-    p.comment.user.login = user.login
-    p.comment.user.type = user.type
-  })
-  // issue_comment runs on the default branch.
-  const ctx: Contexts = {
-    github: githubContext('issue_comment', event, {
-      sha: base,
-      ref: 'refs/heads/main',
-      token: TOKEN
-    })
-  }
-  const call = await resolveCall(await loadWorkflow('examples/approve.yml'), 'approve', ctx)
-  return runJob(
-    call.callee,
-    'approve',
-    { ...ctx, inputs: call.inputs, secrets: call.secrets },
-    {
-      remote: remote(),
-      root: world.root,
-      eventName: 'issue_comment',
-      payload: event,
-      sha: base,
-      ref: 'refs/heads/main',
-      apiUrl: world.api.url,
-      token: TOKEN,
-      artifactEnv: results.env,
-      artifactRuns: { [runId]: results.env }
-    }
-  )
-}
-
-function gate(sha: string): string[] {
-  return world.api.statuses
-    .filter((s) => s.sha === sha && s.context === 'airlock/approval')
-    .map((s) => s.state)
-}
-
-function log(job: JobResult): string {
-  return job.steps
-    .map((s) => `${s.stdout}\n${s.stderr}`)
-    .join('\n')
-    .slice(-6000)
-}
+): RunnerSetup => runnerOf(stage, world, { eventName, payload: event, sha, ref })
+/** examples/pull-request.yml on a pull_request event (its progress, run and publish jobs). */
+const pullRequestRun = (opts: { fork?: boolean; read?: ReadWorkflow } = {}) =>
+  runWith(stage, world, { head, base, merge }, opts)
+/** examples/approve.yml on `/airlock approve` by `user`; the evidence is run `runId`'s artifact. */
+const approveRun = (user: User, body: string, runId: string): Promise<JobResult> =>
+  approveWith(stage, world, { user, body, runId, base })
+const gate = (sha: string): string[] => gateOf(world, sha)
 
 test('same-repository pull request, agent: claude-code → one review on the head, the gate pending', async () => {
-  const before = (await stubs.seen('upstream')).auth.length
+  const before = (await stage.stubs.seen('upstream')).auth.length
   const { run, publish } = await pullRequestRun()
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
   expect(run.outputs.outcome).toBe('success')
@@ -348,7 +202,7 @@ test('same-repository pull request, agent: claude-code → one review on the hea
   expect([gvisor.skipped, gvisor.code]).toEqual([false, 0])
   expect(gvisor.stderr).toMatch(/already has the gVisor runtimes/)
   expect(action.environment.AIRLOCK_AGENT_API_KEY).toBe(SECRET)
-  expect((await stubs.seen('upstream')).auth.slice(before)).toContain(`x-api-key: ${SECRET}`)
+  expect((await stage.stubs.seen('upstream')).auth.slice(before)).toContain(`x-api-key: ${SECRET}`)
 
   expect([publish.result, log(publish)]).toEqual(['success', expect.any(String)])
   const evidence = path.join(publish.workspace, 'airlock-out')
@@ -529,7 +383,7 @@ test('dry-run: true → the agent runs, nothing is written to GitHub', async () 
   expect(run.outputs.outcome).toBe('success')
   expect(publish.ran).toBe(false)
   expect(world.api.writes()).toEqual([])
-  expect(results.artifacts()).toEqual([])
+  expect(stage.results.artifacts()).toEqual([])
 }, 600_000)
 
 test('a call with setup-command, isolation: runsc and dependency-cache: off → the pinned gVisor step, then the action with those inputs', async () => {

@@ -80,6 +80,8 @@ export function tallyDescription(tally: Tally, required: number, short: string):
 
 export interface Candidate {
   login: string
+  /** The prefix of the diff being approved, as the approval command names it. */
+  diffPrefix: string
   /** The approval says `protected` after the diff prefix. */
   acknowledges: boolean
   /** The login is one of `protected-approvers`. */
@@ -105,7 +107,7 @@ export function acknowledgement(rules: ApprovalRules, c: Candidate): { ok: boole
     ? { ok: true }
     : {
         ok: false,
-        why: `this change touches protected paths; approve it with \`/airlock approve <diff> ${ACKNOWLEDGE}\` to acknowledge them`
+        why: `this change touches protected paths; approve it with \`/airlock approve ${c.diffPrefix} ${ACKNOWLEDGE}\` to acknowledge them`
       }
 }
 

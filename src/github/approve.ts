@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js'
 import { bool, list } from '../input-read.js'
-import { escapeMarkdown } from '../report/escape.js'
+import { escapeProductText } from '../report/escape.js'
 import type { ApprovalRequest } from './approval-request.js'
 import { approverCheck, errorText, writerCheck } from './approvers.js'
 import type { GitHubClient } from './client.js'
@@ -260,6 +260,7 @@ async function countedApproval(
     (await approverCheck(octokit, rules.protectedApprovers, login)) === null
   const count = countApproval(tally, rules, {
     login,
+    diffPrefix: short,
     acknowledges: req.acknowledgesProtected === true,
     protectedApprover,
     author: at.author
@@ -357,7 +358,7 @@ export async function recordApproval(
     {
       ...repo,
       issue_number: req.pullNumber,
-      body: `Agent Airlock: ${what}: ${escapeMarkdown(result.reason)}`
+      body: `Agent Airlock: ${what}: ${escapeProductText(result.reason)}`
     },
     null
   )

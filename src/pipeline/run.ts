@@ -118,9 +118,11 @@ export async function runPipeline(
         plan.repo.ref,
         tmp,
         path.join(bounded.dir, 'workspace'),
-        ownership(plan)
+        { ...ownership(plan), ...(secrets.carry !== undefined ? { carry: secrets.carry } : {}) }
       )
       log.info(`workspace: ${plan.repo.ref} at ${prepared.commit}`)
+      if (plan.continuation !== undefined)
+        log.info(`continues run ${plan.continuation.runId}: ${plan.continuation.note}`)
       return prepared
     })
     report.repo.headSha = ws.commit

@@ -3,9 +3,11 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ConfigurationError } from '../errors.js'
 import type { RunEvent } from '../event.js'
 import { INPUT } from '../input-names.js'
 import { runRef } from '../workspace/event-ref.js'
+import { forkHead } from '../workspace/fork-head.js'
 import { withPreset } from './presets.js'
 
 /** The action's own folder: the bundle runs from dist/, the sources from src/presets/. */
@@ -31,9 +33,10 @@ export async function runInputs(
   context: { preset?: { name: string; dockerfile?: string } }
 }> {
   const { env } = options
+  const repoPath = path.resolve(options.workspace, given(INPUT.path) ?? '.')
   const ref = await runRef({
     given: given(INPUT.ref),
-    repoPath: path.resolve(options.workspace, given(INPUT.path) ?? '.'),
+    repoPath,
     headSha: options.event.pullRequest?.headSha
   })
   const withRef = (name: string): string | undefined => (name === 'ref' ? ref : given(name))
@@ -43,6 +46,18 @@ export async function runInputs(
     ...(options.policyNetwork !== undefined ? { policyNetwork: options.policyNetwork } : {}),
     forkPullRequest: options.event.pullRequest?.fork === true
   })
+  // The caller's own Dockerfile is read from the checkout, the commit the run works on: on a fork's
+  // pull request head it is the fork's, and the runner's engine would build it outside the sandbox.
+  const dockerfile = p.read(INPUT.dockerfile)
+  if (dockerfile !== undefined && dockerfile !== p.dockerfile) {
+    const why = await forkHead({ event: options.event, ref: ref ?? given(INPUT.ref), repoPath })
+    if (why !== undefined) {
+      throw new ConfigurationError(
+        INPUT.dockerfile,
+        `${why}; a Dockerfile from a fork's head is never built (the runner's container engine would run its build steps outside the sandbox). Use an agent preset (\`agent: claude-code\`, \`codex\`, \`gemini-cli\`) or a digest-pinned \`image: name@sha256:...\` built from your default branch instead`
+      )
+    }
+  }
   return {
     read: p.read,
     context:

@@ -27,6 +27,24 @@ export function escapeMarkdown(text: string): string {
 }
 
 /**
+ * The product's own sentence (a refusal's or a pending approval's reason) for a reply: its code
+ * spans, which carry commands to copy such as `/airlock approve 1a2b3c4d5e6f protected`, are kept
+ * as code (inside a code span GitHub renders no mention, link or HTML); everything else is escaped
+ * as any text is, so a login or a value quoted in the reason cannot format or ping.
+ */
+export function escapeProductText(text: string): string {
+  return text
+    .split(/(`[^`\n]{1,200}`)/)
+    .map((part, i) => (i % 2 === 1 ? codeSpan(part.slice(1, -1)) : escapeMarkdown(part)))
+    .join('')
+}
+
+/** A one-line code span: no line breaks, hidden or control characters (shown as escapes). */
+function codeSpan(text: string): string {
+  return `\`${revealHidden(text, { dropAnsi: true }).replace(/[`\r\n]/g, ' ')}\``
+}
+
+/**
  * A fenced code block whose fence is longer than any backtick run inside the text. Inside a fence
  * GitHub renders nothing (no mention, reference, link or HTML), so the text is left as written —
  * NFC-normalised, hidden characters shown as `⟨U+XXXX⟩` — and copies back out unchanged.

@@ -30,6 +30,7 @@ const { values: o } = parseArgs({
   }
 })
 const RUNNER_UID = 1000
+const CASES = o.cases.split(',')
 const TASK = 'Write a file GREETING.md that greets the reader.'
 const say = (m) => process.stderr.write(`[inner] ${m}\n`)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -292,7 +293,8 @@ async function ours(kind) {
     )
     return { side: kind, ok: false }
   }
-  if (kind === 'cold' && !fs.existsSync('/data/agent-image.tar.gz')) saveOwnLayers()
+  if (kind === 'cold' && CASES.includes('restored') && !fs.existsSync('/data/agent-image.tar.gz'))
+    saveOwnLayers()
   let report = null
   try {
     report = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'report.json'), 'utf8'))
@@ -413,9 +415,8 @@ async function baseline(overlap = false) {
   }
 }
 
-const cases = o.cases.split(',')
 for (let r = 0; r < Number(o.rounds); r++) {
-  for (const c of cases) {
+  for (const c of CASES) {
     if (c === 'overlap') {
       process.stdout.write(`RESULT ${JSON.stringify({ round: r, ...(await baseline(true)) })}\n`)
       continue

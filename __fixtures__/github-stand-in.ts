@@ -286,6 +286,19 @@ export class GitHubStandIn {
   readonly faults: Fault[] = []
   /** Members of teams: `org/team-slug` → logins with an active membership. */
   readonly teams = new Map<string, string[]>()
+  /**
+   * Replies in the threads of reviews' inline comments (a test adds them: people answering a
+   * finding). `inReplyTo` is the id `GET /pulls/{n}/comments` gives the inline comment (see
+   * reviewCommentId).
+   */
+  readonly reviewReplies: {
+    id: number
+    pull: number
+    inReplyTo: number
+    user: User
+    body: string
+    created_at: string
+  }[] = []
   /** Reactions added to issue comments. */
   readonly reactions: { commentId: number; content: string; user: string }[] = []
   /** Answer GraphQL with an error (the viewer cannot be read). */
@@ -905,6 +918,67 @@ export class GitHubStandIn {
         this.reviews.push(review)
         return [200, this.reviewJson(review)]
       }
+      case 'GET /pulls/{pull_number}/comments': {
+        // The inline comments of the pull request's reviews (submitted ones), then the replies
+        // in their threads, each with its review, path and line as GitHub lists them.
+        if (!pull) return notFound
+        const roots = this.reviews
+          .filter((r) => r.pull === pull.number && r.state !== 'PENDING')
+          .flatMap((r) =>
+            (r.comments ?? []).map((c, i) => ({
+              id: reviewCommentId(r.id, i),
+              review: r.id,
+              user: r.user,
+              body: c.body,
+              path: c.path,
+              line: c.line,
+              commit: r.commit_id,
+              created_at: r.submitted_at ?? new Date().toISOString(),
+              inReplyTo: undefined as number | undefined
+            }))
+          )
+        const replies = this.reviewReplies
+          .filter((x) => x.pull === pull.number)
+          .map((x) => {
+            const root = roots.find((r) => r.id === x.inReplyTo)
+            return {
+              id: x.id,
+              review: x.id + 1,
+              user: x.user,
+              body: x.body,
+              path: root?.path ?? '',
+              line: root?.line ?? null,
+              commit: root?.commit ?? '',
+              created_at: x.created_at,
+              inReplyTo: x.inReplyTo as number | undefined
+            }
+          })
+        return [
+          200,
+          [...roots, ...replies].map((c) => ({
+            url: '',
+            pull_request_review_id: c.review,
+            id: c.id,
+            node_id: `PRRC_${c.id}`,
+            diff_hunk: '',
+            path: c.path,
+            commit_id: c.commit,
+            original_commit_id: c.commit,
+            user: this.userJson(c.user),
+            body: c.body,
+            created_at: c.created_at,
+            updated_at: c.created_at,
+            html_url: `https://github.com/${this.owner}/${this.repo}/pull/${pull.number}#discussion_r${c.id}`,
+            pull_request_url: '',
+            author_association: 'NONE',
+            _links: { self: { href: '' }, html: { href: '' }, pull_request: { href: '' } },
+            line: c.line,
+            original_line: c.line,
+            side: 'RIGHT',
+            ...(c.inReplyTo !== undefined ? { in_reply_to_id: c.inReplyTo } : {})
+          }))
+        ]
+      }
       case 'GET /pulls/{pull_number}/files': {
         if (!pull) return notFound
         return [200, this.pullFiles(pull)]
@@ -1309,4 +1383,9 @@ function diffLines(patch: string): Record<'LEFT' | 'RIGHT', Set<number>> {
     }
   }
   return { LEFT: left, RIGHT: right }
+}
+
+/** The id `GET /pulls/{n}/comments` gives the `index`-th inline comment of review `reviewId`. */
+export function reviewCommentId(reviewId: number, index: number): number {
+  return reviewId * 1000 + index
 }

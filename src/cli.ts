@@ -8,6 +8,7 @@ import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js
 import { INPUT } from './inputs.js'
 import { readRunInputs } from './inputs/read-run.js'
 import { defaultContext } from './inputs/context.js'
+import { withContinuation } from './pipeline/continuation.js'
 import { planRun, secretsOf } from './plan.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
 import { stripHidden } from './text-filter.js'
@@ -38,7 +39,8 @@ export async function main(
       : { env: base.environment, needs: [] }
   const ctx = { ...base, environment: keyed.env }
   // The CLI reads a policy file only from the base given with --policy-base (no event, no API).
-  const inputs = await readRunInputs(read, ctx)
+  // A follow-up (--continue-from): the earlier folder verified, the task composed with it.
+  const inputs = await withContinuation(await readRunInputs(read, ctx))
   const plan = planRun(inputs)
   // The checks (a `git` process) run while the engine's client is loaded; nothing starts before
   // they have passed.

@@ -22,6 +22,8 @@ export const INPUT = {
   services: 'services',
   isolation: 'isolation',
   task: 'task',
+  continueFrom: 'continue-from',
+  continueContext: 'continue-context',
   model: 'model',
   network: 'network',
   allowHosts: 'allow-hosts',

@@ -8,6 +8,8 @@ import type { EgressInputs } from './egress/inputs.js'
 import { DEFAULT_DIFF_LIMITS } from './path-rules.js'
 import { checkAllowedPaths, resolveProtectedPaths } from './path-rules.js'
 import { INPUT } from './input-names.js'
+import { parseContinueContext } from './continue-context.js'
+import type { ContinuationRecord, ContinueContext } from './continue-context.js'
 import {
   bool,
   list,
@@ -77,6 +79,13 @@ export interface Inputs {
   isolation?: IsolationRequest & { fork: boolean | null }
   /** The task; `origin` is set by the entry once it is known (src/policy/task.ts). */
   task: { text: string; source: 'text' | 'file'; file?: string; origin?: TaskOrigin }
+  /**
+   * `continue-from` / `continue-context`: the earlier run this one continues (its downloaded
+   * evidence folder, and what the command job found on the pull request).
+   */
+  continueFrom?: { dir: string; context: ContinueContext | null }
+  /** Set by the entry once the earlier run is verified (src/pipeline/continuation.ts). */
+  continuation?: { record: ContinuationRecord; patch: Buffer | null }
   model?: string
   /** The agent preset (`agent`) whose defaults apply. */
   preset?: string
@@ -268,6 +277,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       ctx.event.name === ''
     ),
     task: taskInput(INPUT.task, read(INPUT.task), workspace),
+    ...continueFromInput(read, workspace),
     model: read(INPUT.model),
     ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),
     network,
@@ -318,6 +328,26 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       read(INPUT.artifactName) ?? defaultArtifactName(ctx.environment, ctx.defaultRunId)
     ),
     policy: recordFor(policy, given)
+  }
+}
+
+/** `continue-from` (a folder path, anywhere on the runner) and `continue-context` with it. */
+function continueFromInput(read: InputReader, workspace: string): Pick<Inputs, 'continueFrom'> {
+  const dir = read(INPUT.continueFrom)
+  const context = read(INPUT.continueContext)
+  if (dir === undefined) {
+    if (context !== undefined)
+      throw new ConfigurationError(
+        INPUT.continueContext,
+        "is given without continue-from; download the earlier run's artifact and name its folder in continue-from"
+      )
+    return {}
+  }
+  return {
+    continueFrom: {
+      dir: path.resolve(workspace, dir),
+      context: context === undefined ? null : parseContinueContext(INPUT.continueContext, context)
+    }
   }
 }
 

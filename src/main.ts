@@ -16,6 +16,7 @@ import type { ContentsApi } from './policy/load.js'
 import { createClient } from './github/client.js'
 import { contentsReader } from './github/contents.js'
 import { runPipeline } from './pipeline/run.js'
+import { withContinuation } from './pipeline/continuation.js'
 import { plannedTier } from './pipeline/isolation.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
@@ -87,7 +88,7 @@ export async function run(): Promise<void> {
     if (mode === 'progress') return await progressMode(readInput, new ActionLogger(), modeEnv)
     // The policy from the base, the pull request's head (not the merge commit), the preset. The
     // plan step holds no model key: a stand-in lets the preset's routes be read (never sent).
-    const inputs = await readRunInputs(
+    const given = await readRunInputs(
       readInput,
       mode === 'plan'
         ? {
@@ -97,6 +98,8 @@ export async function run(): Promise<void> {
         : ctx,
       policyApi(readInput(INPUT.githubToken), ctx.event).api
     )
+    // A follow-up (continue-from): the earlier run's evidence verified, the task composed with it.
+    const inputs = mode === 'plan' ? given : await withContinuation(given)
     if (inputs.task.origin?.changedInPullRequest === true)
       core.warning(
         `the pull request changes the task file ${inputs.task.origin.path ?? ''}; the agent gets its text from the base commit ${inputs.task.origin.commit ?? ''}`

@@ -6,6 +6,7 @@ import type { EgressPlan, EgressSecrets } from './egress/plan.js'
 import type { HostMapping, HostRule } from './egress/policy.js'
 import type { ServiceSpec } from './services/inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
+import type { ContinuationRecord } from './continue-context.js'
 
 /** Where things are inside every container the pipeline starts. */
 export const SANDBOX_PATHS = {
@@ -88,6 +89,8 @@ export interface RunPlan {
     file?: string
     origin?: TaskOrigin
   }
+  /** A follow-up run: the earlier run it continues and whether its patch is carried. */
+  continuation?: ContinuationRecord
   model?: string
   /** The agent preset (`agent`) that filled defaults, recorded in the report. */
   preset?: string
@@ -197,6 +200,7 @@ export function planRun(inputs: Inputs): RunPlan {
       ...(inputs.task.file !== undefined ? { file: inputs.task.file } : {}),
       ...(inputs.task.origin !== undefined ? { origin: inputs.task.origin } : {})
     },
+    ...(inputs.continuation !== undefined ? { continuation: inputs.continuation.record } : {}),
     ...(inputs.model !== undefined ? { model: inputs.model } : {}),
     ...(inputs.preset !== undefined ? { preset: inputs.preset } : {}),
     sandbox: {
@@ -268,6 +272,8 @@ export interface RunSecrets {
   egress?: EgressSecrets
   /** Other values to mask in every output (credentials the run holds). */
   secrets?: string[]
+  /** A follow-up on the same head: the earlier run's patch, applied before the agent starts. */
+  carry?: Buffer
 }
 
 /** The secrets of a run, from the same inputs as its plan. */
@@ -275,6 +281,7 @@ export function secretsOf(inputs: Inputs): RunSecrets {
   return {
     task: inputs.task.text,
     env: inputs.env,
-    ...(inputs.egress !== undefined ? { egress: egressSecrets(inputs.egress) } : {})
+    ...(inputs.egress !== undefined ? { egress: egressSecrets(inputs.egress) } : {}),
+    ...(inputs.continuation?.patch ? { carry: inputs.continuation.patch } : {})
   }
 }

@@ -74,7 +74,8 @@ export interface StubSeen {
 export async function startStubs(
   docker: Docker,
   certDir: string,
-  opts: { internal?: boolean } = {}
+  /** `script`: the stub model's STUB_SCRIPT (fixtures/egress/stub-server.mjs), e.g. conversation. */
+  opts: { internal?: boolean; script?: string } = {}
 ): Promise<StubNet> {
   const id = uniqueId('egtest')
   const labels = { [TEST_LABEL]: id }
@@ -95,7 +96,10 @@ export async function startStubs(
       name,
       Image: nodeImage,
       Cmd: ['node', '/stub/stub-server.mjs'],
-      Env: [`STUB_NAME=${role.toUpperCase()}`],
+      Env: [
+        `STUB_NAME=${role.toUpperCase()}`,
+        ...(opts.script !== undefined ? [`STUB_SCRIPT=${opts.script}`] : [])
+      ],
       Labels: labels,
       HostConfig: {
         NetworkMode: network,

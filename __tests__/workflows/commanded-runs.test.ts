@@ -59,6 +59,7 @@ async function calledRun(file: string, job: string, ctx: Contexts) {
     call,
     run: jobSteps(call.callee, 'run', inner),
     publish: jobSteps(call.callee, 'publish', { ...inner, needs: { run: { outputs: {} } } }),
+    progress: jobSteps(call.callee, 'progress', inner),
     applies: jobRuns(call.callee, 'apply', {
       ...inner,
       needs: { run: { result: 'success', outputs: { outcome: 'success' } }, publish: {} }
@@ -68,11 +69,15 @@ async function calledRun(file: string, job: string, ctx: Contexts) {
 
 describe("a writer's /airlock run on a fork's pull request (examples/comment-run.yml)", () => {
   test('the pinned fork head runs with the preset; the key reaches only the action step; the base policy applies', async () => {
-    const { run, publish, applies } = await calledRun(
+    const { run, publish, applies, progress } = await calledRun(
       'examples/comment-run.yml',
       'airlock',
       commentContext()
     )
+    // The plan (which compares the head with the base to choose the tier) and the progress check
+    // run are on the pinned head too, not on the default branch's commit the event carries.
+    expect(run.find((s) => s.id === 'plan')!.with.ref).toBe(HEAD)
+    expect(progress.find((s) => s.with.mode === 'progress')!.with.ref).toBe(HEAD)
     const checkout = run.find((s) => s.uses?.startsWith('actions/checkout@') && !s.with.path)!
     expect(checkout.with).toMatchObject({ ref: HEAD, 'persist-credentials': 'false' })
     const action = run.find((s) => s.id === 'airlock')!

@@ -45,6 +45,8 @@ const NOT_OFFERED: Record<string, string> = {
   'allow-unpinned-base':
     'weakens the image pinning: only the policy file on the base branch can allow it',
   user: "the runner's own uid is what a hosted runner needs; other uids: use the action directly",
+  'continue-from':
+    "the run job downloads the earlier run's artifact (continue-run-id, continue-artifact) into $RUNNER_TEMP and names that folder",
   'proxy-network':
     "names a Docker network that must exist before the step; the run job's fresh runner has none (the action makes one per run)"
 }

@@ -73,7 +73,7 @@ async function agentRun(grant: Record<string, string>) {
 
 test('examples/pull-request.yml: the run job reads; publish has what the caller grants, no id-token', async () => {
   const call = await resolveCall(await loadWorkflow('examples/pull-request.yml'), 'airlock', ctx)
-  expect(call.permissions.run).toEqual({ contents: 'read' })
+  expect(call.permissions.run).toEqual({ contents: 'read', actions: 'read' })
   expect(call.permissions.publish).toEqual({
     contents: 'read',
     'pull-requests': 'write',
@@ -98,7 +98,7 @@ test('a caller that grants id-token: write and attestations: write lets publish 
     attestations: 'write'
   })
   expect(call.permissions.publish).toMatchObject({ 'id-token': 'write', attestations: 'write' })
-  expect(call.permissions.run).toEqual({ contents: 'read' })
+  expect(call.permissions.run).toEqual({ contents: 'read', actions: 'read' })
 })
 
 test('a nested job asking for more than the caller grants is the startup error GitHub reports', async () => {

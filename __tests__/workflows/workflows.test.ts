@@ -171,7 +171,8 @@ describe('agent-run.yml', () => {
   const jobs = wf.jobs ?? {}
 
   test('the job that runs the pull request code can only read, and never runs for pull_request_target', () => {
-    expect(jobs.run.permissions).toEqual({ contents: 'read' })
+    // actions: read is read-only: the download of a follow-up's earlier artifact.
+    expect(jobs.run.permissions).toEqual({ contents: 'read', actions: 'read' })
     expect(jobs.run.if).toMatch(/github\.event_name != 'pull_request_target'/)
     const step = jobs.run.steps?.find(
       (s) => s.uses === './.airlock/action' && s.with?.mode !== 'plan'

@@ -107,6 +107,20 @@ export const INPUT_FLAGS: FlagSpec[] = [
     'the task, given to the agent at /airlock/task.md; a value that looks like a path (a slash, an extension, an existing name) must be a readable file inside the current folder'
   ),
   f(
+    INPUT.continueFrom,
+    'value',
+    GROUPS.task,
+    'DIR',
+    'continue an earlier run: its output folder (checked against its provenance.json); the task quotes its task and answer, and its patch is applied first when it ran on the same commit'
+  ),
+  f(
+    INPUT.continueContext,
+    'value',
+    GROUPS.task,
+    'JSON',
+    "with --continue-from: the command mode's continue-context (the run the review names, review comments)"
+  ),
+  f(
     INPUT.setupCommand,
     'value',
     GROUPS.setup,

@@ -20,14 +20,25 @@ export interface RunCommand {
   pullNumber: number
   /** The comment that commanded the run; absent for a manual run (workflow_dispatch). */
   commentId?: number
+  /**
+   * A reply in the thread of an inline comment (a `pull_request_review_comment` event): the
+   * thread's first comment, whose finding the follow-up answers. Reactions and the reply go to
+   * that thread.
+   */
+  threadId?: number
   actor: { login: string; type: string }
   task: string
   edited: boolean
 }
 
-/** Reads `/airlock run …` from an issue_comment event; null when the comment is no such command. */
+/**
+ * Reads `/airlock run …` from an issue_comment event, or from a reply in the thread of an inline
+ * review comment (pull_request_review_comment with in_reply_to_id); null when the comment is no
+ * such command.
+ */
 export function runCommand(ctx: EventContext): RunCommand | null {
-  if (ctx.eventName !== 'issue_comment') return null
+  const inThread = ctx.eventName === 'pull_request_review_comment'
+  if (ctx.eventName !== 'issue_comment' && !inThread) return null
   const p = ctx.payload
   const comment = asObject(p.comment)
   const user = asObject(comment?.user)
@@ -42,10 +53,14 @@ export function runCommand(ctx: EventContext): RunCommand | null {
     return null
   const m = RUN.exec(comment.body)
   if (!m) return null
+  const threadId = inThread ? comment.in_reply_to_id : undefined
+  // In a review thread only a reply counts: a new inline comment is not in any finding's thread.
+  if (inThread && (typeof threadId !== 'number' || !Number.isSafeInteger(threadId))) return null
   const task = [m[1] ?? '', m[2] ?? ''].join('\n').trim()
   return {
     pullNumber,
     commentId: comment.id,
+    ...(typeof threadId === 'number' ? { threadId } : {}),
     actor: { login: user.login, type: String(user.type ?? '') },
     task,
     edited: p.action !== 'created'
@@ -123,28 +138,39 @@ export async function acknowledgeCommand(
   cmd: RunCommand,
   decision: CommandDecision,
   log: Logger,
-  runUrl?: string
+  runUrl?: string,
+  /** The earlier run a follow-up continues (its run id), when there is one. */
+  continues?: string
 ): Promise<void> {
   const repo = { owner: ctx.owner, repo: ctx.repo }
   if (cmd.commentId !== undefined) {
     await writes.send(
-      'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions',
+      cmd.threadId !== undefined
+        ? 'POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions'
+        : 'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions',
       { ...repo, comment_id: cmd.commentId, content: decision.accepted ? 'rocket' : 'confused' },
       null
     )
   }
+  // A command in a finding's thread is answered in that thread.
   const reply = async (body: string): Promise<void> => {
-    await writes.send(
-      'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
-      { ...repo, issue_number: cmd.pullNumber, body },
-      null
-    )
+    await (cmd.threadId !== undefined
+      ? writes.send(
+          'POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies',
+          { ...repo, pull_number: cmd.pullNumber, comment_id: cmd.threadId, body },
+          null
+        )
+      : writes.send(
+          'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
+          { ...repo, issue_number: cmd.pullNumber, body },
+          null
+        ))
   }
   if (decision.accepted) {
     log.info(
       `run requested by @${cmd.actor.login} on ${decision.headSha.slice(0, 12)} (#${cmd.pullNumber})`
     )
-    await reply(acceptedReply(cmd, decision, runUrl))
+    await reply(acceptedReply(cmd, decision, runUrl, continues))
     return
   }
   log.warn(`run not started: ${decision.reason}`)
@@ -158,11 +184,16 @@ export async function acknowledgeCommand(
 export function acceptedReply(
   cmd: RunCommand,
   decision: Extract<CommandDecision, { accepted: true }>,
-  runUrl: string | undefined
+  runUrl: string | undefined,
+  continues?: string
 ): string {
+  const follow =
+    continues !== undefined
+      ? `; it continues run \`${continues.replace(/[^A-Za-z0-9._-]/g, '')}\` (its patch, answer and the review comments since)`
+      : ''
   const where = decision.fork
     ? ` of the fork ${escapeMarkdown(decision.headRepository)} (its code runs only inside the sandbox; the model key stays in the egress proxy)`
     : ''
   const link = runUrl !== undefined ? `: [the run](${runUrl})` : ''
-  return `Agent Airlock: run requested by @${cmd.actor.login} on \`${decision.headSha.slice(0, 12)}\`${where}; a push after this does not change what runs${link}.`
+  return `Agent Airlock: run requested by @${cmd.actor.login} on \`${decision.headSha.slice(0, 12)}\`${where}${follow}; a push after this does not change what runs${link}.`
 }

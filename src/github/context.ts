@@ -22,7 +22,10 @@ export const GITHUB_OUTPUT = {
   pullRequest: 'pull-request',
   fork: 'fork',
   evidenceRunId: 'evidence-run-id',
-  evidenceArtifact: 'evidence-artifact'
+  evidenceArtifact: 'evidence-artifact',
+  continueRunId: 'continue-run-id',
+  continueArtifact: 'continue-artifact',
+  continueContext: 'continue-context'
 } as const
 
 export interface GitHubInputs {

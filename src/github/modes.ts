@@ -13,6 +13,8 @@ import { approvalFromFinishedRun, approvalRequest } from './approval-request.js'
 import type { ApprovalRequest } from './approval-request.js'
 import { decideApproval, evidenceLocation, latestReport, recordApproval } from './approve.js'
 import { acknowledgeCommand, decideCommand, dispatchCommand, runCommand } from './command.js'
+import { findEarlierRun } from './follow-up.js'
+import { formatContinueContext } from '../continue-context.js'
 import { InvalidEvidenceError } from './evidence.js'
 import { finishedRun, openPullsAt } from './pulls.js'
 import { createClient } from './client.js'
@@ -349,7 +351,9 @@ export async function applyMode(read: InputReader, log: Logger, env: ModeEnv): P
  * `command` mode: reads `/airlock run <task>` from an issue_comment event, checks who asked and
  * the pull request, acknowledges with a reaction (or a reaction and the reason), and sets outputs
  * for the job that runs the agent: `run-requested`, `task`, `head-sha`, `head-repository`,
- * `base-sha` (for `policy-base`), `pull-request`, `fork`. It starts nothing itself and runs nothing from the comment.
+ * `base-sha` (for `policy-base`), `pull-request`, `fork`, and for a follow-up (the pull request
+ * has an earlier run: the action's own latest review) `continue-run-id`, `continue-artifact` and
+ * `continue-context`. It starts nothing itself and runs nothing from the comment.
  */
 export async function commandMode(read: InputReader, log: Logger, env: ModeEnv): Promise<void> {
   const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
@@ -358,15 +362,40 @@ export async function commandMode(read: InputReader, log: Logger, env: ModeEnv):
   const cmd = runCommand(ctx) ?? dispatchCommand(ctx, inputs.pullRequest, read(INPUT.task))
   if (cmd === null) {
     log.info(
-      `command: this ${ctx.eventName || 'event'} is neither an /airlock run comment nor a manual run with pull-request`
+      `command: this ${ctx.eventName || 'event'} is neither an /airlock run comment (or a reply in a review thread) nor a manual run with pull-request`
     )
     return
   }
   const { octokit, writes } = setup(inputs, log)
   const decision = await decideCommand(octokit, ctx, cmd)
-  await acknowledgeCommand(writes, ctx, cmd, decision, log, runUrl(ctx))
-  if (inputs.dryRun) await reportDryRun(inputs.outputDir, 'command', writes.calls, { decision })
+  // A follow-up continues the pull request's last Airlock run (the action's own latest review).
+  const followUp = decision.accepted
+    ? await findEarlierRun(
+        octokit,
+        { owner: ctx.owner, repo: ctx.repo },
+        cmd.pullNumber,
+        await resolveIdentity(octokit, inputs.appSlug),
+        ctx.serverUrl,
+        {
+          ...(cmd.commentId !== undefined ? { commentId: cmd.commentId } : {}),
+          ...(cmd.threadId !== undefined ? { threadId: cmd.threadId } : {})
+        }
+      )
+    : null
+  await acknowledgeCommand(writes, ctx, cmd, decision, log, runUrl(ctx), followUp?.context.runId)
+  if (inputs.dryRun)
+    await reportDryRun(inputs.outputDir, 'command', writes.calls, { decision, followUp })
+  core.setOutput(GITHUB_OUTPUT.continueRunId, followUp?.runId ?? '')
+  core.setOutput(GITHUB_OUTPUT.continueArtifact, followUp?.artifact ?? '')
+  core.setOutput(
+    GITHUB_OUTPUT.continueContext,
+    followUp ? formatContinueContext(followUp.context) : ''
+  )
   if (!decision.accepted) return
+  if (followUp !== null)
+    log.info(
+      `continues run ${followUp.context.runId} (artifact ${followUp.artifact} of run ${followUp.runId}) with ${followUp.context.comments.length} review comment(s)`
+    )
   core.setOutput(GITHUB_OUTPUT.runRequested, 'true')
   core.setOutput(GITHUB_OUTPUT.task, decision.task)
   core.setOutput(GITHUB_OUTPUT.headSha, decision.headSha)

@@ -134,9 +134,14 @@ export async function runPipeline(
                 given.repo.ref,
                 tmp,
                 path.join(bounded.dir, 'workspace'),
-                ownership(given)
+                {
+                  ...ownership(given),
+                  ...(secrets.carry !== undefined ? { carry: secrets.carry } : {})
+                }
               )
               l.info(`workspace: ${given.repo.ref} at ${prepared.commit}`)
+              if (given.continuation !== undefined)
+                l.info(`continues run ${given.continuation.runId}: ${given.continuation.note}`)
               return prepared
             }),
           step('workspaceMs')

@@ -88,7 +88,7 @@ export async function runInstallPhase(
         staging: path.join(deps.cache.dir, 'deps')
       },
       {
-        lockfiles: await hashLockfiles(ws.gitDir, ws.tree, ws.dir),
+        lockfiles: await hashLockfiles(ws.gitDir, ws.startTree, ws.dir),
         command: phase.command.join('\0'),
         image: deps.imageKey,
         network: [
@@ -101,7 +101,7 @@ export async function runInstallPhase(
     await ownForSandbox(ctx.plan, cache.dir)
   }
   const setupPlan = ctx.plan.phases.find((p) => p.name === 'setup')
-  const before = await hashLockfiles(ws.gitDir, ws.tree, ws.dir)
+  const before = await hashLockfiles(ws.gitDir, ws.startTree, ws.dir)
   const { ran, egress } = await runSetup(ctx.plan, {
     runtime: deps.runtime,
     proxyScript: deps.proxyScript ?? defaultProxyScript(),
@@ -117,13 +117,13 @@ export async function runInstallPhase(
     await cache?.close(false)
     throw error
   })
-  const after = await hashLockfiles(ws.gitDir, ws.tree, ws.dir)
+  const after = await hashLockfiles(ws.gitDir, ws.startTree, ws.dir)
   // What the install resolved, from what it left (the evidence when no lockfile is committed).
   const resolved = await readResolvedTrees(ws.dir)
   // Which tracked files the install changed: its build output is ignored, as in the diff.
-  const rules = await baseIgnoreRules(ws.gitDir, ws.tree)
-  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.tree, rules, ws.stats)
-  const changed = await diffTrees(ws.gitDir, ws.tree, snap.tree, {
+  const rules = await baseIgnoreRules(ws.gitDir, ws.startTree)
+  const snap = await snapshotWorkspace(ws.dir, ws.gitDir, undefined, ws.startTree, rules, ws.stats)
+  const changed = await diffTrees(ws.gitDir, ws.startTree, snap.tree, {
     maxChangedFiles: MAX_CHANGED_LISTED,
     maxDiffBytes: 0
   })

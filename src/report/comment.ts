@@ -17,7 +17,13 @@ import {
   sandboxSection,
   timesLine
 } from './comment/run.js'
-import { answerSection, findingsSection, nextStepLine, taskSection } from './comment/voice.js'
+import {
+  answerSection,
+  continuationLine,
+  findingsSection,
+  nextStepLine,
+  taskSection
+} from './comment/voice.js'
 import { code, t } from './comment/text.js'
 
 /** GitHub rejects comments over 65,536 characters; stay well under. */
@@ -114,7 +120,8 @@ function render(
       ? [
           `**Isolation:** ${code(report.isolation.tier, 60)} (asked: ${code(report.isolation.requested, 60)}) — ${report.isolation.reasons.map((r) => t(r, 200)).join('; ')}`
         ]
-      : [])
+      : []),
+    ...(report.continuation !== undefined ? [continuationLine(report) as string] : [])
   ]
   const body = [
     taskSection(report),

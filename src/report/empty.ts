@@ -32,6 +32,7 @@ export function emptyReport(plan: RunPlan, started: number = Date.now()): Report
       source: plan.task.source,
       ...(plan.task.origin !== undefined ? { origin: plan.task.origin } : {})
     },
+    ...(plan.continuation !== undefined ? { continuation: plan.continuation } : {}),
     agent: {
       ...emptyPhase(agent.command[2] ?? ''),
       promptSha256: plan.task.sha256,

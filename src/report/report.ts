@@ -18,6 +18,7 @@ import type { TestsDiagnosis } from '../evidence/diagnosis.js'
 import type { AgentAnswer } from '../evidence/answer.js'
 import type { FindingsRecord } from '../evidence/findings.js'
 import type { CostEstimate } from '../prices.js'
+import type { ContinuationRecord } from '../continue-context.js'
 
 export type { CacheUse, LockfileHashes }
 
@@ -75,6 +76,8 @@ export interface Report {
     /** Where the task text came from (a task file is read at the base commit). */
     origin?: TaskOrigin
   }
+  /** A follow-up run: the earlier run it continues (its review is superseded by this one). */
+  continuation?: ContinuationRecord
   agent: PhaseReport & {
     promptSha256: string
     model: string | null

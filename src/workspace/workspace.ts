@@ -1,6 +1,6 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { ConfigurationError } from '../errors.js'
+import { ConfigurationError, RefusedError } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import { displayPath, parseTreeListing } from '../git-listing.js'
 import type { TreeListingEntry } from '../git-listing.js'
@@ -19,9 +19,14 @@ export interface Workspace {
    * source repository's objects; the base tree and the snapshot of the result live here.
    */
   gitDir: string
-  /** The commit `ref` resolved to, and its tree: what the agent starts from. */
+  /** The commit `ref` resolved to, and its tree: what the diff is taken against. */
   commit: string
   tree: string
+  /**
+   * The tree written into `dir`: what the agent starts from. The commit's tree, or with a carried
+   * patch (a follow-up run on the same head) that tree with the earlier run's patch applied.
+   */
+  startTree: string
   /**
    * The stat data of every file as written (after its chown), with its blob id: the snapshot
    * reads again only what changed since (see stat-record.ts for why the agent cannot forge it).
@@ -92,17 +97,74 @@ export async function prepareWorkspace(
   root: string,
   /** Where the tree is written (default `root/workspace`); the private git dir stays in `root`. */
   dir: string = path.join(root, 'workspace'),
-  options: Pick<MaterializeOptions, 'owner'> = {}
+  options: Pick<MaterializeOptions, 'owner'> & {
+    /** A patch (an earlier run's diff.patch, hostile) applied to the tree before it is written. */
+    carry?: Buffer
+  } = {}
 ): Promise<Workspace> {
   const { commit, objects } = await locate(repoPath, ref)
   const gitDir = path.join(root, 'git')
   initBare(gitDir, objects)
   await fs.promises.mkdir(dir, { recursive: true })
   const record = new StatRecorder()
-  const tree = await materializeTree(gitDir, commit, dir, { ...options, record })
+  const { carry, ...materialize } = options
+  const carried = carry !== undefined ? await applyToTree(gitDir, commit, carry, root) : undefined
+  const startTree = await materializeTree(gitDir, carried ?? commit, dir, {
+    ...materialize,
+    record
+  })
+  const tree = carried === undefined ? startTree : await treeOf(gitDir, commit)
   // The marker beside the workspace: on its filesystem, not mounted into the sandbox.
   const stats = record.seal(await markerCtime(path.dirname(dir), record.latestCtimeNs))
-  return { dir, gitDir, commit, tree, stats }
+  return { dir, gitDir, commit, tree, startTree, stats }
+}
+
+/** A carried patch that git refuses to apply (it does not fit the tree, or names unsafe paths). */
+export class CarryRefused extends RefusedError {
+  constructor(message: string) {
+    super(`the earlier run's patch cannot be carried: ${message}`)
+    this.name = 'CarryRefused'
+  }
+}
+
+/**
+ * Applies `patch` to `commit`'s tree in a private index of the private git dir and writes the
+ * resulting tree, nothing checked out: no file, attribute, hook or filter of the repository
+ * takes part, git refuses paths with `..` or a `.git` component (and their HFS/NTFS aliases,
+ * with the safe config), and the result is checked again path by path when it is written.
+ */
+export async function applyToTree(
+  gitDir: string,
+  commit: string,
+  patch: Buffer,
+  root: string
+): Promise<string> {
+  const indexFile = path.join(root, 'carry-index')
+  try {
+    await git(['read-tree', commit], { gitDir, indexFile })
+    try {
+      await git(['apply', '--cached', '--whitespace=nowarn', '-'], {
+        gitDir,
+        indexFile,
+        input: patch
+      })
+    } catch (error) {
+      if (error instanceof GitError)
+        throw new CarryRefused(
+          `it does not apply to ${commit.slice(0, 12)}: ${error.stderr.split('\n').slice(0, 3).join(' ')}`
+        )
+      throw error
+    }
+    return (await git(['write-tree'], { gitDir, indexFile })).stdout.toString('utf8').trim()
+  } finally {
+    await fs.promises.rm(indexFile, { force: true })
+  }
+}
+
+async function treeOf(gitDir: string, commit: string): Promise<string> {
+  return (await git(['rev-parse', '--verify', `${commit}^{tree}`], { gitDir })).stdout
+    .toString('utf8')
+    .trim()
 }
 
 /**

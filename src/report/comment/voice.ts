@@ -183,3 +183,21 @@ export function nextStepLine(report: Report, partial = false): string {
       : 'to accept this exact diff'
   return `**Next step:** ${what}, a maintainer comments \`/airlock approve ${prefix}\` on this pull request.`
 }
+
+/** A review address safe inside a Markdown link: https, no space, quote, bracket or parenthesis. */
+const SAFE_URL = /^https:\/\/[A-Za-z0-9.-]+(?::[0-9]{1,5})?\/[A-Za-z0-9._~/?#=&%+-]{0,400}$/
+
+/**
+ * A follow-up run: the run it continues (linked to that run's review) and whether it started from
+ * that run's patch; the earlier review is marked superseded when this one is published.
+ */
+export function continuationLine(report: Report): string | null {
+  const c = report.continuation
+  if (c === undefined) return null
+  const run = `run ${code(c.runId, 80)}`
+  const linked =
+    c.reviewUrl !== undefined && SAFE_URL.test(c.reviewUrl) ? `[${run}](${c.reviewUrl})` : run
+  const comments =
+    c.comments > 0 ? ` The agent was given ${c.comments} review comment(s) on its findings.` : ''
+  return `**Continues:** ${linked} — ${t(c.note, 300)}; this review supersedes the earlier one.${comments}`
+}

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
@@ -253,6 +254,9 @@ describe('the CLI', () => {
 
   it('plan prints the resolved runtime, and run then uses exactly that one', () => {
     ws = makeWorkspace()
+    // No default branch to compare with (no origin/HEAD, main or master): auto chooses gVisor, a
+    // runtime other than the default, so the plan and the run must agree on something.
+    execFileSync('git', ['branch', '-m', 'main', 'develop'], { cwd: path.join(ws, 'repo') })
     const flags = ['--path', 'repo', '--dockerfile', 'agent/Dockerfile', '--agent-command', 'true']
     // isolation auto is decided with the engine's runtimes and the repository: by the resolve step.
     const plan = cliSync(['plan', '--json', ...flags, '--isolation', 'auto'], ws)

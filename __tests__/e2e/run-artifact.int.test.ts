@@ -71,8 +71,8 @@ beforeAll(async () => {
       number: 7,
       pull_request: {
         number: 7,
-        head: { sha: headSha, ref: 'feature' },
-        base: { sha: baseSha, ref: 'main' }
+        head: { sha: headSha, ref: 'feature', repo: { full_name: 'octo/repo' } },
+        base: { sha: baseSha, ref: 'main', repo: { full_name: 'octo/repo' } }
       },
       repository: { full_name: 'octo/repo' }
     })

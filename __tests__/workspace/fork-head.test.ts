@@ -60,6 +60,10 @@ beforeAll(() => {
   git(checkout, ['fetch', '-q', 'origin', '+refs/heads/*:refs/remotes/origin/*'])
   git(checkout, ['fetch', '-q', 'origin', fork])
   git(checkout, ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', fork])
+  // A caller that fetched pull request heads under the remote, and a merge-queue branch.
+  git(checkout, ['update-ref', 'refs/pull/21/head', fork])
+  git(checkout, ['update-ref', 'refs/remotes/origin/pr/21', fork])
+  git(checkout, ['update-ref', 'refs/remotes/origin/gh-readonly-queue/main/pr-21-x', fork])
 })
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
@@ -109,10 +113,53 @@ describe('forkHead', () => {
       'a commit the checkout does not have (fail closed)',
       () => event('issue_comment'),
       () => 'c'.repeat(40),
-      /on no branch/
+      /does not name a commit/
     ],
     ['the run on its event’s own commit', () => event('workflow_dispatch'), () => own, undefined],
-    ['a ref that is not a pinned SHA', () => event('issue_comment'), () => 'HEAD', undefined],
+    // Any form of the fork's commit is resolved first: none slips past as "not a pinned SHA".
+    [
+      "the fork's head as HEAD (the checkout's)",
+      () => event('issue_comment'),
+      () => 'HEAD',
+      /on no branch/
+    ],
+    [
+      "the fork's head in capitals",
+      () => event('issue_comment'),
+      () => fork.toUpperCase(),
+      /on no branch/
+    ],
+    [
+      "the fork's head as a short SHA",
+      () => event('issue_comment'),
+      () => fork.slice(0, 10),
+      /on no branch/
+    ],
+    [
+      "the fork's head as refs/pull/21/head",
+      () => event('issue_comment'),
+      () => 'refs/pull/21/head',
+      /on no branch/
+    ],
+    // A pull request head fetched under the remote's namespace, or a merge-queue branch, is no branch of the repository.
+    [
+      "the fork's head also under refs/remotes/origin/pr/21",
+      () => event('issue_comment'),
+      () => fork,
+      /on no branch/
+    ],
+    [
+      'a branch name of the repository',
+      () => event('issue_comment'),
+      () => 'origin/main',
+      undefined
+    ],
+    [
+      'a ref the checkout cannot resolve',
+      () => event('issue_comment'),
+      () => 'no-such-ref',
+      /does not name a commit/
+    ],
     ['the CLI (no event)', () => LOCAL_EVENT, () => fork, undefined]
   ])('%s', async (_name, ev, ref, expected) => {
     const why = await forkHead({ event: ev(), ref: ref(), repoPath: checkout })
@@ -140,6 +187,16 @@ describe("run mode's inputs", () => {
     expect((error as ConfigurationError).message).toMatch(
       /^dockerfile: .*fork.*never built.*`agent: claude-code`.*`image: name@sha256:\.\.\.`/
     )
+  })
+
+  test("refuse `build-context` on a fork's head, also with a preset (its Dockerfile would copy the fork's files)", async () => {
+    const error = await runInputs(read({ agent: 'codex', 'build-context': '.', ref: fork }), {
+      workspace: checkout,
+      env: { AIRLOCK_AGENT_API_KEY: 'k' },
+      event: commanded()
+    }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ConfigurationError)
+    expect((error as ConfigurationError).input).toBe('build-context')
   })
 
   test("a preset's own Dockerfile, or a pinned image, runs on a fork's head", async () => {

@@ -46,15 +46,19 @@ export async function runInputs(
     ...(options.policyNetwork !== undefined ? { policyNetwork: options.policyNetwork } : {}),
     forkPullRequest: options.event.pullRequest?.fork === true
   })
-  // The caller's own Dockerfile is read from the checkout, the commit the run works on: on a fork's
-  // pull request head it is the fork's, and the runner's engine would build it outside the sandbox.
+  // The caller's own Dockerfile, and any build context, are read from the checkout, the commit the
+  // run works on: on a fork's pull request head they are the fork's, and the runner's engine would
+  // build them outside the sandbox (a preset's own Dockerfile would COPY the fork's files).
   const dockerfile = p.read(INPUT.dockerfile)
-  if (dockerfile !== undefined && dockerfile !== p.dockerfile) {
+  const customDockerfile = dockerfile !== undefined && dockerfile !== p.dockerfile
+  const buildContext = p.read(INPUT.buildContext)
+  if (customDockerfile || buildContext !== undefined) {
     const why = await forkHead({ event: options.event, ref: ref ?? given(INPUT.ref), repoPath })
     if (why !== undefined) {
+      const input = customDockerfile ? INPUT.dockerfile : INPUT.buildContext
       throw new ConfigurationError(
-        INPUT.dockerfile,
-        `${why}; a Dockerfile from a fork's head is never built (the runner's container engine would run its build steps outside the sandbox). Use an agent preset (\`agent: claude-code\`, \`codex\`, \`gemini-cli\`) or a digest-pinned \`image: name@sha256:...\` built from your default branch instead`
+        input,
+        `${why}; an image is never built from a fork's head (the runner's container engine would run its build steps, or copy its files, outside the sandbox). Use an agent preset (\`agent: claude-code\`, \`codex\`, \`gemini-cli\`) without \`build-context\`, or a digest-pinned \`image: name@sha256:...\` built from your default branch instead`
       )
     }
   }

@@ -5,17 +5,23 @@ import type { RunEvent } from '../event.js'
 import { isPullRequestEvent } from '../event.js'
 import { git } from './git.js'
 
-const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/
+/**
+ * Refs that may hold a fork's commits although they look like the repository's branches: pull
+ * request heads fetched under a remote's namespace, and GitHub's merge-queue branches.
+ */
+const NOT_OWN_BRANCH = /^refs\/(remotes\/origin\/|heads\/)(pr\/|pull\/|gh-readonly-queue\/)/
 
 /**
  * Why the commit `ref` (in the checkout at `repoPath`) is a fork's pull request head, or
  * undefined when it is not known to be one.
  * - A pull_request* event says so itself (`RunEvent.pullRequest.fork`, a deleted fork included).
- * - A run a writer commanded for a pull request (`/airlock run`, a manual run for a pull request)
- *   runs on a non-pull-request event at a commit pinned by full SHA, other than the event's own
- *   commit. Such a commit is taken to be the repository's own only when one of the repository's
- *   branches in the checkout holds it (the reusable workflow fetches them all); a fork's head is
- *   only under refs/pull/, so it, or a commit git cannot place, counts as a fork's (fail closed).
+ * - A run on any other event (a writer's `/airlock run`, a manual run for a pull request, a
+ *   caller's own `ref`) resolves `ref` to its commit first, whatever form it is given in (a full or
+ *   short SHA in either case, `refs/pull/N/head`, a branch): the event's own commit is the
+ *   repository's; any other is taken to be the repository's own only when one of the
+ *   repository's branches in the checkout holds it (the reusable workflow fetches them all), not
+ *   counting pull request or merge-queue refs. A fork's head is only under refs/pull/, so it, or a
+ *   ref git cannot resolve or place, counts as a fork's (fail closed).
  */
 export async function forkHead(options: {
   event: RunEvent
@@ -26,22 +32,35 @@ export async function forkHead(options: {
   if (event.pullRequest?.fork === true)
     return `the ${event.name} event's pull request comes from a fork (${event.pullRequest.headRepository ?? 'a deleted repository'})`
   if (event.name === '' || isPullRequestEvent(event.name)) return undefined
-  if (ref === undefined || !FULL_SHA.test(ref) || ref === event.sha) return undefined
-  const branches = await git(
-    [
+  if (ref === undefined || ref === event.sha) return undefined
+  const run = (args: string[]): Promise<string> =>
+    git(args, { cwd: options.repoPath, maxStdout: 256 * 1024 }).then(
+      (r) => r.stdout.toString('utf8').trim(),
+      () => ''
+    )
+  const commit = await run([
+    'rev-parse',
+    '--verify',
+    '--quiet',
+    '--end-of-options',
+    `${ref}^{commit}`
+  ])
+  if (commit === '')
+    return `the ref ${ref} this ${event.name} run works on does not name a commit of the checkout (it cannot be told apart from a fork's pull request head)`
+  if (commit === event.sha) return undefined
+  const branches = (
+    await run([
       'for-each-ref',
       '--format=%(refname)',
       '--contains',
-      ref,
+      commit,
       '--end-of-options',
       'refs/remotes/origin/',
       'refs/heads/'
-    ],
-    { cwd: options.repoPath, maxStdout: 64 * 1024 }
-  ).then(
-    (r) => r.stdout.toString('utf8').trim(),
-    () => ''
+    ])
   )
-  if (branches !== '') return undefined
-  return `the commit ${ref} this ${event.name} run works on is on no branch of this repository (a fork's pull request head)`
+    .split('\n')
+    .filter((b) => b !== '' && !NOT_OWN_BRANCH.test(b))
+  if (branches.length > 0) return undefined
+  return `the commit ${commit} this ${event.name} run works on is on no branch of this repository (a fork's pull request head)`
 }

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { readResolvedTrees } from '../../src/evidence/resolved.js'
+import { MAX_PYTHON_TREES, readResolvedTrees } from '../../src/evidence/resolved.js'
 
 let root: string
 beforeEach(() => {
@@ -171,6 +171,14 @@ describe('readResolvedTrees', () => {
       expect((await readResolvedTrees(root)).trees).toEqual([])
       const r = await readResolvedTrees(root, { maxFolders: 10 })
       expect(r.note).toMatch(/searched the first 10 folders/)
+    })
+
+    test('thousands of distribution folders: the first few recorded, the report stays small', async () => {
+      for (let i = 0; i < 60; i++)
+        write(`s${String(i).padStart(2, '0')}/p-1.0.dist-info/METADATA`, '')
+      const r = await readResolvedTrees(root)
+      expect(r.trees).toHaveLength(MAX_PYTHON_TREES)
+      expect(r.note).toMatch(/recorded the first 20 folders of Python distributions/)
     })
   })
 })

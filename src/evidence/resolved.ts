@@ -16,6 +16,8 @@ export const MAX_LISTED_PACKAGES = 200
 const MAX_FOLDERS = 2000
 const MAX_DEPTH = 5
 const MAX_ENTRIES_PER_FOLDER = 10_000
+/** Folders of Python distributions recorded (a hostile install could make thousands). */
+export const MAX_PYTHON_TREES = 20
 /** Folders never searched: git's, and npm's (Python distributions are not installed there). */
 const SKIPPED = new Set(['.git', 'node_modules'])
 
@@ -126,11 +128,17 @@ async function findPythonSites(
   const trees: ResolvedTree[] = []
   const queue: { rel: string; depth: number }[] = [{ rel: '', depth: 0 }]
   let read = 0
+  let cut = false
   while (queue.length > 0) {
     if (read >= maxFolders)
       return {
         trees,
         note: `searched the first ${maxFolders} folders for Python distributions; the rest was not searched`
+      }
+    if (trees.length >= MAX_PYTHON_TREES)
+      return {
+        trees,
+        note: `recorded the first ${MAX_PYTHON_TREES} folders of Python distributions; the rest was not searched`
       }
     const { rel, depth } = queue.shift() as { rel: string; depth: number }
     read++
@@ -175,9 +183,20 @@ async function findPythonSites(
       continue
     }
     if (depth >= MAX_DEPTH) continue
-    for (const s of subdirs.sort())
+    // Never more queued than can still be read: the queue stays as bounded as the search.
+    for (const s of subdirs.sort()) {
+      if (read + queue.length >= maxFolders) {
+        cut = true
+        break
+      }
       queue.push({ rel: rel === '' ? s : `${rel}/${s}`, depth: depth + 1 })
+    }
   }
   trees.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-  return { trees }
+  return cut
+    ? {
+        trees,
+        note: `searched the first ${maxFolders} folders for Python distributions; the rest was not searched`
+      }
+    : { trees }
 }

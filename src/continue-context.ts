@@ -86,13 +86,13 @@ export function formatContinueContext(c: ContinueContext): string {
   // An input holds at most 64 KiB: the oldest comments give way first.
   for (;;) {
     const text = JSON.stringify({ ...c, ...thread, comments })
-    if (text.length <= MAX_CONTEXT_CHARS || comments.length === 0) return text
+    if (Buffer.byteLength(text, 'utf8') <= MAX_CONTEXT_BYTES || comments.length === 0) return text
     comments = comments.slice(1)
   }
 }
 
-/** The longest `continue-context` value written (an input's limit is 64 KiB). */
-const MAX_CONTEXT_CHARS = 60_000
+/** The longest `continue-context` value written, in UTF-8 bytes (an input holds at most 64 KiB). */
+const MAX_CONTEXT_BYTES = 60_000
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)

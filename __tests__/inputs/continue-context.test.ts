@@ -42,6 +42,19 @@ test('hostile comments: hidden and control characters made visible (the input st
   expect(back.comments[0].path).toBe('a⟨U+0000⟩b')
 })
 
+test('comments in a script of three bytes a character: the value stays under the input limit in bytes', () => {
+  const comments = Array.from({ length: MAX_DISCUSSION_COMMENTS }, () => ({
+    author: 'octo-writer',
+    body: '漢'.repeat(MAX_DISCUSSION_CHARS),
+    path: null,
+    line: null
+  }))
+  const raw = formatContinueContext({ ...CTX, comments })
+  expect(Buffer.byteLength(raw, 'utf8')).toBeLessThanOrEqual(60_000)
+  expect(() => checkShape('continue-context', raw)).not.toThrow()
+  expect(parseContinueContext('continue-context', raw).comments.length).toBeGreaterThan(0)
+})
+
 test.each([
   ['not JSON', 'nope', /is not JSON/],
   ['a list', '[]', /not a JSON object/],

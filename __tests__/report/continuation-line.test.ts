@@ -36,7 +36,10 @@ test('the line: the earlier run linked to its review, the patch carried, superse
 test.each([
   'https://evil.invalid/x)<img src=x onerror=alert(1)>',
   'https://evil.invalid/x "title"',
-  'https://[::1]/x'
+  'https://[::1]/x',
+  // A well-formed address that is not a pull request review's.
+  'https://evil.invalid/login',
+  'https://github.com/octo-org/hello/pull/7#pullrequestreview-1001/../../x'
 ])('a review address that could break out of the link (%s) is not linked', (url) => {
   const body = renderComment(withContinuation({ reviewUrl: url }), '')
   expect(body).toContain('**Continues:** run <code>555-1</code> — ')

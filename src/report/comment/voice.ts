@@ -184,8 +184,13 @@ export function nextStepLine(report: Report, partial = false): string {
   return `**Next step:** ${what}, a maintainer comments \`/airlock approve ${prefix}\` on this pull request.`
 }
 
-/** A review address safe inside a Markdown link: https, no space, quote, bracket or parenthesis. */
-const SAFE_URL = /^https:\/\/[A-Za-z0-9.-]+(?::[0-9]{1,5})?\/[A-Za-z0-9._~/?#=&%+-]{0,400}$/
+/**
+ * The address of a pull request review, and nothing else: https, a host, `owner/repo/pull/N`, the
+ * review's anchor. report.json may come from a hostile artifact, so its link must not be able to
+ * send a reader anywhere but a review (nor break out of the Markdown link).
+ */
+const REVIEW_URL =
+  /^https:\/\/[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?\/[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}\/pull\/[0-9]{1,10}#pullrequestreview-[0-9]{1,20}$/
 
 /**
  * A follow-up run: the run it continues (linked to that run's review) and whether it started from
@@ -196,7 +201,7 @@ export function continuationLine(report: Report): string | null {
   if (c === undefined) return null
   const run = `run ${code(c.runId, 80)}`
   const linked =
-    c.reviewUrl !== undefined && SAFE_URL.test(c.reviewUrl) ? `[${run}](${c.reviewUrl})` : run
+    c.reviewUrl !== undefined && REVIEW_URL.test(c.reviewUrl) ? `[${run}](${c.reviewUrl})` : run
   const comments =
     c.comments > 0 ? ` The agent was given ${c.comments} review comment(s) on its findings.` : ''
   return `**Continues:** ${linked} — ${t(c.note, 300)}; this review supersedes the earlier one.${comments}`

@@ -67,5 +67,7 @@ describe('steps alongside each other', () => {
     // lines were shown.
     expect(scratchDone).toBe(true)
     expect(log.lines).toContain('scratch made')
+    // The other failure is said, not dropped.
+    expect(log.lines.join('\n')).toContain('also failed alongside: resolve failed first in time')
   })
 })

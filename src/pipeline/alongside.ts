@@ -2,6 +2,7 @@
 // of them before it goes on or cleans up, so nothing one of them made is left behind when another
 // failed. Their log lines are kept and shown step by step once they are done, never interleaved.
 import { performance } from 'node:perf_hooks'
+import { errorMessage } from '../errors.js'
 import type { Logger } from '../log.js'
 
 type Steps<T extends readonly unknown[]> = { [K in keyof T]: (log: Logger) => Promise<T[K]> }
@@ -20,8 +21,11 @@ export async function alongside<T extends readonly unknown[]>(
   const buffers = steps.map((_, i) => (i === live ? undefined : new BufferedLogger()))
   const settled = await Promise.allSettled(steps.map((step, i) => step(buffers[i] ?? log)))
   for (const b of buffers) await b?.replay(log)
-  const failed = settled.find((r) => r.status === 'rejected')
-  if (failed) throw failed.reason
+  const failures = settled.filter((r) => r.status === 'rejected')
+  // The first failure ends the run; the others are said, not dropped.
+  for (const other of failures.slice(1))
+    log.warn(`also failed alongside: ${errorMessage(other.reason)}`)
+  if (failures.length > 0) throw failures[0].reason
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T
 }
 

@@ -85,7 +85,12 @@ export interface Inputs {
    */
   continueFrom?: { dir: string; context: ContinueContext | null }
   /** Set by the entry once the earlier run is verified (src/pipeline/continuation.ts). */
-  continuation?: { record: ContinuationRecord; patch: Buffer | null }
+  continuation?: {
+    record: ContinuationRecord
+    patch: Buffer | null
+    /** Dependency files the carried patch changes (the isolation tier weighs them). */
+    dependencyFiles: string[]
+  }
   model?: string
   /** The agent preset (`agent`) whose defaults apply. */
   preset?: string

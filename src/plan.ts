@@ -91,6 +91,8 @@ export interface RunPlan {
   }
   /** A follow-up run: the earlier run it continues and whether its patch is carried. */
   continuation?: ContinuationRecord
+  /** Dependency files the carried earlier patch changes: `isolation: auto` weighs them. */
+  carriedDependencyFiles?: string[]
   model?: string
   /** The agent preset (`agent`) that filled defaults, recorded in the report. */
   preset?: string
@@ -201,6 +203,9 @@ export function planRun(inputs: Inputs): RunPlan {
       ...(inputs.task.origin !== undefined ? { origin: inputs.task.origin } : {})
     },
     ...(inputs.continuation !== undefined ? { continuation: inputs.continuation.record } : {}),
+    ...(inputs.continuation !== undefined && inputs.continuation.dependencyFiles.length > 0
+      ? { carriedDependencyFiles: inputs.continuation.dependencyFiles }
+      : {}),
     ...(inputs.model !== undefined ? { model: inputs.model } : {}),
     ...(inputs.preset !== undefined ? { preset: inputs.preset } : {}),
     sandbox: {

@@ -112,3 +112,41 @@ it('carries the earlier patch on the same commit, starts from the head once it w
   )
   expect(fs.existsSync(path.join(ws, 'out4/report.json'))).toBe(false)
 }, 300_000)
+
+it('isolation: auto weighs the carried patch: an earlier change to package.json chooses gVisor although the head changes no dependency', () => {
+  ws = makeWorkspace({ 'package.json': '{"name":"demo","version":"1.0.0"}\n' })
+  const first = run([
+    '--output-dir',
+    'out1',
+    '--run-id',
+    'first-deps',
+    '--task',
+    'add a dependency',
+    '--agent-command',
+    `echo '{"name":"demo","version":"1.0.0","dependencies":{"left-pad":"1.3.0"}}' > package.json`
+  ])
+  expect([first.status, first.stderr]).toEqual([0, expect.any(String)])
+  // The head is main itself: compared with main, the head changes no dependency.
+  const follow = run([
+    '--output-dir',
+    'out2',
+    '--continue-from',
+    'out1',
+    '--isolation',
+    'auto',
+    '--policy-base',
+    'main',
+    '--task',
+    'go on',
+    '--agent-command',
+    'true'
+  ])
+  expect([follow.status, follow.stderr]).toEqual([0, expect.any(String)])
+  const r = JSON.parse(read('out2/report.json')) as {
+    continuation: { carried: boolean }
+    isolation: { tier: string; reasons: string[] }
+  }
+  expect(r.continuation.carried).toBe(true)
+  expect(r.isolation.tier).toBe('runsc')
+  expect(r.isolation.reasons.join('; ')).toMatch(/touches dependencies.*package\.json/)
+}, 300_000)

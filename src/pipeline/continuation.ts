@@ -7,6 +7,7 @@ import { INPUT } from '../input-names.js'
 import type { Inputs } from '../inputs.js'
 import type { ContinuationRecord, ContinueContext, DiscussionComment } from '../continue-context.js'
 import { readEvidence } from '../github/evidence.js'
+import { DEPENDENCY_FILES } from '../isolation/isolation.js'
 import { requireMatchingStatement } from '../report/provenance-verify.js'
 import { codeBlock } from '../report/escape.js'
 import { revealHidden } from '../text-filter.js'
@@ -132,6 +133,31 @@ export function carryDecision(
   }
 }
 
+/** Stands for the paths of a patch whose file headers could not be read (treated as a dependency change). */
+export const UNREADABLE_PATCH_PATHS = '(the carried patch: a path it names could not be read)'
+
+/**
+ * The dependency files (manifests, lockfiles, install scripts) a carried patch changes, read from
+ * its `--- a/` and `+++ b/` file headers: the isolation tier weighs them as it weighs the pull
+ * request's own changes. A header git quoted (an unusual path) is not parsed: it counts as a
+ * dependency change (fail closed).
+ */
+export function patchDependencyFiles(patch: Buffer): string[] {
+  const found = new Set<string>()
+  for (const line of patch.toString('utf8').split('\n')) {
+    if (!line.startsWith('--- ') && !line.startsWith('+++ ')) continue
+    const name = line.slice(4).replace(/\t.*$/, '')
+    if (name === '/dev/null') continue
+    if (!/^[ab]\//.test(name)) {
+      found.add(UNREADABLE_PATCH_PATHS)
+      continue
+    }
+    const file = name.slice(2)
+    if (DEPENDENCY_FILES(file)) found.add(file)
+  }
+  return [...found].sort()
+}
+
 function cut(text: string, max: number): string {
   const chars = [...text]
   return chars.length > max ? chars.slice(0, max).join('') + '\n[…cut]' : text
@@ -220,6 +246,10 @@ export async function withContinuation(inputs: Inputs): Promise<Inputs> {
       ...inputs.task,
       text: continuationTask(inputs.task.text, earlier, { note }, comments, from.context?.thread)
     },
-    continuation: { record, patch: carried ? earlier.patch : null }
+    continuation: {
+      record,
+      patch: carried ? earlier.patch : null,
+      dependencyFiles: carried && earlier.patch !== null ? patchDependencyFiles(earlier.patch) : []
+    }
   }
 }

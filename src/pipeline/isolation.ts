@@ -97,6 +97,9 @@ async function riskFacts(plan: RunPlan, req: IsolationRequest & { fork: boolean 
       compared = { comparedWith: found.against }
     }
   }
+  // A follow-up that carries the earlier run's patch starts from a tree with those changes too.
+  const carried = plan.carriedDependencyFiles ?? []
+  if (changes !== null && carried.length > 0) changes = [...new Set([...changes, ...carried])]
   const facts: RiskFacts = {
     fork: req.fork,
     network: plan.sandbox.network,

@@ -20032,6 +20032,7 @@ function planRun(inputs) {
       ...inputs.task.origin !== void 0 ? { origin: inputs.task.origin } : {}
     },
     ...inputs.continuation !== void 0 ? { continuation: inputs.continuation.record } : {},
+    ...inputs.continuation !== void 0 && inputs.continuation.dependencyFiles.length > 0 ? { carriedDependencyFiles: inputs.continuation.dependencyFiles } : {},
     ...inputs.model !== void 0 ? { model: inputs.model } : {},
     ...inputs.preset !== void 0 ? { preset: inputs.preset } : {},
     sandbox: {
@@ -96794,11 +96795,11 @@ function continuationLine(report) {
   const c = report.continuation;
   if (c === void 0) return null;
   const run2 = `run ${code(c.runId, 80)}`;
-  const linked = c.reviewUrl !== void 0 && SAFE_URL.test(c.reviewUrl) ? `[${run2}](${c.reviewUrl})` : run2;
+  const linked = c.reviewUrl !== void 0 && REVIEW_URL.test(c.reviewUrl) ? `[${run2}](${c.reviewUrl})` : run2;
   const comments = c.comments > 0 ? ` The agent was given ${c.comments} review comment(s) on its findings.` : "";
   return `**Continues:** ${linked} \u2014 ${t(c.note, 300)}; this review supersedes the earlier one.${comments}`;
 }
-var OPEN_LINES, MAX_ANSWER_SHOWN, MAX_TASK_SHOWN, MAX_FINDING_SHOWN, MAX_FINDINGS_LISTED, SOURCE, SEVERITY, CLEAR, SAFE_URL;
+var OPEN_LINES, MAX_ANSWER_SHOWN, MAX_TASK_SHOWN, MAX_FINDING_SHOWN, MAX_FINDINGS_LISTED, SOURCE, SEVERITY, CLEAR, REVIEW_URL;
 var init_voice = __esm({
   "src/report/comment/voice.ts"() {
     "use strict";
@@ -96829,7 +96830,7 @@ var init_voice = __esm({
       "configuration-error": "an input is wrong: fix the input named above in the workflow or policy file, then re-run",
       cancelled: "the run was cancelled: re-run the workflow"
     };
-    SAFE_URL = /^https:\/\/[A-Za-z0-9.-]+(?::[0-9]{1,5})?\/[A-Za-z0-9._~/?#=&%+-]{0,400}$/;
+    REVIEW_URL = /^https:\/\/[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?\/[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}\/pull\/[0-9]{1,10}#pullrequestreview-[0-9]{1,20}$/;
   }
 });
 
@@ -98499,8 +98500,10 @@ async function alongside(log, live, steps) {
   const buffers = steps.map((_, i) => i === live ? void 0 : new BufferedLogger());
   const settled = await Promise.allSettled(steps.map((step, i) => step(buffers[i] ?? log)));
   for (const b of buffers) await b?.replay(log);
-  const failed = settled.find((r) => r.status === "rejected");
-  if (failed) throw failed.reason;
+  const failures = settled.filter((r) => r.status === "rejected");
+  for (const other of failures.slice(1))
+    log.warn(`also failed alongside: ${errorMessage(other.reason)}`);
+  if (failures.length > 0) throw failures[0].reason;
   return settled.map((r) => r.value);
 }
 async function timed(fn, done) {
@@ -98515,6 +98518,7 @@ var BufferedLogger;
 var init_alongside = __esm({
   "src/pipeline/alongside.ts"() {
     "use strict";
+    init_errors();
     BufferedLogger = class {
       root = [];
       current = this.root;
@@ -99196,11 +99200,17 @@ async function findPythonSites(root, maxFolders) {
   const trees = [];
   const queue = [{ rel: "", depth: 0 }];
   let read = 0;
+  let cut2 = false;
   while (queue.length > 0) {
     if (read >= maxFolders)
       return {
         trees,
         note: `searched the first ${maxFolders} folders for Python distributions; the rest was not searched`
+      };
+    if (trees.length >= MAX_PYTHON_TREES)
+      return {
+        trees,
+        note: `recorded the first ${MAX_PYTHON_TREES} folders of Python distributions; the rest was not searched`
       };
     const { rel, depth } = queue.shift();
     read++;
@@ -99243,13 +99253,21 @@ async function findPythonSites(root, maxFolders) {
       continue;
     }
     if (depth >= MAX_DEPTH) continue;
-    for (const s of subdirs.sort())
+    for (const s of subdirs.sort()) {
+      if (read + queue.length >= maxFolders) {
+        cut2 = true;
+        break;
+      }
       queue.push({ rel: rel === "" ? s : `${rel}/${s}`, depth: depth + 1 });
+    }
   }
   trees.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  return { trees };
+  return cut2 ? {
+    trees,
+    note: `searched the first ${maxFolders} folders for Python distributions; the rest was not searched`
+  } : { trees };
 }
-var NPM_HIDDEN_LOCKFILE, MAX_HIDDEN_LOCKFILE_BYTES, MAX_LISTED_PACKAGES, MAX_FOLDERS, MAX_DEPTH, MAX_ENTRIES_PER_FOLDER, SKIPPED, NAME2, VERSION;
+var NPM_HIDDEN_LOCKFILE, MAX_HIDDEN_LOCKFILE_BYTES, MAX_LISTED_PACKAGES, MAX_FOLDERS, MAX_DEPTH, MAX_ENTRIES_PER_FOLDER, MAX_PYTHON_TREES, SKIPPED, NAME2, VERSION;
 var init_resolved = __esm({
   "src/evidence/resolved.ts"() {
     "use strict";
@@ -99260,6 +99278,7 @@ var init_resolved = __esm({
     MAX_FOLDERS = 2e3;
     MAX_DEPTH = 5;
     MAX_ENTRIES_PER_FOLDER = 1e4;
+    MAX_PYTHON_TREES = 20;
     SKIPPED = /* @__PURE__ */ new Set([".git", "node_modules"]);
     NAME2 = /^(@[A-Za-z0-9._~-]+\/)?[A-Za-z0-9._~-]{1,214}$/;
     VERSION = /^[A-Za-z0-9][A-Za-z0-9.+!_~-]{0,127}$/;
@@ -106316,30 +106335,38 @@ var LOCAL_EVENT = { name: "", payload: {}, serverUrl: "https://github.com" };
 
 // src/workspace/fork-head.ts
 init_git();
-var FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+var NOT_OWN_BRANCH = /^refs\/(remotes\/origin\/|heads\/)(pr\/|pull\/|gh-readonly-queue\/)/;
 async function forkHead(options) {
   const { event, ref } = options;
   if (event.pullRequest?.fork === true)
     return `the ${event.name} event's pull request comes from a fork (${event.pullRequest.headRepository ?? "a deleted repository"})`;
   if (event.name === "" || isPullRequestEvent(event.name)) return void 0;
-  if (ref === void 0 || !FULL_SHA.test(ref) || ref === event.sha) return void 0;
-  const branches = await git(
-    [
-      "for-each-ref",
-      "--format=%(refname)",
-      "--contains",
-      ref,
-      "--end-of-options",
-      "refs/remotes/origin/",
-      "refs/heads/"
-    ],
-    { cwd: options.repoPath, maxStdout: 64 * 1024 }
-  ).then(
+  if (ref === void 0 || ref === event.sha) return void 0;
+  const run2 = (args) => git(args, { cwd: options.repoPath, maxStdout: 256 * 1024 }).then(
     (r) => r.stdout.toString("utf8").trim(),
     () => ""
   );
-  if (branches !== "") return void 0;
-  return `the commit ${ref} this ${event.name} run works on is on no branch of this repository (a fork's pull request head)`;
+  const commit = await run2([
+    "rev-parse",
+    "--verify",
+    "--quiet",
+    "--end-of-options",
+    `${ref}^{commit}`
+  ]);
+  if (commit === "")
+    return `the ref ${ref} this ${event.name} run works on does not name a commit of the checkout (it cannot be told apart from a fork's pull request head)`;
+  if (commit === event.sha) return void 0;
+  const branches = (await run2([
+    "for-each-ref",
+    "--format=%(refname)",
+    "--contains",
+    commit,
+    "--end-of-options",
+    "refs/remotes/origin/",
+    "refs/heads/"
+  ])).split("\n").filter((b) => b !== "" && !NOT_OWN_BRANCH.test(b));
+  if (branches.length > 0) return void 0;
+  return `the commit ${commit} this ${event.name} run works on is on no branch of this repository (a fork's pull request head)`;
 }
 
 // src/presets/presets.ts
@@ -106455,12 +106482,15 @@ async function runInputs(given, options) {
     forkPullRequest: options.event.pullRequest?.fork === true
   });
   const dockerfile = p.read(INPUT.dockerfile);
-  if (dockerfile !== void 0 && dockerfile !== p.dockerfile) {
+  const customDockerfile = dockerfile !== void 0 && dockerfile !== p.dockerfile;
+  const buildContext = p.read(INPUT.buildContext);
+  if (customDockerfile || buildContext !== void 0) {
     const why = await forkHead({ event: options.event, ref: ref ?? given(INPUT.ref), repoPath });
     if (why !== void 0) {
+      const input = customDockerfile ? INPUT.dockerfile : INPUT.buildContext;
       throw new ConfigurationError(
-        INPUT.dockerfile,
-        `${why}; a Dockerfile from a fork's head is never built (the runner's container engine would run its build steps outside the sandbox). Use an agent preset (\`agent: claude-code\`, \`codex\`, \`gemini-cli\`) or a digest-pinned \`image: name@sha256:...\` built from your default branch instead`
+        input,
+        `${why}; an image is never built from a fork's head (the runner's container engine would run its build steps, or copy its files, outside the sandbox). Use an agent preset (\`agent: claude-code\`, \`codex\`, \`gemini-cli\`) without \`build-context\`, or a digest-pinned \`image: name@sha256:...\` built from your default branch instead`
       );
     }
   }
@@ -108131,6 +108161,7 @@ var report_schema_default = {
           properties: {
             trees: {
               type: "array",
+              maxItems: 21,
               items: {
                 type: "object",
                 additionalProperties: false,
@@ -108477,6 +108508,7 @@ function readEvidence(outputDir, checks = []) {
 }
 
 // src/pipeline/continuation.ts
+init_isolation();
 init_provenance_verify();
 init_escape();
 init_text_filter();
@@ -108563,6 +108595,22 @@ function carryDecision(earlier, head) {
     note: `the head moved from ${at(earlier.headSha)} to ${at(head)} since the earlier run (its patch applied as a commit, or a push); this run starts from the head`
   };
 }
+var UNREADABLE_PATCH_PATHS = "(the carried patch: a path it names could not be read)";
+function patchDependencyFiles(patch) {
+  const found = /* @__PURE__ */ new Set();
+  for (const line of patch.toString("utf8").split("\n")) {
+    if (!line.startsWith("--- ") && !line.startsWith("+++ ")) continue;
+    const name = line.slice(4).replace(/\t.*$/, "");
+    if (name === "/dev/null") continue;
+    if (!/^[ab]\//.test(name)) {
+      found.add(UNREADABLE_PATCH_PATHS);
+      continue;
+    }
+    const file = name.slice(2);
+    if (DEPENDENCY_FILES(file)) found.add(file);
+  }
+  return [...found].sort();
+}
 function cut(text2, max) {
   const chars = [...text2];
   return chars.length > max ? chars.slice(0, max).join("") + "\n[\u2026cut]" : text2;
@@ -108628,7 +108676,11 @@ async function withContinuation(inputs) {
       ...inputs.task,
       text: continuationTask(inputs.task.text, earlier, { note }, comments, from.context?.thread)
     },
-    continuation: { record, patch: carried ? earlier.patch : null }
+    continuation: {
+      record,
+      patch: carried ? earlier.patch : null,
+      dependencyFiles: carried && earlier.patch !== null ? patchDependencyFiles(earlier.patch) : []
+    }
   };
 }
 

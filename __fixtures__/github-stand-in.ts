@@ -970,7 +970,8 @@ export class GitHubStandIn {
             updated_at: c.created_at,
             html_url: `https://github.com/${this.owner}/${this.repo}/pull/${pull.number}#discussion_r${c.id}`,
             pull_request_url: '',
-            author_association: 'NONE',
+            // A person with a permission on the repository is one of its collaborators.
+            author_association: this.permissions.has(c.user.login) ? 'COLLABORATOR' : 'NONE',
             _links: { self: { href: '' }, html: { href: '' }, pull_request: { href: '' } },
             line: c.line,
             original_line: c.line,

@@ -15,6 +15,17 @@ export interface DiscussionComment {
   /** The file and line of the finding it answers, when known. */
   path: string | null
   line: number | null
+  /**
+   * Its author's relation to the repository as GitHub states it (`author_association`): an owner,
+   * member or collaborator, or anyone else (a contributor, the fork's author, a stranger).
+   */
+  association?: 'collaborator' | 'other'
+}
+
+/** GitHub's `author_association` as a follow-up labels the comment. */
+export function associationOf(value: unknown): DiscussionComment['association'] {
+  if (typeof value !== 'string') return undefined
+  return ['OWNER', 'MEMBER', 'COLLABORATOR'].includes(value) ? 'collaborator' : 'other'
 }
 
 export interface ContinueContext {
@@ -125,17 +136,23 @@ export function parseContinueContext(name: string, raw: string): ContinueContext
       ? v.reviewUrl
       : null
   if (!Array.isArray(v.comments)) throw bad('comments is not a list')
-  const comments = (v.comments as unknown[]).slice(-MAX_DISCUSSION_COMMENTS).map((c) => {
-    if (!isObject(c) || typeof c.author !== 'string' || !LOGIN.test(c.author))
-      throw bad('a comment has no valid author')
-    if (typeof c.body !== 'string') throw bad('a comment has no body')
-    return {
-      author: c.author,
-      body: discussionText(c.body),
-      path: typeof c.path === 'string' ? discussionText(c.path).slice(0, 500) : null,
-      line: typeof c.line === 'number' && Number.isSafeInteger(c.line) && c.line > 0 ? c.line : null
-    }
-  })
+  const comments = (v.comments as unknown[])
+    .slice(-MAX_DISCUSSION_COMMENTS)
+    .map((c): DiscussionComment => {
+      if (!isObject(c) || typeof c.author !== 'string' || !LOGIN.test(c.author))
+        throw bad('a comment has no valid author')
+      if (typeof c.body !== 'string') throw bad('a comment has no body')
+      return {
+        author: c.author,
+        body: discussionText(c.body),
+        path: typeof c.path === 'string' ? discussionText(c.path).slice(0, 500) : null,
+        line:
+          typeof c.line === 'number' && Number.isSafeInteger(c.line) && c.line > 0 ? c.line : null,
+        ...(c.association === 'collaborator' || c.association === 'other'
+          ? { association: c.association }
+          : {})
+      }
+    })
   let thread: ContinueContext['thread']
   if (v.thread !== undefined && v.thread !== null) {
     const t = v.thread

@@ -58,6 +58,7 @@ const COMMENTS = [
     pull_request_review_id: 2000,
     user: user('octo-writer'),
     body: 'second reply',
+    author_association: 'COLLABORATOR',
     path: 'greet.mjs',
     created_at: '2026-12-01T11:00:00Z'
   },
@@ -67,6 +68,7 @@ const COMMENTS = [
     pull_request_review_id: 2001,
     user: user('octo-reader'),
     body: 'first reply',
+    author_association: 'CONTRIBUTOR',
     path: 'b.md',
     created_at: '2026-12-01T10:30:00Z'
   },
@@ -119,8 +121,15 @@ const COMMENTS = [
 
 test('the people’s replies to the action’s own findings of that review since it was posted, oldest first, with the finding’s place', () => {
   expect(discussionSince(COMMENTS, 1001, ME, '2026-12-01T10:00:00Z')).toEqual([
-    { author: 'octo-reader', body: 'first reply', path: 'b.md', line: 9 },
-    { author: 'octo-writer', body: 'second reply', path: 'greet.mjs', line: 3 }
+    // Who they are to the repository, as GitHub says: the agent is told.
+    { author: 'octo-reader', body: 'first reply', path: 'b.md', line: 9, association: 'other' },
+    {
+      author: 'octo-writer',
+      body: 'second reply',
+      path: 'greet.mjs',
+      line: 3,
+      association: 'collaborator'
+    }
   ])
 })
 
@@ -164,8 +173,14 @@ test('the run the action’s own latest review names, its artifact, and the revi
       diffSha256: DIFF,
       reviewUrl: 'https://github.com/octo-org/hello/pull/7#pullrequestreview-1001',
       comments: [
-        { author: 'octo-reader', body: 'first reply', path: 'b.md', line: 9 },
-        { author: 'octo-writer', body: 'second reply', path: 'greet.mjs', line: 3 }
+        { author: 'octo-reader', body: 'first reply', path: 'b.md', line: 9, association: 'other' },
+        {
+          author: 'octo-writer',
+          body: 'second reply',
+          path: 'greet.mjs',
+          line: 3,
+          association: 'collaborator'
+        }
       ]
     }
   })

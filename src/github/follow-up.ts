@@ -1,5 +1,5 @@
 import type { ContinueContext, DiscussionComment } from '../continue-context.js'
-import { MAX_DISCUSSION_COMMENTS } from '../continue-context.js'
+import { MAX_DISCUSSION_COMMENTS, associationOf } from '../continue-context.js'
 import type { GitHubClient } from './client.js'
 import { evidenceLocation, latestReport } from './approve.js'
 import type { Identity } from './writes.js'
@@ -24,6 +24,7 @@ interface ReviewComment {
   in_reply_to_id?: number
   pull_request_review_id: number | null
   user: { login: string; type?: string } | null
+  author_association?: string
 }
 
 /**
@@ -125,7 +126,10 @@ export function discussionSince(
         author: (c.user as { login: string }).login,
         body: c.body,
         path: root.path,
-        line: root.line ?? root.original_line ?? null
+        line: root.line ?? root.original_line ?? null,
+        ...(associationOf(c.author_association) !== undefined
+          ? { association: associationOf(c.author_association) }
+          : {})
       }
     })
 }

@@ -216,7 +216,12 @@ export function continuationTask(
   )
   if (comments.length === 0) parts.push('(none)')
   for (const c of comments)
-    parts.push(`Comment by ${c.author}${place(c.path, c.line)}:`, '', quote(c.body, 2000), '')
+    parts.push(
+      `Comment by ${c.author}${c.association === undefined ? '' : c.association === 'collaborator' ? ' (an owner, member or collaborator of the repository)' : ' (not a collaborator of the repository)'}${place(c.path, c.line)}:`,
+      '',
+      quote(c.body, 2000),
+      ''
+    )
   return parts.join('\n').trimEnd() + '\n'
 }
 

@@ -4,7 +4,7 @@ import * as path from 'node:path'
 import { ConfigurationError, RefusedError } from '../errors.js'
 import { splitNul } from '../git-listing.js'
 import { treePathProblem } from '../git-path.js'
-import { GitError, git } from '../workspace/git.js'
+import { applyInIndex, git } from '../workspace/git.js'
 
 /** One path the patch changes, as the Git Data API wants it. */
 export interface TreeChange {
@@ -63,20 +63,9 @@ export async function computeTreeChanges(
       )
     }
     const indexFile = path.join(tmp, 'index')
-    await git(['read-tree', headSha], { gitDir, indexFile })
-    try {
-      await git(['apply', '--cached', '--whitespace=nowarn', '-'], {
-        gitDir,
-        indexFile,
-        input: patch
-      })
-    } catch (error) {
-      if (error instanceof GitError)
-        throw new ApplyRefused(
-          `the patch does not apply to ${headSha.slice(0, 12)}: ${error.stderr}`
-        )
-      throw error
-    }
+    const refused = await applyInIndex(gitDir, indexFile, headSha, patch)
+    if (refused !== null)
+      throw new ApplyRefused(`the patch does not apply to ${headSha.slice(0, 12)}: ${refused}`)
     const raw = (
       await git(['diff-index', '--cached', '--raw', '-z', '--no-renames', headSha], {
         gitDir,

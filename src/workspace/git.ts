@@ -122,3 +122,29 @@ export class GitError extends Error {
     this.name = 'GitError'
   }
 }
+
+/**
+ * Reads `commit` into the private index `indexFile` and applies `patch` there (`git apply
+ * --cached`): nothing is checked out, so no file, attribute, hook or filter of the repository takes
+ * part, and git refuses paths with `..` or a `.git` component (and, with the safe config, their
+ * HFS/NTFS aliases). Returns null when it applied, else the first lines of git's refusal.
+ */
+export async function applyInIndex(
+  gitDir: string,
+  indexFile: string,
+  commit: string,
+  patch: Buffer
+): Promise<string | null> {
+  await git(['read-tree', commit], { gitDir, indexFile })
+  try {
+    await git(['apply', '--cached', '--whitespace=nowarn', '-'], {
+      gitDir,
+      indexFile,
+      input: patch
+    })
+    return null
+  } catch (error) {
+    if (error instanceof GitError) return error.stderr.split('\n').slice(0, 3).join(' ').trim()
+    throw error
+  }
+}

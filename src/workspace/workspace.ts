@@ -6,7 +6,7 @@ import { displayPath, parseTreeListing } from '../git-listing.js'
 import type { TreeListingEntry } from '../git-listing.js'
 import { UnsafePathError, staysInside, treePathProblem } from '../git-path.js'
 import type { UnsafePath } from '../git-path.js'
-import { GitError, git } from './git.js'
+import { GitError, applyInIndex, git } from './git.js'
 import { StatRecorder, markerCtime } from './stat-record.js'
 import type { StatRecord } from './stat-record.js'
 
@@ -141,20 +141,9 @@ export async function applyToTree(
 ): Promise<string> {
   const indexFile = path.join(root, 'carry-index')
   try {
-    await git(['read-tree', commit], { gitDir, indexFile })
-    try {
-      await git(['apply', '--cached', '--whitespace=nowarn', '-'], {
-        gitDir,
-        indexFile,
-        input: patch
-      })
-    } catch (error) {
-      if (error instanceof GitError)
-        throw new CarryRefused(
-          `it does not apply to ${commit.slice(0, 12)}: ${error.stderr.split('\n').slice(0, 3).join(' ')}`
-        )
-      throw error
-    }
+    const refused = await applyInIndex(gitDir, indexFile, commit, patch)
+    if (refused !== null)
+      throw new CarryRefused(`it does not apply to ${commit.slice(0, 12)}: ${refused}`)
     return (await git(['write-tree'], { gitDir, indexFile })).stdout.toString('utf8').trim()
   } finally {
     await fs.promises.rm(indexFile, { force: true })

@@ -11195,6 +11195,20 @@ function git(args, options = {}) {
     child.stdin.end(options.input ?? "");
   });
 }
+async function applyInIndex(gitDir, indexFile, commit, patch) {
+  await git(["read-tree", commit], { gitDir, indexFile });
+  try {
+    await git(["apply", "--cached", "--whitespace=nowarn", "-"], {
+      gitDir,
+      indexFile,
+      input: patch
+    });
+    return null;
+  } catch (error) {
+    if (error instanceof GitError) return error.stderr.split("\n").slice(0, 3).join(" ").trim();
+    throw error;
+  }
+}
 var SAFE_CONFIG, GitError;
 var init_git = __esm({
   "src/workspace/git.ts"() {
@@ -19770,20 +19784,9 @@ async function prepareWorkspace(repoPath, ref, root, dir = path15.join(root, "wo
 async function applyToTree(gitDir, commit, patch, root) {
   const indexFile = path15.join(root, "carry-index");
   try {
-    await git(["read-tree", commit], { gitDir, indexFile });
-    try {
-      await git(["apply", "--cached", "--whitespace=nowarn", "-"], {
-        gitDir,
-        indexFile,
-        input: patch
-      });
-    } catch (error) {
-      if (error instanceof GitError)
-        throw new CarryRefused(
-          `it does not apply to ${commit.slice(0, 12)}: ${error.stderr.split("\n").slice(0, 3).join(" ")}`
-        );
-      throw error;
-    }
+    const refused = await applyInIndex(gitDir, indexFile, commit, patch);
+    if (refused !== null)
+      throw new CarryRefused(`it does not apply to ${commit.slice(0, 12)}: ${refused}`);
     return (await git(["write-tree"], { gitDir, indexFile })).stdout.toString("utf8").trim();
   } finally {
     await fs12.promises.rm(indexFile, { force: true });
@@ -88207,6 +88210,8 @@ async function riskFacts(plan, req) {
       compared = { comparedWith: found.against };
     }
   }
+  const carried = plan.carriedDependencyFiles ?? [];
+  if (changes !== null && carried.length > 0) changes = [.../* @__PURE__ */ new Set([...changes, ...carried])];
   const facts = {
     fork: req.fork,
     network: plan.sandbox.network,
@@ -105369,7 +105374,8 @@ function parseContinueContext(name, raw) {
       author: c.author,
       body: discussionText(c.body),
       path: typeof c.path === "string" ? discussionText(c.path).slice(0, 500) : null,
-      line: typeof c.line === "number" && Number.isSafeInteger(c.line) && c.line > 0 ? c.line : null
+      line: typeof c.line === "number" && Number.isSafeInteger(c.line) && c.line > 0 ? c.line : null,
+      ...c.association === "collaborator" || c.association === "other" ? { association: c.association } : {}
     };
   });
   let thread;
@@ -108651,7 +108657,12 @@ function continuationTask(instructions2, earlier, carry, comments, thread) {
   );
   if (comments.length === 0) parts.push("(none)");
   for (const c of comments)
-    parts.push(`Comment by ${c.author}${place(c.path, c.line)}:`, "", quote(c.body, 2e3), "");
+    parts.push(
+      `Comment by ${c.author}${c.association === void 0 ? "" : c.association === "collaborator" ? " (an owner, member or collaborator of the repository)" : " (not a collaborator of the repository)"}${place(c.path, c.line)}:`,
+      "",
+      quote(c.body, 2e3),
+      ""
+    );
   return parts.join("\n").trimEnd() + "\n";
 }
 async function withContinuation(inputs) {

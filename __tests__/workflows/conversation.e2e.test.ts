@@ -247,7 +247,7 @@ describe("attack: a caller's `dockerfile:` on a fork's pull request", () => {
     expect(action.inputs.dockerfile).toBe('.github/airlock/Dockerfile')
     expect(action.code).not.toBe(0)
     expect(action.stdout).toMatch(
-      /::error title=Agent Airlock%3A configuration::dockerfile: the commit [0-9a-f]{40} this issue_comment run works on is on no branch of this repository \(a fork's pull request head\); a Dockerfile from a fork's head is never built.*`agent: claude-code`.*`image: name@sha256:/
+      /::error title=Agent Airlock%3A configuration::dockerfile: the commit [0-9a-f]{40} this issue_comment run works on is on no branch of this repository \(a fork's pull request head\); an image is never built from a fork's head.*`agent: claude-code`.*`image: name@sha256:/
     )
     expect(jobLog(run!)).not.toMatch(/building the agent image/)
     expect(built).toEqual([])

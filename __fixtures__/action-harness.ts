@@ -79,6 +79,8 @@ export async function runAction(o: RunOptions): Promise<ActionRun> {
     ...o.env
   }
   for (const [k, v] of Object.entries(o.inputs)) env[`INPUT_${k.toUpperCase()}`] = v
+  // The comment or review the event announces exists on GitHub before the event is delivered.
+  GitHubStandIn.at(o.apiUrl)?.deliver(o.eventName, o.payload as Record<string, unknown>)
   const child = spawn(NODE, [path.join(ROOT, 'dist/index.js')], { env, cwd: o.workspace })
   let stdout = ''
   let stderr = ''
@@ -105,6 +107,8 @@ interface ExampleGroup {
 
 const examples = require('@octokit/webhooks-examples/api.github.com/index.json') as ExampleGroup[]
 
+let nextWebhookId = 3_000_000
+
 /**
  * A real example payload of `event` (the first whose `action` matches), pointed at our test
  * repository. `adjust` changes what the test needs (numbers, SHAs, users) on a deep copy.
@@ -118,6 +122,9 @@ export function webhook(
   const found = group?.examples.find((e) => action === undefined || e.action === action)
   if (!found) throw new Error(`no ${event}/${action} example payload`)
   const p = structuredClone(found) as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+  // Each comment and review its own id, as on GitHub (the examples all share one).
+  if (p.comment) p.comment.id = nextWebhookId++
+  if (p.review) p.review.id = nextWebhookId++
   if (p.repository) {
     p.repository.name = 'hello'
     p.repository.full_name = 'octo-org/hello'

@@ -154,12 +154,19 @@ export interface Pull {
   foreignHeadSha?: string
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = Record<string, any>
+
+/** The running stand-ins by their address (see GitHubStandIn.at). */
+const RUNNING = new Map<string, GitHubStandIn>()
+
 export interface Review {
   id: number
   pull: number
   user: User
   body: string
-  state: 'PENDING' | 'COMMENTED' | 'APPROVED' | 'CHANGES_REQUESTED'
+  /** DISMISSED: a review someone with write access dismissed (it no longer approves or blocks). */
+  state: 'PENDING' | 'COMMENTED' | 'APPROVED' | 'CHANGES_REQUESTED' | 'DISMISSED'
   commit_id: string
   /** When the review was submitted (none while pending). */
   submitted_at?: string
@@ -230,6 +237,8 @@ export interface Comment {
   issue: number
   user: User
   body: string
+  /** When it was written (ISO 8601); set by the stand-in when the comment is posted or added. */
+  created_at?: string
 }
 
 export interface RecordedRequest {
@@ -328,10 +337,63 @@ export class GitHubStandIn {
     })
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve))
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
+    RUNNING.set(this.url, this)
     return this.url
   }
 
+  /** The running stand-in at `url` (what a runner emulation delivers events to), if any. */
+  static at(url: string): GitHubStandIn | undefined {
+    return RUNNING.get(url)
+  }
+
+  /**
+   * GitHub sends an `issue_comment` or `pull_request_review` webhook after the comment or review
+   * exists: the one the payload names is added to the state when it is not there yet (by its
+   * id), with the payload's author, body and time — so what the action reads back from the API
+   * is what the event announced.
+   */
+  deliver(eventName: string, payload: Record<string, unknown>): void {
+    const o = (v: unknown): Loose | undefined =>
+      typeof v === 'object' && v !== null ? (v as Loose) : undefined
+    const userOf = (u: Loose | undefined): User => ({
+      login: String(u?.login ?? 'ghost'),
+      id: typeof u?.id === 'number' ? u.id : 1,
+      type: u?.type === 'Bot' ? 'Bot' : 'User'
+    })
+    if (eventName === 'issue_comment' && payload.action === 'created') {
+      const c = o(payload.comment)
+      const issue = o(payload.issue)?.number
+      if (c === undefined || typeof c.id !== 'number' || typeof issue !== 'number') return
+      if (this.comments.some((x) => x.id === c.id)) return
+      this.comments.push({
+        id: c.id,
+        issue,
+        user: userOf(o(c.user)),
+        body: String(c.body ?? ''),
+        ...(typeof c.created_at === 'string' ? { created_at: c.created_at } : {})
+      })
+    }
+    if (eventName === 'pull_request_review' && payload.action === 'submitted') {
+      const r = o(payload.review)
+      const pull = o(payload.pull_request)?.number
+      if (r === undefined || typeof r.id !== 'number' || typeof pull !== 'number') return
+      if (this.reviews.some((x) => x.id === r.id)) return
+      const state = String(r.state ?? '').toUpperCase()
+      if (state !== 'APPROVED' && state !== 'CHANGES_REQUESTED' && state !== 'COMMENTED') return
+      this.reviews.push({
+        id: r.id,
+        pull,
+        user: userOf(o(r.user)),
+        body: String(r.body ?? ''),
+        state,
+        commit_id: String(r.commit_id ?? ''),
+        ...(typeof r.submitted_at === 'string' ? { submitted_at: r.submitted_at } : {})
+      })
+    }
+  }
+
   async stop(): Promise<void> {
+    if (RUNNING.get(this.url) === this) RUNNING.delete(this.url)
     this.server?.closeAllConnections()
     await new Promise<void>((resolve) => this.server?.close(() => resolve()))
   }
@@ -1023,12 +1085,30 @@ export class GitHubStandIn {
         const [r] = this.reviews.splice(i, 1)
         return [200, this.reviewJson(r)]
       }
+      case 'GET /issues/{issue_number}/comments': {
+        // The conversation of an issue or pull request, oldest first, as GitHub lists it.
+        const issue = Number(p.issue_number)
+        if (!this.pulls.has(issue)) return notFound
+        const all = this.comments.filter((c) => c.issue === issue)
+        const perPage = Number(url.searchParams.get('per_page') ?? 30)
+        const page = Number(url.searchParams.get('page') ?? 1)
+        const headers: Record<string, string> = {}
+        if (page * perPage < all.length) {
+          headers.link = `<${this.url}/repos/${this.owner}/${this.repo}/issues/${issue}/comments?per_page=${perPage}&page=${page + 1}>; rel="next"`
+        }
+        return [
+          200,
+          all.slice((page - 1) * perPage, page * perPage).map((c) => this.commentJson(c)),
+          headers
+        ]
+      }
       case 'POST /issues/{issue_number}/comments': {
         const c: Comment = {
           id: this.nextId++,
           issue: Number(p.issue_number),
           user,
-          body: String(b.body)
+          body: String(b.body),
+          created_at: new Date().toISOString()
         }
         this.comments.push(c)
         return [
@@ -1318,6 +1398,38 @@ export class GitHubStandIn {
         sha: this.git(['rev-parse', `refs/heads/${p.baseRef}`]).trim(),
         repo: { full_name: `${this.owner}/${this.repo}` }
       }
+    }
+  }
+
+  /**
+   * A comment written on issue or pull request `issue` by `user` now (as a person writes it on
+   * GitHub, before the webhook fires): the test sends the event that names it.
+   */
+  addComment(issue: number, user: User, body: string): Comment {
+    const c: Comment = {
+      id: this.nextId++,
+      issue,
+      user,
+      body,
+      created_at: new Date().toISOString()
+    }
+    this.comments.push(c)
+    return c
+  }
+
+  commentJson(c: Comment): Record<string, unknown> {
+    const at = c.created_at ?? new Date(0).toISOString()
+    return {
+      id: c.id,
+      node_id: `IC_${c.id}`,
+      url: `${this.url}/repos/${this.owner}/${this.repo}/issues/comments/${c.id}`,
+      html_url: `https://github.com/${this.owner}/${this.repo}/pull/${c.issue}#issuecomment-${c.id}`,
+      issue_url: `${this.url}/repos/${this.owner}/${this.repo}/issues/${c.issue}`,
+      body: c.body,
+      user: this.userJson(c.user),
+      created_at: at,
+      updated_at: at,
+      author_association: this.permissions.has(c.user.login) ? 'COLLABORATOR' : 'NONE'
     }
   }
 

@@ -33,6 +33,7 @@ import * as path from 'node:path'
 import { DefaultArtifactClient } from '@actions/artifact'
 import YAML from 'yaml'
 import { NODE } from './action-harness.js'
+import { GitHubStandIn } from './github-stand-in.js'
 import type { WorkflowJob } from './github-stand-in.js'
 import {
   ROOT,
@@ -273,6 +274,8 @@ export async function runJob(
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-runner-temp-'))
   const eventPath = path.join(temp, 'event.json')
   fs.writeFileSync(eventPath, JSON.stringify(setup.payload))
+  // The comment or review the event announces exists on GitHub before the event is delivered.
+  GitHubStandIn.at(setup.apiUrl)?.deliver(setup.eventName, setup.payload)
   const steps: StepResult[] = []
   const stepsCtx: NonNullable<Contexts['steps']> = {}
   let failed = false

@@ -12,9 +12,7 @@ import {
   ContinuationRefused,
   MAX_EARLIER_ANSWER_CHARS,
   carryDecision,
-  UNREADABLE_PATCH_PATHS,
   continuationTask,
-  patchDependencyFiles,
   readEarlierRun
 } from '../../src/pipeline/continuation.js'
 import type { EarlierRun } from '../../src/pipeline/continuation.js'
@@ -242,35 +240,5 @@ describe('continuationTask', () => {
     const task = continuationTask('do X', { ...earlier, answer: null }, { note: 'n' }, [])
     expect(task).toContain('(none: the earlier run gave no answer)')
     expect(task).toContain('since (0)\n\n(none)')
-  })
-})
-
-describe('patchDependencyFiles', () => {
-  test('the dependency files a carried patch changes, from its file headers', () => {
-    const patch = Buffer.from(
-      [
-        'diff --git a/package.json b/package.json',
-        '--- a/package.json',
-        '+++ b/package.json',
-        '@@ -1 +1 @@',
-        '-{}',
-        '+{"dependencies":{"x":"1"}}',
-        'diff --git a/src/a.ts b/src/a.ts',
-        '--- a/src/a.ts',
-        '+++ b/src/a.ts',
-        'diff --git a/web/yarn.lock b/web/yarn.lock',
-        'new file mode 100644',
-        '--- /dev/null',
-        '+++ b/web/yarn.lock',
-        ''
-      ].join('\n')
-    )
-    expect(patchDependencyFiles(patch)).toEqual(['package.json', 'web/yarn.lock'])
-    expect(patchDependencyFiles(Buffer.from('--- a/README.md\n+++ b/README.md\n'))).toEqual([])
-  })
-  test('a header git quoted (an unusual path) counts as a dependency change', () => {
-    expect(patchDependencyFiles(Buffer.from('--- "a/odd\\tname"\n+++ "b/odd\\tname"\n'))).toEqual([
-      UNREADABLE_PATCH_PATHS
-    ])
   })
 })

@@ -11,6 +11,7 @@ import { DEPENDENCY_FILES } from '../isolation/isolation.js'
 import { requireMatchingStatement } from '../report/provenance-verify.js'
 import { codeBlock } from '../report/escape.js'
 import { revealHidden } from '../text-filter.js'
+import { patchPaths } from '../workspace/patch-paths.js'
 import { resolveCommit } from '../workspace/workspace.js'
 
 /** The earlier task and answer as the new task quotes them (characters). */
@@ -133,29 +134,23 @@ export function carryDecision(
   }
 }
 
-/** Stands for the paths of a patch whose file headers could not be read (treated as a dependency change). */
+/** Stands for the paths of a patch git could not apply (treated as a dependency change). */
 export const UNREADABLE_PATCH_PATHS = '(the carried patch: a path it names could not be read)'
 
 /**
- * The dependency files (manifests, lockfiles, install scripts) a carried patch changes, read from
- * its `--- a/` and `+++ b/` file headers: the isolation tier weighs them as it weighs the pull
- * request's own changes. A header git quoted (an unusual path) is not parsed: it counts as a
- * dependency change (fail closed).
+ * The dependency files (manifests, lockfiles, install scripts) a carried patch changes, read as
+ * git reads the patch (applied to `commit` in a private index: binary sections, renames without a
+ * hunk and both sides of a rename count): the isolation tier weighs them as it weighs the pull
+ * request's own changes. A patch git refuses counts as a dependency change (fail closed).
  */
-export function patchDependencyFiles(patch: Buffer): string[] {
-  const found = new Set<string>()
-  for (const line of patch.toString('utf8').split('\n')) {
-    if (!line.startsWith('--- ') && !line.startsWith('+++ ')) continue
-    const name = line.slice(4).replace(/\t.*$/, '')
-    if (name === '/dev/null') continue
-    if (!/^[ab]\//.test(name)) {
-      found.add(UNREADABLE_PATCH_PATHS)
-      continue
-    }
-    const file = name.slice(2)
-    if (DEPENDENCY_FILES(file)) found.add(file)
-  }
-  return [...found].sort()
+export async function patchDependencyFiles(
+  repoPath: string,
+  commit: string,
+  patch: Buffer
+): Promise<string[]> {
+  const read = await patchPaths(repoPath, commit, patch)
+  if ('refused' in read) return [UNREADABLE_PATCH_PATHS]
+  return read.paths.filter((file) => DEPENDENCY_FILES(file))
 }
 
 function cut(text: string, max: number): string {
@@ -254,7 +249,10 @@ export async function withContinuation(inputs: Inputs): Promise<Inputs> {
     continuation: {
       record,
       patch: carried ? earlier.patch : null,
-      dependencyFiles: carried && earlier.patch !== null ? patchDependencyFiles(earlier.patch) : []
+      dependencyFiles:
+        carried && earlier.patch !== null
+          ? await patchDependencyFiles(inputs.path, head, earlier.patch)
+          : []
     }
   }
 }

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { ConfigurationError, RefusedError } from '../errors.js'
-import { splitNul } from '../git-listing.js'
-import { treePathProblem } from '../git-path.js'
-import { applyInIndex, git } from '../workspace/git.js'
+import { ConfigurationError, RefusedError } from '../../errors.js'
+import { splitNul } from '../../git-listing.js'
+import { treePathProblem } from '../../git-path.js'
+import { applyInIndex, git } from '../../workspace/git.js'
 
 /** One path the patch changes, as the Git Data API wants it. */
 export interface TreeChange {

@@ -1,8 +1,8 @@
-import type { ContinueContext, DiscussionComment } from '../continue-context.js'
-import { MAX_DISCUSSION_COMMENTS, associationOf } from '../continue-context.js'
-import type { GitHubClient } from './client.js'
-import { evidenceLocation, latestReport } from './approve.js'
-import type { Identity } from './writes.js'
+import type { ContinueContext, DiscussionComment } from '../../continue-context.js'
+import { MAX_DISCUSSION_COMMENTS, associationOf } from '../../continue-context.js'
+import type { GitHubClient } from '../client/client.js'
+import { evidenceLocation, latestReport } from '../gate/approve.js'
+import type { Identity } from '../client/writes.js'
 
 /** The earlier run a `/airlock run` continues: where its evidence is, and the context for the run. */
 export interface FollowUp {

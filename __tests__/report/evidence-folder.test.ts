@@ -1,5 +1,5 @@
-import { InvalidEvidenceError, parseReport } from '../../src/github/evidence.js'
-import { HEAD, DIFF, report } from './report-fixture.js'
+import { InvalidEvidenceError, parseReport } from '../../src/report/evidence-folder.js'
+import { HEAD, DIFF, report } from '../github/report-fixture.js'
 
 describe('report validation (untrusted artifact)', () => {
   test('accepts a well-formed report', () => {

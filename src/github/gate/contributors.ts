@@ -4,7 +4,7 @@
  * recent reviewable push" rule, widened to every commit of the pull request), unless the policy
  * allows self-approval.
  */
-import type { GitHubClient } from './client.js'
+import type { GitHubClient } from '../client/client.js'
 import { errorText } from './approvers.js'
 
 type Repo = { owner: string; repo: string }

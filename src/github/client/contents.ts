@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer'
-import { ConfigurationError, InfrastructureError } from '../errors.js'
+import { ConfigurationError, InfrastructureError } from '../../errors.js'
 import type { GitHubClient } from './client.js'
 import { hasStatus } from './client.js'
 

@@ -1,8 +1,8 @@
-import type { GitHubClient } from './client.js'
-import type { EventContext } from './context.js'
-import { asObject, eventPullNumber } from './context.js'
-import { finishedRun, openPullsAt } from './pulls.js'
-import type { Identity } from './writes.js'
+import type { GitHubClient } from '../client/client.js'
+import type { EventContext } from '../client/context.js'
+import { asObject, eventPullNumber } from '../client/context.js'
+import { finishedRun, openPullsAt } from '../client/pulls.js'
+import type { Identity } from '../client/writes.js'
 
 /** An approval (or its revocation) read from the event, before any check. */
 export interface ApprovalRequest {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import * as core from '@actions/core'
-import type { Logger } from '../log.js'
-import { stripHidden } from '../text-filter.js'
+import type { Logger } from '../../log.js'
+import { stripHidden } from '../../text-filter.js'
 
 /**
  * Makes an untrusted line inert in the Actions log: workflow commands are recognised at the start

@@ -8,8 +8,8 @@ import {
   InfrastructureError,
   RefusedError,
   errorMessage
-} from '../errors.js'
-import { escapeMarkdown } from '../report/escape.js'
+} from '../../errors.js'
+import { escapeMarkdown } from '../../report/escape.js'
 import { GitHubRequestError } from './client.js'
 
 export type FailureKind = 'configuration' | 'infrastructure' | 'refused' | 'cancelled' | 'internal'

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { DefaultArtifactClient } from '@actions/artifact'
-import { errorMessage } from '../errors.js'
+import { errorMessage } from '../../errors.js'
 
 /** Written into the output folder after the upload (it is not part of the artifact itself). */
 export const ARTIFACT_RECORD_FILE = 'artifact.json'

@@ -1,8 +1,8 @@
-import { RefusedError } from '../errors.js'
+import { RefusedError } from '../../errors.js'
 import { getOctokit } from '@actions/github'
 import { retry } from '@octokit/plugin-retry'
 import { throttling } from '@octokit/plugin-throttling'
-import type { Logger } from '../log.js'
+import type { Logger } from '../../log.js'
 
 export type GitHubClient = ReturnType<typeof getOctokit>
 

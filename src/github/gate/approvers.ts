@@ -2,8 +2,8 @@
  * Who may approve: a human (not a bot) with write, maintain or admin permission, and — when the
  * policy names approvers — one of them (a user by login, a team through its membership API).
  */
-import type { GitHubClient } from './client.js'
-import { hasStatus } from './client.js'
+import type { GitHubClient } from '../client/client.js'
+import { hasStatus } from '../client/client.js'
 
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error)

@@ -8,9 +8,9 @@
  * acknowledged) or `…; protected ok` (acknowledged). GitHub cuts descriptions at 140 characters,
  * which is why at most {@link MAX_REQUIRED_APPROVALS} approvals can be required.
  */
-import { list } from '../input-read.js'
-import { ConfigurationError } from '../errors.js'
-import { ACKNOWLEDGE } from '../report/protected-step.js'
+import { list } from '../../input-read.js'
+import { ConfigurationError } from '../../errors.js'
+import { ACKNOWLEDGE } from '../../report/protected-step.js'
 
 /** The most approvals a policy may require (the tally must fit in a status description). */
 export const MAX_REQUIRED_APPROVALS = 3

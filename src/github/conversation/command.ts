@@ -1,10 +1,10 @@
-import type { Logger } from '../log.js'
-import { escapeMarkdown, escapeProductText } from '../report/escape.js'
-import type { GitHubClient } from './client.js'
-import { writerCheck } from './approvers.js'
-import type { EventContext } from './context.js'
-import { asObject, eventPullNumber } from './context.js'
-import type { Writes } from './writes.js'
+import type { Logger } from '../../log.js'
+import { escapeMarkdown, escapeProductText } from '../../report/escape.js'
+import type { GitHubClient } from '../client/client.js'
+import { writerCheck } from '../gate/approvers.js'
+import type { EventContext } from '../client/context.js'
+import { asObject, eventPullNumber } from '../client/context.js'
+import type { Writes } from '../client/writes.js'
 
 /**
  * `/airlock run <task>` as the first line of a pull request comment (further lines continue the

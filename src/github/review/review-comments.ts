@@ -1,9 +1,9 @@
 // The agent's findings as inline comments of the one review: a finding is placed when its lines
 // are lines GitHub can comment on (in a hunk of the pull request's diff, on that side, a range
 // within one hunk); every other finding stays in the review's body with why. Pure.
-import type { Finding } from '../evidence/findings.js'
-import { codeBlock } from '../report/escape.js'
-import { findingBody } from '../report/comment/voice.js'
+import type { Finding } from '../../evidence/findings.js'
+import { codeBlock } from '../../report/escape.js'
+import { findingBody } from '../../report/comment/voice.js'
 
 /** A comment of `POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews` (`comments[]`). */
 export interface ReviewComment {

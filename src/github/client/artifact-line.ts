@@ -1,4 +1,4 @@
-import { escapeMarkdown } from '../report/escape.js'
+import { escapeMarkdown } from '../../report/escape.js'
 import type { ArtifactRecord } from './artifact.js'
 
 /**

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import type { AttestOptions } from '@actions/attest'
-import { errorMessage } from '../errors.js'
-import { PROVENANCE_BUNDLE_FILE } from '../report/provenance.js'
-import { verifyProvenance } from '../report/provenance-verify.js'
-import type { Logger } from '../log.js'
+import { errorMessage } from '../../errors.js'
+import { PROVENANCE_BUNDLE_FILE } from '../../report/provenance.js'
+import { verifyProvenance } from '../../report/provenance-verify.js'
+import type { Logger } from '../../log.js'
 
 /**
  * Signing of provenance.json with Sigstore, by the publish job (never the job that ran the

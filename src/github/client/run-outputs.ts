@@ -3,7 +3,7 @@
 // keep the others from running.
 import * as fs from 'node:fs'
 import * as core from '@actions/core'
-import { errorMessage } from '../errors.js'
+import { errorMessage } from '../../errors.js'
 import { uploadOutputFolder, writeArtifactRecord } from './artifact.js'
 import type { ArtifactRecord } from './artifact.js'
 

@@ -1,8 +1,8 @@
-import { stripHidden } from '../text-filter.js'
-import type { Outcome } from '../report/report.js'
-import type { GitHubClient } from './client.js'
-import type { ReportFacts } from './evidence.js'
-import type { Identity } from './writes.js'
+import { stripHidden } from '../../text-filter.js'
+import type { Outcome } from '../../report/report.js'
+import type { GitHubClient } from '../client/client.js'
+import type { ReportFacts } from '../../report/evidence-folder.js'
+import type { Identity } from '../client/writes.js'
 import { PROTECTED_NOTE, tallyDescription } from './approval-count.js'
 import type { Tally } from './approval-count.js'
 

@@ -3,12 +3,12 @@
 // says the job's current step and the time since it started. It is completed (neutral: the review
 // replaces it) when the run job ends. It runs in a job of its own holding `checks: write` and
 // `actions: read` only: a check run cannot set the gate, which is a commit status.
-import { ConfigurationError } from '../errors.js'
-import type { InputReader } from '../input-read.js'
-import { INPUT } from '../input-names.js'
-import type { Logger } from '../log.js'
-import { createClient, type GitHubClient } from './client.js'
-import { eventContext, getGitHubInputs, type ModeEnv } from './context.js'
+import { ConfigurationError } from '../../errors.js'
+import type { InputReader } from '../../input-read.js'
+import { INPUT } from '../../input-names.js'
+import type { Logger } from '../../log.js'
+import { createClient, type GitHubClient } from '../client/client.js'
+import { eventContext, getGitHubInputs, type ModeEnv } from '../client/context.js'
 
 export const PROGRESS_CHECK_NAME = 'Agent Airlock: running'
 /** The job it follows: the reusable workflow's `run` job (`<caller job> / run` in the API). */

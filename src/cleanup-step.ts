@@ -3,10 +3,10 @@
 // Bundled on its own (dist/post.js), it imports only what the cleanup needs: the HTTP cleanup
 // client of the sandbox, not dockerode; never the main step.
 import * as core from '@actions/core'
-import { errorMessage } from '../errors.js'
-import { httpCleanupEngine, removeRunObjects } from '../sandbox/cleanup.js'
-import { STATE } from '../state.js'
-import { removeRunTemps } from '../workspace/temp.js'
+import { errorMessage } from './errors.js'
+import { httpCleanupEngine, removeRunObjects } from './sandbox/cleanup.js'
+import { STATE } from './state.js'
+import { removeRunTemps } from './workspace/temp.js'
 
 export async function cleanupAfterRun(): Promise<void> {
   try {

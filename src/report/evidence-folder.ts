@@ -2,8 +2,8 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createHash } from 'node:crypto'
 import { ConfigurationError, RefusedError } from '../errors.js'
-import type { Outcome, Report } from '../report/report.js'
-import { validateReport } from '../report/schema.js'
+import type { Outcome, Report } from './report.js'
+import { validateReport } from './schema.js'
 
 /**
  * What the GitHub modes read from a run's output folder. The folder usually comes from an

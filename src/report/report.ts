@@ -1,6 +1,6 @@
 import type { ChangedFile } from '../evidence/diff.js'
 import type { IgnoredEntry, SkippedEntry } from '../evidence/snapshot.js'
-import type { TestCase, TestReportSource, TestSummary } from '../evidence/tests/index.js'
+import type { TestCase, TestReportSource, TestSummary } from '../evidence/test-reports/index.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../plan.js'
 import type { PolicyRecord, TaskOrigin } from '../policy.js'

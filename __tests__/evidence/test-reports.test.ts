@@ -1,8 +1,8 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { collectTestReports, parseTestReport, summarize } from '../../src/evidence/tests/index.js'
-import type { CaseStatus } from '../../src/evidence/tests/index.js'
+import { collectTestReports, parseTestReport, summarize } from '../../src/evidence/test-reports/index.js'
+import type { CaseStatus } from '../../src/evidence/test-reports/index.js'
 
 const FIXTURES = path.join(process.cwd(), 'fixtures', 'reports')
 const read = (name: string): Buffer => fs.readFileSync(path.join(FIXTURES, name))

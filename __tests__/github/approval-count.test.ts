@@ -7,7 +7,7 @@ import {
 import type { Candidate, Tally } from '../../src/github/gate/approval-count.js'
 import { approvalRequest } from '../../src/github/gate/approval-request.js'
 import { gateAfterRun } from '../../src/github/gate/gate.js'
-import { parsePolicy } from '../../src/policy.js'
+import { parsePolicy } from '../../src/policy/policy-file.js'
 import { protectedNextStep } from '../../src/report/protected-step.js'
 import { ConfigurationError } from '../../src/errors.js'
 

@@ -7,7 +7,12 @@ import type * as tls from 'node:tls'
 import type { Budget, BudgetLimits } from '../budget.js'
 import type { EgressEvent, ProxyEvent } from '../records.js'
 import type { CredentialRoute } from '../credential-routes.js'
-import { isNonPublicAddress, type DenyReason, type HostMapping, type HostRule } from '../policy.js'
+import {
+  isNonPublicAddress,
+  type DenyReason,
+  type HostMapping,
+  type HostRule
+} from '../host-rules.js'
 
 export interface ProxyConfig {
   /** The address on the agent's internal network only: never all interfaces. */

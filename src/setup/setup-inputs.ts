@@ -1,9 +1,9 @@
 // The install phase's inputs (`setup-command`, `setup-allow-hosts`), read and checked at the edge.
 import { ConfigurationError, errorMessage } from '../errors.js'
 import { INPUT } from '../input-names.js'
-import type { EgressInputs } from '../egress/inputs.js'
-import { parseHostMapping, parseHostRule } from '../egress/policy.js'
-import type { HostMapping, HostRule } from '../egress/policy.js'
+import type { EgressInputs } from '../egress/egress-inputs.js'
+import { parseHostMapping, parseHostRule } from '../egress/host-rules.js'
+import type { HostMapping, HostRule } from '../egress/host-rules.js'
 
 /**
  * Package registries by ecosystem: what `setup-allow-hosts` presets stand for. Only the hosts an

@@ -1,9 +1,9 @@
 import YAML from 'yaml'
-import { ConfigurationError, errorMessage } from './errors.js'
-import type { InputReader } from './input-read.js'
-import { convert } from './policy/values.js'
-import type { Kind } from './policy/values.js'
-import { INPUT } from './input-names.js'
+import { ConfigurationError, errorMessage } from '../errors.js'
+import type { InputReader } from '../input-read.js'
+import { convert } from './values.js'
+import type { Kind } from './values.js'
+import { INPUT } from '../input-names.js'
 
 /**
  * The repository's policy file: the same settings as the inputs, stated once for every workflow.

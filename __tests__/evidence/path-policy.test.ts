@@ -9,7 +9,7 @@ import {
   checkAllowedPaths,
   checkPolicy,
   resolveProtectedPaths
-} from '../../src/evidence/policy.js'
+} from '../../src/evidence/path-policy.js'
 import { gitBlobReader } from '../../src/evidence/blobs.js'
 import { dependenciesChange, scriptsChange } from '../../src/evidence/manifest-changes.js'
 import { snapshotWorkspace } from '../../src/evidence/snapshot.js'

@@ -10,7 +10,7 @@ import { list } from '../input-read.js'
 import { MIN_SECRET_LENGTH } from '../redact.js'
 import type { BudgetLimits } from './budget.js'
 import { parseCredential, secretProblem, type CredentialRoute } from './credential-routes.js'
-import { parseHostMapping, parseHostRule, type HostMapping, type HostRule } from './policy.js'
+import { parseHostMapping, parseHostRule, type HostMapping, type HostRule } from './host-rules.js'
 
 /** The egress inputs: each applies only with `network: allowlist`. */
 export const EGRESS_INPUTS: readonly InputName[] = [

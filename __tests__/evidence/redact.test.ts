@@ -18,6 +18,22 @@ describe('Redactor', () => {
     ['URL-encoded', `https://h.invalid/?t=${encodeURIComponent(SECRET)}`],
     ['form-encoded', `t=${encodeURIComponent(SECRET).replace(/%20/g, '+')}`],
     ['JSON-escaped', JSON.stringify({ t: SECRET })],
+    // What other JSON encoders write: PHP's and some Java's `\/`, .NET's `\u002B` for `+`, an
+    // ASCII-only encoder's `\uXXXX` for all punctuation, in either case.
+    ['JSON with \\/', JSON.stringify({ t: SECRET }).replace(/\//g, '\\/')],
+    ['JSON with \\u002B (.NET)', JSON.stringify({ t: SECRET }).replace(/\+/g, '\\u002B')],
+    [
+      'JSON with \\u002b and \\/',
+      JSON.stringify({ t: SECRET }).replace(/\+/g, '\\u002b').replace(/\//g, '\\/')
+    ],
+    [
+      'JSON, all punctuation as \\u00xx',
+      `{"t":"${[...SECRET].map((c) => (/[A-Za-z0-9]/.test(c) ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)).join('')}"}`
+    ],
+    [
+      'URL-encoded, lower-case hex',
+      `t=${encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())}`
+    ],
     ['hex', Buffer.from(SECRET).toString('hex')],
     ['split across lines', `${SECRET.slice(0, 9)}\n${SECRET.slice(9, 20)}\r\n${SECRET.slice(20)}`]
   ])('%s', (_name, text) => {

@@ -21,10 +21,12 @@ function withContinuation(c: Partial<NonNullable<Report['continuation']>> = {}):
   }
 }
 
+const PULL = 'https://github.com/octo-org/hello/pull/7'
+
 test('the line: the earlier run linked to its review, the patch carried, superseded', () => {
   const report = withContinuation()
   expect(validateReport(report).valid).toBe(true)
-  const body = renderComment(report, '')
+  const body = renderComment(report, '', { pullUrl: PULL })
   expect(body).toContain(
     '**Continues:** [run <code>555-1</code>](https://github.com/octo-org/hello/pull/7#pullrequestreview-1001) — the earlier run'
   )
@@ -41,9 +43,31 @@ test.each([
   'https://evil.invalid/login',
   'https://github.com/octo-org/hello/pull/7#pullrequestreview-1001/../../x'
 ])('a review address that could break out of the link (%s) is not linked', (url) => {
-  const body = renderComment(withContinuation({ reviewUrl: url }), '')
+  const body = renderComment(withContinuation({ reviewUrl: url }), '', { pullUrl: PULL })
   expect(body).toContain('**Continues:** run <code>555-1</code> — ')
   expect(body).not.toContain('onerror=alert')
+})
+
+test.each([
+  'https://evil.test/octo-org/hello/pull/7#pullrequestreview-1001',
+  'https://github.com/mallory/phish/pull/7#pullrequestreview-1001',
+  'https://github.com/octo-org/hello/pull/8#pullrequestreview-1001'
+])(
+  'the link is built from the review id on this pull request, never taken from the report (%s)',
+  (url) => {
+    const body = renderComment(withContinuation({ reviewUrl: url }), '', { pullUrl: PULL })
+    expect(body).toContain(
+      `**Continues:** [run <code>555-1</code>](${PULL}#pullrequestreview-1001) — the earlier run`
+    )
+    expect(body).not.toContain('evil.test')
+    expect(body).not.toContain('mallory/phish')
+  }
+)
+
+test('without the pull request address (the CLI) the run is named, not linked', () => {
+  expect(renderComment(withContinuation(), '')).toContain(
+    '**Continues:** run <code>555-1</code> — '
+  )
 })
 
 test('a hostile note is escaped', () => {

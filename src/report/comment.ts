@@ -41,15 +41,18 @@ const OUTCOME_LINE: Record<Report['outcome'], string> = {
 }
 
 /**
- * The hidden machine-readable line: run id, head SHA and diff SHA-256 of this comment, and
- * `"partial":true` when the comment does not show the whole diff (src/github/marker.ts).
+ * The hidden machine-readable line: run id, head SHA and diff SHA-256 of this comment,
+ * `"partial":true` when the comment does not show the whole diff, and whether the diff changes
+ * protected paths (src/github/review/marker.ts).
  */
 export function marker(report: Report, partial = false): string {
   const fields = {
     runId: report.runId,
     headSha: report.repo.headSha,
     diffSha256: report.diff.sha256,
-    ...(partial ? { partial: true } : {})
+    ...(partial ? { partial: true } : {}),
+    // The approval reads the protected change from here, never from a status anyone can write.
+    protected: (report.policy.protected ?? []).length > 0
   }
   // Only [A-Za-z0-9._:,"{}-] survive: nothing can close the HTML comment.
   const safe = JSON.stringify(fields).replace(/[^A-Za-z0-9._:,"{}-]/g, '')
@@ -75,6 +78,11 @@ function gateLine(report: Report, patch: string, partial: boolean): string {
 
 export interface RenderOptions {
   evidenceLine?: string | null
+  /**
+   * The pull request's address (`<server>/<owner>/<repo>/pull/<n>`), from the event: links to
+   * reviews are built on it, never taken from the report.
+   */
+  pullUrl?: string
   /** Findings placed on the lines by the publisher (the rest are listed with why). */
   inline?: { posted: number; unanchored: Map<number, string> }
 }
@@ -121,7 +129,9 @@ function render(
           `**Isolation:** ${code(report.isolation.tier, 60)} (asked: ${code(report.isolation.requested, 60)}) — ${report.isolation.reasons.map((r) => t(r, 200)).join('; ')}`
         ]
       : []),
-    ...(report.continuation !== undefined ? [continuationLine(report) as string] : [])
+    ...(report.continuation !== undefined
+      ? [continuationLine(report, options.pullUrl) as string]
+      : [])
   ]
   const body = [
     taskSection(report),

@@ -184,24 +184,24 @@ export function nextStepLine(report: Report, partial = false): string {
   return `**Next step:** ${what}, a maintainer comments \`/airlock approve ${prefix}\` on this pull request.`
 }
 
-/**
- * The address of a pull request review, and nothing else: https, a host, `owner/repo/pull/N`, the
- * review's anchor. report.json may come from a hostile artifact, so its link must not be able to
- * send a reader anywhere but a review (nor break out of the Markdown link).
- */
-const REVIEW_URL =
-  /^https:\/\/[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?\/[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}\/pull\/[0-9]{1,10}#pullrequestreview-[0-9]{1,20}$/
+/** The review id at the end of a review's address (`…#pullrequestreview-<id>`), or null. */
+const REVIEW_ID = /#pullrequestreview-([0-9]{1,20})$/
 
 /**
  * A follow-up run: the run it continues (linked to that run's review) and whether it started from
  * that run's patch; the earlier review is marked superseded when this one is published.
+ * report.json may come from a hostile artifact: of its review address only the review's id is
+ * used, and the link is built on `pullUrl` — the pull request's own address, which the publisher
+ * knows from the event (server, repository, number) — so it can only lead to a review there.
+ * Without `pullUrl` (the CLI, the job summary) the run is named without a link.
  */
-export function continuationLine(report: Report): string | null {
+export function continuationLine(report: Report, pullUrl?: string): string | null {
   const c = report.continuation
   if (c === undefined) return null
   const run = `run ${code(c.runId, 80)}`
+  const id = c.reviewUrl !== undefined ? REVIEW_ID.exec(c.reviewUrl)?.[1] : undefined
   const linked =
-    c.reviewUrl !== undefined && REVIEW_URL.test(c.reviewUrl) ? `[${run}](${c.reviewUrl})` : run
+    id !== undefined && pullUrl !== undefined ? `[${run}](${pullUrl}#pullrequestreview-${id})` : run
   const comments =
     c.comments > 0 ? ` The agent was given ${c.comments} review comment(s) on its findings.` : ''
   return `**Continues:** ${linked} — ${t(c.note, 300)}; this review supersedes the earlier one.${comments}`

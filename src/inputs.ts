@@ -143,6 +143,11 @@ export interface InputContext {
   policy?: LoadedPolicy
   /** An agent preset's bundled Dockerfile (outside the workspace), and the preset's name. */
   preset?: { name: string; dockerfile?: string }
+  /**
+   * The commit the run works on and whether it is a fork's pull request head, as the fork guard
+   * found them (src/workspace/fork-head.ts); absent: the event's word only.
+   */
+  head?: { commit?: string; fork: boolean | null }
 }
 
 export const DEFAULTS = {
@@ -270,14 +275,17 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
         read(INPUT.imageCache) ?? (ctx.environment.GITHUB_ACTIONS === 'true' ? 'auto' : 'off'),
         CACHE_MODES
       ),
-      scope: scopeForEvent(ctx.event, realPath(repoPath))
+      scope: scopeForEvent(ctx.event, realPath(repoPath), ctx.head?.commit)
     },
     services: servicesFor(read),
     ...isolationFor(
       read,
       given,
       policy.policy.values[FALLBACK_INPUT] ?? null,
-      ctx.event.pullRequest?.fork ?? null,
+      // A pull_request event says; a commanded or manual run on a fork's head is a fork's too.
+      ctx.event.pullRequest?.fork === true || ctx.head?.fork === true
+        ? true
+        : (ctx.event.pullRequest?.fork ?? ctx.head?.fork ?? null),
       // The CLI's event (no name): a run without a base compares with the default branch.
       ctx.event.name === ''
     ),

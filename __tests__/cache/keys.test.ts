@@ -84,6 +84,47 @@ describe('cacheScope', () => {
   })
 })
 
+describe('the scope follows the code that ran, not the event', () => {
+  const EVENT_SHA = 'e'.repeat(40)
+  const PR_HEAD = 'f'.repeat(40)
+  const dispatch = (commit: string | undefined) =>
+    cacheScope({
+      eventName: 'workflow_dispatch',
+      ref: 'refs/heads/main',
+      defaultBranch: 'main',
+      pullNumber: undefined,
+      eventSha: EVENT_SHA,
+      ...(commit !== undefined ? { commit } : {})
+    })
+
+  test("a manual run on the default branch for a pull request's head never writes the default branch's scope", () => {
+    const scope = dispatch(PR_HEAD)
+    expect(scope).not.toBe('base')
+    expect(scope).toMatch(/^ref-[a-f0-9]{16}$/)
+    expect(dependencyCacheKeys(scope, facts).key.startsWith('airlock-deps-v1-base-')).toBe(false)
+    expect(imageCacheKeys(scope, 'k').writable).toBe(false)
+    // It may still restore the default branch's entries; its own are its own.
+    expect(restorable('deps', scope, dependencyCacheKeys(scope, facts).key)).toBe(true)
+    expect(restorable('deps', 'base', dependencyCacheKeys(scope, facts).key)).toBe(false)
+  })
+
+  test("a run on the event's own commit of the default branch is the default branch's", () => {
+    expect(dispatch(EVENT_SHA)).toBe('base')
+  })
+
+  test('a commit the event does not name, with no event commit known, is never base', () => {
+    expect(
+      cacheScope({
+        eventName: 'push',
+        ref: 'refs/heads/main',
+        defaultBranch: 'main',
+        pullNumber: undefined,
+        commit: PR_HEAD
+      })
+    ).not.toBe('base')
+  })
+})
+
 describe('dependency cache keys', () => {
   test('the key names the scope and changes with the lockfile, the command and the image', () => {
     const k = dependencyCacheKeys('pr-7', facts).key

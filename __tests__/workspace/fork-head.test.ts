@@ -64,6 +64,10 @@ beforeAll(() => {
   git(checkout, ['update-ref', 'refs/pull/21/head', fork])
   git(checkout, ['update-ref', 'refs/remotes/origin/pr/21', fork])
   git(checkout, ['update-ref', 'refs/remotes/origin/gh-readonly-queue/main/pr-21-x', fork])
+  // What `gh pr checkout 21` and GitHub's documented `git fetch origin pull/21/head:pr-21` leave:
+  // the fork's head on a local branch of the checkout, which is no branch of the repository.
+  git(checkout, ['update-ref', 'refs/heads/pr-21', fork])
+  git(checkout, ['update-ref', 'refs/heads/patch-1', fork])
 })
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
@@ -141,6 +145,20 @@ describe('forkHead', () => {
       () => 'refs/pull/21/head',
       /on no branch/
     ],
+    // On a local branch (gh pr checkout, git fetch origin pull/21/head:pr-21): the checkout's
+    // own refs are no branches of the repository.
+    [
+      "the fork's head on the local branches pr-21 and patch-1",
+      () => event('issue_comment'),
+      () => 'pr-21',
+      /is on no branch of this repository/
+    ],
+    [
+      "the fork's head named by its local branch refs/heads/patch-1",
+      () => event('workflow_dispatch'),
+      () => 'refs/heads/patch-1',
+      /on no branch/
+    ],
     // A pull request head fetched under the remote's namespace, or a merge-queue branch, is no branch of the repository.
     [
       "the fork's head also under refs/remotes/origin/pr/21",
@@ -214,6 +232,27 @@ describe("run mode's inputs", () => {
         event: commanded()
       })
     ).resolves.toBeDefined()
+  })
+
+  test("what the guard knows reaches the tier and the cache scope: a commanded run on a fork's head is a fork's run", async () => {
+    const onFork = await runInputs(read({ agent: 'claude-code', ref: 'pr-21' }), {
+      workspace: checkout,
+      env: { AIRLOCK_AGENT_API_KEY: 'k' },
+      event: commanded()
+    })
+    expect(onFork.context.head).toEqual({ commit: fork, fork: true })
+    const manual = await runInputs(read({ agent: 'claude-code', ref: fork }), {
+      workspace: checkout,
+      env: { AIRLOCK_AGENT_API_KEY: 'k' },
+      event: event('workflow_dispatch')
+    })
+    expect(manual.context.head).toEqual({ commit: fork, fork: true })
+    const ownRun = await runInputs(read({ agent: 'claude-code', ref: own }), {
+      workspace: checkout,
+      env: { AIRLOCK_AGENT_API_KEY: 'k' },
+      event: event('workflow_dispatch')
+    })
+    expect(ownRun.context.head).toEqual({ commit: own, fork: false })
   })
 
   test("the repository's own Dockerfile on a branch commit is built as before", async () => {

@@ -20,6 +20,14 @@ export interface ScopeFacts {
   pullNumber: number | undefined
   /** Outside GitHub Actions: the repository's identity on the machine (its folder's real path). */
   repository?: string
+  /** GITHUB_SHA: the commit the event is for. */
+  eventSha?: string
+  /**
+   * The commit whose code the run works on (its `ref`, resolved). A run on the default branch
+   * writes the default branch's scope only when this is the event's own commit: a manual run for
+   * a pull request (a fork's too) starts on the default branch but runs the pull request's code.
+   */
+  commit?: string
 }
 
 const PR_EVENTS = new Set([
@@ -35,6 +43,9 @@ export function cacheScope(f: ScopeFacts): CacheScope {
   // Anything about a pull request (a comment command too) is that pull request's scope.
   if (PR_EVENTS.has(f.eventName) || f.pullNumber !== undefined)
     return `pr-${f.pullNumber ?? 'unknown'}`
+  // Scoped by the code that ran, not by the event: another commit than the event's own is its
+  // own scope (restoring from the default branch's, never writing it).
+  if (f.commit !== undefined && f.commit !== f.eventSha) return `ref-${hash(`commit:${f.commit}`)}`
   const branch = f.ref?.startsWith('refs/heads/') ? f.ref.slice('refs/heads/'.length) : undefined
   if (branch !== undefined && f.defaultBranch !== undefined && branch === f.defaultBranch)
     return 'base'
@@ -52,16 +63,18 @@ export function isLocalScope(scope: CacheScope): boolean {
 }
 
 /**
- * The scope of the run the event describes; outside GitHub Actions, that of the repository at
- * `repository` (its real path) on this machine.
+ * The scope of the run the event describes, for the code at `commit` (the run's resolved ref);
+ * outside GitHub Actions, that of the repository at `repository` (its real path) on this machine.
  */
-export function scopeForEvent(event: RunEvent, repository: string): CacheScope {
+export function scopeForEvent(event: RunEvent, repository: string, commit?: string): CacheScope {
   return cacheScope({
     eventName: event.name,
     ref: event.ref,
     defaultBranch: event.defaultBranch,
     pullNumber: event.pullRequest?.number,
-    repository
+    repository,
+    ...(event.sha !== undefined ? { eventSha: event.sha } : {}),
+    ...(commit !== undefined ? { commit } : {})
   })
 }
 

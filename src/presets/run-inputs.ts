@@ -7,7 +7,7 @@ import { ConfigurationError } from '../errors.js'
 import type { RunEvent } from '../event.js'
 import { INPUT } from '../input-names.js'
 import { runRef } from '../workspace/event-ref.js'
-import { forkHead } from '../workspace/fork-head.js'
+import { headFacts } from '../workspace/fork-head.js'
 import { withPreset } from './presets.js'
 
 /** The action's own folder: the bundle runs from dist/, the sources from src/presets/. */
@@ -30,7 +30,11 @@ export async function runInputs(
   }
 ): Promise<{
   read: (name: string) => string | undefined
-  context: { preset?: { name: string; dockerfile?: string } }
+  context: {
+    preset?: { name: string; dockerfile?: string }
+    /** The commit the run works on, and whether it is a fork's pull request head (the tier and the cache scope read it). */
+    head: { commit?: string; fork: boolean | null }
+  }
 }> {
   const { env } = options
   const repoPath = path.resolve(options.workspace, given(INPUT.path) ?? '.')
@@ -52,8 +56,15 @@ export async function runInputs(
   const dockerfile = p.read(INPUT.dockerfile)
   const customDockerfile = dockerfile !== undefined && dockerfile !== p.dockerfile
   const buildContext = p.read(INPUT.buildContext)
+  // What the fork guard knows is what the isolation tier and the cache scope use too: a commanded
+  // or manual run on a fork's head is a fork's run, whatever its event says.
+  const facts = await headFacts({ event: options.event, ref: ref ?? given(INPUT.ref), repoPath })
+  const head = {
+    ...(facts.commit !== undefined ? { commit: facts.commit } : {}),
+    fork: options.event.name === '' ? null : facts.fork !== undefined
+  }
   if (customDockerfile || buildContext !== undefined) {
-    const why = await forkHead({ event: options.event, ref: ref ?? given(INPUT.ref), repoPath })
+    const why = facts.fork
     if (why !== undefined) {
       const input = customDockerfile ? INPUT.dockerfile : INPUT.buildContext
       throw new ConfigurationError(
@@ -66,8 +77,9 @@ export async function runInputs(
     read: p.read,
     context:
       p.preset === undefined
-        ? {}
+        ? { head }
         : {
+            head,
             preset: {
               name: p.preset.name,
               ...(p.dockerfile !== undefined ? { dockerfile: p.dockerfile } : {})

@@ -1,8 +1,7 @@
 import {
   approvalRules,
-  countApproval,
-  tallyDescription,
-  tallyOf
+  countApprovals,
+  tallyDescription
 } from '../../src/github/gate/approval-count.js'
 import type { Candidate, Tally } from '../../src/github/gate/approval-count.js'
 import { approvalRequest } from '../../src/github/gate/approval-request.js'
@@ -21,12 +20,6 @@ const person = (login: string, more: Partial<Candidate> = {}): Candidate => ({
   author: false,
   ...more
 })
-const fresh = (protectedChanged = false): Tally => ({
-  approvers: [],
-  protectedChanged,
-  acknowledged: false
-})
-
 describe('required-approvals and protected-approvers in the policy file', () => {
   test('both are policy settings, checked for their form', () => {
     expect(
@@ -39,66 +32,80 @@ describe('required-approvals and protected-approvers in the policy file', () => 
   })
 })
 
-describe('counting approvals', () => {
+describe('counting approvals (the latest action of each person, rebuilt from the record)', () => {
   const rules = (required: number, protectedApprovers: string[] = []) => ({
     required,
     protectedApprovers
   })
+  const count = (
+    people: Candidate[],
+    r = rules(1),
+    o: { blockers?: string[]; protectedChanged?: boolean } = {}
+  ) => countApprovals(people, o.blockers ?? [], r, o.protectedChanged ?? false, SHORT)
 
   test('with required-approvals: 2 one approval is not enough; a second person turns it green', () => {
-    const first = countApproval(fresh(), rules(2), person('alice'))
-    expect(first).toMatchObject({ done: false, counted: true })
-    expect(first.done ? '' : first.reason).toMatch(/1 of 2 required approvals/)
-    // The same person again does not count twice.
-    const again = countApproval(first.tally, rules(2), person('Alice'))
-    expect(again).toMatchObject({ done: false, counted: false })
-    expect(again.done ? '' : again.reason).toMatch(/already approved/)
-    expect(countApproval(first.tally, rules(2), person('bob'))).toMatchObject({ done: true })
+    const first = count([person('alice')], rules(2))
+    expect(first).toMatchObject({ done: false })
+    expect(first.missing.join('; ')).toMatch(/1 of 2 required approvals/)
+    // The same person twice (any case) is one person.
+    expect(count([person('alice'), person('Alice')], rules(2)).tally.approvers).toEqual(['alice'])
+    expect(count([person('alice'), person('bob')], rules(2))).toMatchObject({ done: true })
+  })
+
+  test('a writer whose latest action requests changes blocks the gate, however many approve', () => {
+    const r = count([person('alice'), person('bob')], rules(2), { blockers: ['carol'] })
+    expect(r.done).toBe(false)
+    expect(r.missing.join('; ')).toMatch(/@carol requested changes/)
+    expect(tallyDescription(r.tally, 2, SHORT)).toBe(
+      `changes requested by @carol; approvals 2/2 by @alice @bob for diff ${SHORT}`
+    )
   })
 
   test('the author never counts toward more than one approval', () => {
-    const r = countApproval(fresh(), rules(2), person('carol', { author: true }))
-    expect(r).toMatchObject({ done: false, counted: false })
+    const r = count([person('carol', { author: true })], rules(2))
+    expect(r.done).toBe(false)
     expect(r.tally.approvers).toEqual([])
+    expect(count([person('carol', { author: true })], rules(1)).done).toBe(true)
   })
 
   test('a protected change stays pending after a plain approval, with the reason; the acknowledged one turns it green', () => {
-    const plain = countApproval(fresh(true), rules(1), person('alice'))
+    const plain = count([person('alice')], rules(1), { protectedChanged: true })
     expect(plain.done).toBe(false)
-    expect(plain.done ? '' : plain.reason).toMatch(/`\/airlock approve 1a2b3c4d5e6f protected`/)
+    expect(plain.missing.join('; ')).toMatch(/`\/airlock approve 1a2b3c4d5e6f protected`/)
     expect(
-      countApproval(plain.tally, rules(1), person('alice', { acknowledges: true }))
+      count([person('alice', { acknowledges: true })], rules(1), { protectedChanged: true })
     ).toMatchObject({ done: true })
-    expect(
-      countApproval(fresh(true), rules(1), person('bob', { acknowledges: true }))
-    ).toMatchObject({ done: true })
+    expect(count([], rules(1), { protectedChanged: true }).missing.join('; ')).toMatch(
+      /touches protected paths/
+    )
   })
 
   test('with protected-approvers, only theirs acknowledges a protected change', () => {
     const named = rules(1, ['sec-lead'])
-    const other = countApproval(fresh(true), named, person('alice', { acknowledges: true }))
-    expect(other.done ? '' : other.reason).toMatch(/protected-approvers \(sec-lead\)/)
+    const other = count([person('alice', { acknowledges: true })], named, {
+      protectedChanged: true
+    })
+    expect(other.missing.join('; ')).toMatch(/protected-approvers \(sec-lead\)/)
     expect(
-      countApproval(fresh(true), named, person('sec-lead', { protectedApprover: true }))
+      count([person('sec-lead', { protectedApprover: true })], named, { protectedChanged: true })
     ).toMatchObject({ done: true })
   })
 
-  test('the tally round-trips through the gate description, within 140 characters', () => {
+  test('the tally in the gate description fits in 140 characters (it is shown, never read back)', () => {
     const long = 'a'.repeat(39)
     const t: Tally = {
       approvers: [long, `b${long.slice(1)}`],
       protectedChanged: true,
-      acknowledged: true
+      acknowledged: true,
+      blockers: []
     }
-    const text = tallyDescription(t, 3, SHORT)
-    expect(text.length).toBeLessThanOrEqual(140)
-    expect(tallyOf(text, SHORT)).toEqual(t)
-    // For another diff, or in an unknown form, nobody is counted.
-    expect(tallyOf(text, 'cd'.repeat(6)).approvers).toEqual([])
-    expect(tallyOf('approved by @x for diff 0', SHORT)).toEqual(fresh())
+    expect(tallyDescription(t, 3, SHORT).length).toBeLessThanOrEqual(140)
+    expect(tallyDescription({ ...t, approvers: [] }, 3, SHORT)).toBe(
+      `awaiting approval of diff ${SHORT}; protected paths changed`
+    )
   })
 
-  test('the pending gate of a protected change says so, and approve reads it back', () => {
+  test('the pending gate of a protected change says so, for people', () => {
     const report = {
       schemaVersion: 1 as const,
       runId: '1-1',
@@ -111,11 +118,8 @@ describe('counting approvals', () => {
       imageRef: null,
       violations: []
     }
-    const plain = gateAfterRun(report, [], 'airlock/approval')
-    expect(tallyOf(plain.description, SHORT).protectedChanged).toBe(false)
     const guarded = gateAfterRun(report, [], 'airlock/approval', undefined, true)
     expect(guarded.description).toBe(`awaiting approval of diff ${SHORT}; protected paths changed`)
-    expect(tallyOf(guarded.description, SHORT).protectedChanged).toBe(true)
   })
 })
 
@@ -158,5 +162,23 @@ describe("the review's next step for protected paths", () => {
     expect(
       protectedNextStep(DIFF, [{}], { required: 1, protectedApprovers: [], approversNamed: true })
     ).toMatch(/protected-approvers named in \.github\/airlock\.yml/)
+  })
+})
+
+describe('a dismissed review', () => {
+  test('is read as a request to rebuild the decision (never as an approval), naming who dismissed it', () => {
+    const req = approvalRequest({
+      eventName: 'pull_request_review',
+      owner: 'o',
+      repo: 'r',
+      serverUrl: 'https://github.com',
+      payload: {
+        action: 'dismissed',
+        pull_request: { number: 3 },
+        review: { id: 9, state: 'dismissed', user: { login: 'approver', type: 'User' } },
+        sender: { login: 'maintainer', type: 'User' }
+      }
+    })
+    expect(req).toMatchObject({ kind: 'recheck', pullNumber: 3, actor: { login: 'maintainer' } })
   })
 })

@@ -15,6 +15,7 @@ import {
   writeRunFolder
 } from '../../__fixtures__/action-harness.js'
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
+import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
 import type { User } from '../../__fixtures__/github-stand-in.js'
 
 /**
@@ -23,6 +24,11 @@ import type { User } from '../../__fixtures__/github-stand-in.js'
  * to what it was right after that publish (saveWorld), so each test starts where a fresh world
  * with one publish would, in any order.
  */
+
+/** The action's replies on the pull request (the people's own comments left out). */
+function replies(): { body: string }[] {
+  return world.api.comments.filter((c) => c.user.login === ACTIONS_BOT.login)
+}
 let published: World
 let restore: () => void
 let publishedDiff: string
@@ -90,11 +96,11 @@ function expectRefused(run: ActionRun, reason: RegExp): void {
   expect(run.code).toBe(0)
   expect(run.outputs.approved).toBe('false')
   expect(gate(world.base).map((s) => s.state)).toEqual(['pending'])
-  expect(world.api.comments).toHaveLength(1)
-  expect(world.api.comments[0].body).toMatch(/^Agent Airlock: approval not recorded: /)
-  expect(world.api.comments[0].body).toMatch(reason)
+  expect(replies()).toHaveLength(1)
+  expect(replies()[0].body).toMatch(/^Agent Airlock: approval not recorded: /)
+  expect(replies()[0].body).toMatch(reason)
   // No live mention in the reply.
-  expect(world.api.comments[0].body).not.toMatch(/@[A-Za-z]/)
+  expect(replies()[0].body).not.toMatch(/@[A-Za-z]/)
 }
 
 describe('approve', () => {
@@ -109,7 +115,7 @@ describe('approve', () => {
     expect(gate(world.base)[1].description).toBe(
       `approved by @${PEOPLE.writer.login} for diff ${diff.slice(0, 12)}`
     )
-    expect(world.api.comments).toEqual([])
+    expect(replies()).toEqual([])
   })
 
   test('re-publishing an approved run keeps the gate green; a new run makes it pending again', async () => {
@@ -237,7 +243,7 @@ describe('approve', () => {
     )
     expect(run.outputs.approved).toBe('false')
     expect(gate(world.base).map((s) => s.state)).toEqual(['pending', 'failure'])
-    expect(world.api.comments[0].body).toMatch(/only a pending gate for this diff can be approved/)
+    expect(replies()[0].body).toMatch(/only a pending gate for this diff can be approved/)
   })
 
   test('other comments and non-approving reviews do nothing at all', async () => {

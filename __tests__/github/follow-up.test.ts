@@ -122,13 +122,19 @@ const COMMENTS = [
 test('the people’s replies to the action’s own findings of that review since it was posted, oldest first, with the finding’s place', () => {
   expect(discussionSince(COMMENTS, 1001, ME, '2026-12-01T10:00:00Z')).toEqual([
     // Who they are to the repository, as GitHub says: the agent is told.
-    { author: 'octo-reader', body: 'first reply', path: 'b.md', line: 9, association: 'other' },
+    {
+      author: 'octo-reader',
+      body: 'first reply',
+      path: 'b.md',
+      line: 9,
+      association: 'CONTRIBUTOR'
+    },
     {
       author: 'octo-writer',
       body: 'second reply',
       path: 'greet.mjs',
       line: 3,
-      association: 'collaborator'
+      association: 'COLLABORATOR'
     }
   ])
 })
@@ -173,13 +179,19 @@ test('the run the action’s own latest review names, its artifact, and the revi
       diffSha256: DIFF,
       reviewUrl: 'https://github.com/octo-org/hello/pull/7#pullrequestreview-1001',
       comments: [
-        { author: 'octo-reader', body: 'first reply', path: 'b.md', line: 9, association: 'other' },
+        {
+          author: 'octo-reader',
+          body: 'first reply',
+          path: 'b.md',
+          line: 9,
+          association: 'CONTRIBUTOR'
+        },
         {
           author: 'octo-writer',
           body: 'second reply',
           path: 'greet.mjs',
           line: 3,
-          association: 'collaborator'
+          association: 'COLLABORATOR'
         }
       ]
     }

@@ -14,14 +14,23 @@ describe('marker', () => {
     const m = rendererMarker({
       runId: '12-1',
       repo: { headSha: HEAD },
-      diff: { sha256: DIFF }
+      diff: { sha256: DIFF },
+      policy: { protected: [{ rule: 'protected-path', path: 'a', detail: 'd' }] }
     } as unknown as Report)
     expect(parseMarker(`body\n\n${m}\n`)).toEqual({
       runId: '12-1',
       headSha: HEAD,
+      diffSha256: DIFF,
+      protected: true
+    })
+    expect(markerFor({ runId: '12-1', headSha: HEAD, diffSha256: DIFF, protected: true })).toBe(m)
+    // A marker of an earlier version (no protected key) still parses: approve takes it as protected.
+    expect(parseMarker(markerFor({ runId: '12-1', headSha: HEAD, diffSha256: DIFF }))).toEqual({
+      runId: '12-1',
+      headSha: HEAD,
       diffSha256: DIFF
     })
-    expect(markerFor({ runId: '12-1', headSha: HEAD, diffSha256: DIFF })).toBe(m)
+    expect(parseMarker(m.replace('"protected":true', '"protected":1'))).toBeNull()
   })
 
   test.each([

@@ -45,7 +45,7 @@ describe('publish: the sticky review and the gate', () => {
     expect(review.state).toBe('COMMENTED')
     expect(review.commit_id).toBe(world.base)
     expect(review.body).toContain(
-      `<!-- airlock:report {"runId":"100-1","headSha":"${world.base}","diffSha256":"${report.diff.sha256}"} -->`
+      `<!-- airlock:report {"runId":"100-1","headSha":"${world.base}","diffSha256":"${report.diff.sha256}","protected":false} -->`
     )
     expect(gate(world.base)).toEqual([
       expect.objectContaining({

@@ -25,6 +25,12 @@ import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
 import type { User } from '../../__fixtures__/github-stand-in.js'
 import type { Report } from '../../src/report/report.js'
 
+/** The action's replies on the pull request, whichever identity (the people's comments left out). */
+function replies(): { body: string }[] {
+  return world.api.comments.filter(
+    (c) => c.user.type === 'Bot' && c.body.startsWith('Agent Airlock')
+  )
+}
 let world: World
 /** A world a describe block prepares once and restores before each of its tests (it closes it). */
 let shared: World | undefined
@@ -294,7 +300,7 @@ describe('the gate cannot be forged or left stale', () => {
     expect(gate()).toEqual(['pending'])
   })
 
-  test('a later CHANGES_REQUESTED by a writer revokes the approval; a later approval restores it', async () => {
+  test('a later CHANGES_REQUESTED by a writer holds the gate (as on GitHub) until that writer approves', async () => {
     const ok = await action(
       'approve',
       'pull_request_review',
@@ -310,15 +316,23 @@ describe('the gate cannot be forged or left stale', () => {
     expect(revoked.code).toBe(0)
     expect(gate()).toEqual(['pending', 'success', 'pending'])
     expect(world.api.statuses[world.api.statuses.length - 1].description).toBe(
-      `changes requested by @${PEOPLE.writer.login}; awaiting approval of diff ${diff.slice(0, 12)}`
+      `changes requested by @${PEOPLE.writer.login}; approvals 1/1 by @${PEOPLE.maintainer.login} for diff ${diff.slice(0, 12)}`
     )
-    // A reader requesting changes does not touch the gate.
-    await action(
+    // Another approval does not lift the writer's request; the writer's own approval does.
+    const other = await action(
       'approve',
       'issue_comment',
       commentEvent(PEOPLE.maintainer, `/airlock approve ${diff.slice(0, 12)}`)
     )
+    expect(other.outputs.approved).toBe('false')
+    expect(gate()).toEqual(['pending', 'success', 'pending'])
+    await action(
+      'approve',
+      'issue_comment',
+      commentEvent(PEOPLE.writer, `/airlock approve ${diff.slice(0, 12)}`)
+    )
     expect(gate()).toEqual(['pending', 'success', 'pending', 'success'])
+    // A reader requesting changes does not touch the gate.
     await action('approve', 'pull_request_review', submitReview(PEOPLE.reader, 'CHANGES_REQUESTED'))
     expect(gate()).toEqual(['pending', 'success', 'pending', 'success'])
   })
@@ -383,9 +397,7 @@ describe('the gate cannot be forged or left stale', () => {
       commentEvent(PEOPLE.writer, `/airlock approve ${eight}`, 'created', 8)
     )
     expect(seven.outputs.approved).toBe('false')
-    expect(world.api.comments[world.api.comments.length - 1].body).toContain(
-      'also the head of pull request'
-    )
+    expect(replies().at(-1)?.body).toContain('also the head of pull request')
     expect(gate().filter((s) => s === 'success')).toEqual([])
     // The same diff on both: approvable.
     const out7 = path.join(world.workspace, 'out7')
@@ -430,7 +442,7 @@ describe('the gate cannot be forged or left stale', () => {
     })
     await action('approve', 'workflow_run', payload)
     expect(gate()).toEqual(['pending', 'success', 'pending'])
-    expect(world.api.comments).toEqual([])
+    expect(replies()).toEqual([])
   })
 })
 
@@ -512,11 +524,11 @@ describe('GitHub App installation tokens and team approvers', () => {
       APP_TOKEN
     )
     expect(outsider.outputs.approved).toBe('false')
-    expect(world.api.comments[0].body).toContain('not one of the approvers')
+    expect(replies()[0].body).toContain('not one of the approvers')
     // The workflow token cannot read team membership (403): refused, never waved through.
     const noScope = await action('approve', 'issue_comment', commentEvent(PEOPLE.maintainer, cmd))
     expect(noScope.outputs.approved).toBe('false')
-    expect(world.api.comments[1].body).toContain('could not be checked')
+    expect(replies()[1].body).toContain('could not be checked')
     const member = await action(
       'approve',
       'issue_comment',

@@ -99,7 +99,7 @@ describe('renderComment', () => {
   test('the marker carries run id, head SHA and diff hash, and nothing can close it early', () => {
     const r = sampleReport()
     expect(marker(r)).toBe(
-      `<!-- airlock:report {"runId":"local-20261129-abc123","headSha":"${'a'.repeat(40)}","diffSha256":"${'f'.repeat(64)}"} -->`
+      `<!-- airlock:report {"runId":"local-20261129-abc123","headSha":"${'a'.repeat(40)}","diffSha256":"${'f'.repeat(64)}","protected":true} -->`
     )
     r.runId = 'x-->y<!--'
     expect(marker(r).indexOf('-->')).toBe(marker(r).length - 3)

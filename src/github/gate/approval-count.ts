@@ -1,12 +1,14 @@
 /**
  * Approvals that mean more: `required-approvals: N` distinct people, and an acknowledgement of
- * changes to protected paths. Pure: the tally so far is read from the action's own pending gate
- * status (only statuses the action's identity wrote are believed), and written back into it.
+ * changes to protected paths. Pure: it counts the people whose latest action on the pull request
+ * (read from the record each time: approval-record.ts) is a valid approval, and the writers whose
+ * latest action requests changes (each of them blocks the gate, as on GitHub).
  *
- * The gate's description carries the tally, for example
+ * The gate's description shows the tally to people, for example
  * `approvals 1/2 by @alice for diff 0123456789ab; protected` (a protected change not yet
- * acknowledged) or `…; protected ok` (acknowledged). GitHub cuts descriptions at 140 characters,
- * which is why at most {@link MAX_REQUIRED_APPROVALS} approvals can be required.
+ * acknowledged). It is never read back: anyone with `statuses: write` can write a status. GitHub
+ * cuts descriptions at 140 characters, which is why at most {@link MAX_REQUIRED_APPROVALS}
+ * approvals can be required.
  */
 import { list } from '../../input-read.js'
 import { ConfigurationError } from '../../errors.js'
@@ -15,7 +17,7 @@ import { ACKNOWLEDGE } from '../../report/protected-step.js'
 /** The most approvals a policy may require (the tally must fit in a status description). */
 export const MAX_REQUIRED_APPROVALS = 3
 
-/** Where the gate's description says that protected paths changed. */
+/** Where the gate's description says that protected paths changed (for people; never read). */
 export const PROTECTED_NOTE = '; protected paths changed'
 
 export interface ApprovalRules {
@@ -38,46 +40,31 @@ export function approvalRules(policy: Record<string, string>): ApprovalRules {
   return { required, protectedApprovers: list(policy['protected-approvers']) }
 }
 
-/** The approvals counted so far for one diff, read from the gate. */
+/** The approvals counted for one diff, from the record. */
 export interface Tally {
   approvers: string[]
-  /** The diff changes protected paths. */
+  /** The diff changes protected paths (the report says so). */
   protectedChanged: boolean
-  /** An approval that acknowledges the protected paths was counted. */
+  /** A counted approval acknowledges the protected paths. */
   acknowledged: boolean
-}
-
-const TALLY =
-  /^approvals \d+\/\d+ by ((?:@[A-Za-z0-9-]{1,39} ?)+) for diff ([0-9a-f]{12}|none)(; protected( ok)?)?$/
-
-/**
- * The tally in a pending gate's description for the diff `short` (12 hex digits or `none`): the
- * approvers counted so far and whether protected paths changed. A description in no known form
- * counts nobody (fail closed); a protected note in it is always believed.
- */
-export function tallyOf(description: string | null, short: string): Tally {
-  const text = description ?? ''
-  const m = TALLY.exec(text)
-  if (m && m[2] === short) {
-    return {
-      approvers: m[1]
-        .trim()
-        .split(' ')
-        .map((a) => a.slice(1)),
-      protectedChanged: m[3] !== undefined,
-      acknowledged: m[4] !== undefined
-    }
-  }
-  return { approvers: [], protectedChanged: text.includes(PROTECTED_NOTE), acknowledged: false }
+  /** Writers whose latest action requests changes: each blocks the gate. */
+  blockers: string[]
 }
 
 /** The gate's description for a tally that is not yet enough. */
 export function tallyDescription(tally: Tally, required: number, short: string): string {
   const who = tally.approvers.map((a) => `@${a}`).join(' ')
   const note = tally.protectedChanged ? (tally.acknowledged ? '; protected ok' : '; protected') : ''
-  return `approvals ${tally.approvers.length}/${required} by ${who} for diff ${short}${note}`
+  const blocked =
+    tally.blockers.length > 0
+      ? `changes requested by ${tally.blockers.map((b) => `@${b}`).join(' ')}; `
+      : ''
+  if (tally.approvers.length === 0)
+    return `${blocked}awaiting approval of diff ${short}${tally.protectedChanged ? PROTECTED_NOTE : ''}`
+  return `${blocked}approvals ${tally.approvers.length}/${required} by ${who} for diff ${short}${note}`
 }
 
+/** One person's approval that passed every check of its own (approval-decision.ts). */
 export interface Candidate {
   login: string
   /** The prefix of the diff being approved, as the approval command names it. */
@@ -89,9 +76,6 @@ export interface Candidate {
   /** The login opened the pull request (it never counts when more than one approval is needed). */
   author: boolean
 }
-
-export type Count =
-  { done: true; tally: Tally } | { done: false; tally: Tally; counted: boolean; reason: string }
 
 /** Whether this approval acknowledges the protected paths under the rules. */
 export function acknowledgement(rules: ApprovalRules, c: Candidate): { ok: boolean; why?: string } {
@@ -111,42 +95,62 @@ export function acknowledgement(rules: ApprovalRules, c: Candidate): { ok: boole
       }
 }
 
+export interface Count {
+  /** The gate turns green. */
+  done: boolean
+  tally: Tally
+  /** What is missing, for the reply (empty when done). */
+  missing: string[]
+}
+
 /**
- * Adds one approval (already checked: a human writer, an approver, on the current head and diff)
- * to the tally. The gate turns green when `required` distinct people approved and, when the diff
- * changes protected paths, one of the counted approvals acknowledged them.
+ * The decision from the valid approvals and the blocking requests for changes (pure). Green when
+ * nobody blocks, `required` distinct people approved (the author only when one is required) and,
+ * when the diff changes protected paths, one of the counted approvals acknowledged them.
  */
-export function countApproval(tally: Tally, rules: ApprovalRules, c: Candidate): Count {
-  if (c.author && rules.required > 1) {
-    return {
-      done: false,
-      counted: false,
-      tally,
-      reason: `@${c.login} opened this pull request; it needs ${rules.required} approvals from other people`
-    }
-  }
-  const ack = tally.protectedChanged ? acknowledgement(rules, c) : { ok: false }
-  const already = tally.approvers.some((a) => a.toLowerCase() === c.login.toLowerCase())
-  const next: Tally = {
-    approvers: already ? tally.approvers : [...tally.approvers, c.login],
-    protectedChanged: tally.protectedChanged,
-    acknowledged: tally.acknowledged || ack.ok
-  }
-  const enough = next.approvers.length >= rules.required
-  if (enough && (!next.protectedChanged || next.acknowledged)) return { done: true, tally: next }
+export function countApprovals(
+  candidates: readonly Candidate[],
+  blockers: readonly string[],
+  rules: ApprovalRules,
+  protectedChanged: boolean,
+  /** The diff's short form, for the command the reply names. */
+  short: string
+): Count {
+  const counted = candidates.filter((c) => !(c.author && rules.required > 1))
+  const approvers: string[] = []
+  for (const c of counted)
+    if (!approvers.some((a) => a.toLowerCase() === c.login.toLowerCase())) approvers.push(c.login)
+  const acks = counted.map((c) => acknowledgement(rules, c))
+  const acknowledged = protectedChanged && acks.some((a) => a.ok)
+  const tally: Tally = { approvers, protectedChanged, acknowledged, blockers: [...blockers] }
   const missing: string[] = []
-  if (already && !ack.ok) missing.push(`@${c.login} has already approved this diff`)
-  if (!enough) {
-    const more = rules.required - next.approvers.length
+  for (const b of blockers)
     missing.push(
-      `${next.approvers.length} of ${rules.required} required approvals so far; ${more} more from ${more === 1 ? 'another person' : 'other people'} with write access`
+      `@${b} requested changes; the gate waits for their approval (or a dismissal of their review)`
+    )
+  for (const c of candidates.filter((x) => x.author && rules.required > 1))
+    missing.push(
+      `@${c.login} opened this pull request; it needs ${rules.required} approvals from other people`
+    )
+  if (approvers.length < rules.required) {
+    const more = rules.required - approvers.length
+    missing.push(
+      `${approvers.length} of ${rules.required} required approvals so far; ${more} more from ${more === 1 ? 'another person' : 'other people'} with write access`
     )
   }
-  if (next.protectedChanged && !next.acknowledged) missing.push(ack.why ?? '')
-  return {
-    done: false,
-    counted: !already || ack.ok,
-    tally: next,
-    reason: `the gate stays pending: ${missing.filter((m) => m !== '').join('; ')}`
+  if (protectedChanged && !acknowledged) {
+    const why = acks.find((a) => !a.ok)?.why
+    missing.push(
+      why ??
+        acknowledgement(rules, {
+          login: '',
+          diffPrefix: short,
+          acknowledges: false,
+          protectedApprover: false,
+          author: false
+        }).why ??
+        ''
+    )
   }
+  return { done: missing.length === 0, tally, missing }
 }

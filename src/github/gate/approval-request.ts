@@ -6,8 +6,11 @@ import type { Identity } from '../client/writes.js'
 
 /** An approval (or its revocation) read from the event, before any check. */
 export interface ApprovalRequest {
-  /** approve: an approving review or command; revoke: a writer requested changes. */
-  kind: 'approve' | 'revoke'
+  /**
+   * approve: an approving review or command; revoke: someone requested changes; recheck: a review
+   * was dismissed (the decision is rebuilt from the record, as after every event).
+   */
+  kind: 'approve' | 'revoke' | 'recheck'
   pullNumber: number
   actor: { login: string; type: string }
   /** The commit a review was submitted on (reviews only). */
@@ -49,6 +52,14 @@ function command(body: unknown): RegExpExecArray | null {
   return typeof body === 'string' ? COMMAND.exec(body) : null
 }
 
+/** The approval command of a comment or review body (its first line), or null when none. */
+export function approvalCommand(
+  body: unknown
+): { diffPrefix: string; protected: boolean; unseen: boolean } | null {
+  const m = command(body)
+  return m ? { diffPrefix: m[1] ?? '', ...words(m) } : null
+}
+
 /**
  * Reads an approval from the event: a submitted review in state `approved` (or
  * `changes_requested`, which revokes), or a new comment on a pull request whose first line is
@@ -61,7 +72,9 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
   if (pullNumber === undefined) return null
   if (ctx.eventName === 'pull_request_review') {
     const review = asObject(p.review)
-    if (p.action !== 'submitted' || !review) return null
+    if (!review) return null
+    if (p.action === 'dismissed') return recheck(pullNumber, review, p.sender)
+    if (p.action !== 'submitted') return null
     return fromReview(pullNumber, review)
   }
   if (ctx.eventName === 'issue_comment') {
@@ -83,6 +96,23 @@ export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
     }
   }
   return null
+}
+
+/** A dismissed review: nothing to approve, the decision is rebuilt (who dismissed it is the actor). */
+function recheck(
+  pullNumber: number,
+  review: Record<string, unknown>,
+  sender: unknown
+): ApprovalRequest | null {
+  const user = asObject(sender) ?? asObject(review.user)
+  if (!user || typeof user.login !== 'string') return null
+  return {
+    kind: 'recheck',
+    pullNumber,
+    actor: { login: user.login, type: String(user.type ?? '') },
+    ...(typeof review.id === 'number' ? { reviewId: review.id } : {}),
+    source: 'review'
+  }
 }
 
 function fromReview(pullNumber: number, review: Record<string, unknown>): ApprovalRequest | null {
@@ -133,11 +163,16 @@ export async function approvalFromFinishedRun(
     const latest = reviews
       .filter(
         (r) =>
-          (r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED') && r.user?.login !== me.login
+          (r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED' || r.state === 'DISMISSED') &&
+          r.user?.login !== me.login
       )
       .sort((a, b) => b.id - a.id)[0]
     if (latest === undefined) continue
-    const req = fromReview(pullNumber, latest)
+    // A dismissed review (the relay also runs on dismissals): the decision is rebuilt.
+    const req =
+      latest.state === 'DISMISSED'
+        ? recheck(pullNumber, latest, latest.user)
+        : fromReview(pullNumber, latest)
     if (req !== null) out.push(req)
   }
   return out

@@ -150,14 +150,3 @@ export async function currentGate(
   }
   return null
 }
-
-/** The gate after a writer requested changes on an approved diff: pending again. */
-export function gateRevoked(
-  reviewer: string,
-  diffSha256: string | null,
-  context: string,
-  targetUrl?: string
-): StatusPayload {
-  const text = `changes requested by @${reviewer}; awaiting approval of diff ${shortSha(diffSha256)}`
-  return gateStatus('pending', text, context, targetUrl)
-}

@@ -11,7 +11,8 @@ import { readArtifactRecord } from '../client/artifact.js'
 import { artifactLine } from '../client/artifact-line.js'
 import { approvalFromFinishedRun, approvalRequest } from '../gate/approval-request.js'
 import type { ApprovalRequest } from '../gate/approval-request.js'
-import { decideApproval, evidenceLocation, latestReport, recordApproval } from '../gate/approve.js'
+import { decideApproval, recordApproval } from '../gate/approve.js'
+import { evidenceLocation, latestReport } from '../gate/latest-report.js'
 import {
   acknowledgeCommand,
   decideCommand,
@@ -123,7 +124,7 @@ export async function publishMode(
       octokit,
       writes,
       me,
-      { owner: ctx.owner, repo: ctx.repo, pullNumber, targetUrl },
+      { owner: ctx.owner, repo: ctx.repo, pullNumber, targetUrl, serverUrl: ctx.serverUrl },
       evidence,
       {
         gateContext: inputs.gateContext,

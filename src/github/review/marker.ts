@@ -11,6 +11,11 @@ export interface Marker {
   diffSha256: string | null
   /** The review shows only part of the diff: approving it must say so (approve.ts). */
   partial?: true
+  /**
+   * The report's diff changes protected paths (report.json's policy.protected): approving it
+   * needs an acknowledgement. Absent in markers of earlier versions: then unknown, taken as true.
+   */
+  protected?: boolean
 }
 
 const MARKER = /<!-- airlock:report (\{[A-Za-z0-9._:,"{}-]{0,400}\}) -->/g
@@ -18,8 +23,10 @@ const MARKER = /<!-- airlock:report (\{[A-Za-z0-9._:,"{}-]{0,400}\}) -->/g
 export const SUPERSEDED = '<!-- airlock:superseded -->'
 
 export function markerFor(m: Marker): string {
-  return `<!-- airlock:report ${JSON.stringify({ runId: m.runId, headSha: m.headSha, diffSha256: m.diffSha256, ...(m.partial ? { partial: true } : {}) })} -->`
+  return `<!-- airlock:report ${JSON.stringify({ runId: m.runId, headSha: m.headSha, diffSha256: m.diffSha256, ...(m.partial ? { partial: true } : {}), ...(m.protected !== undefined ? { protected: m.protected } : {}) })} -->`
 }
+
+const KEYS = new Set(['runId', 'headSha', 'diffSha256', 'partial', 'protected'])
 
 /**
  * The last valid marker in a body, or null. Anything malformed — wrong types, bad SHAs, extra
@@ -37,9 +44,10 @@ export function parseMarker(body: string | null | undefined): Marker | null {
     }
     if (typeof v !== 'object' || v === null || Array.isArray(v)) continue
     const o = v as Record<string, unknown>
-    const keys = Object.keys(o).sort().join(',')
-    if (keys !== 'diffSha256,headSha,runId' && keys !== 'diffSha256,headSha,partial,runId') continue
+    if (!['runId', 'headSha', 'diffSha256'].every((k) => k in o)) continue
+    if (Object.keys(o).some((k) => !KEYS.has(k))) continue
     if ('partial' in o && o.partial !== true) continue
+    if ('protected' in o && typeof o.protected !== 'boolean') continue
     if (typeof o.runId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(o.runId)) continue
     if (typeof o.headSha !== 'string' || !/^[0-9a-f]{40}$/.test(o.headSha)) continue
     if (
@@ -51,7 +59,8 @@ export function parseMarker(body: string | null | undefined): Marker | null {
       runId: o.runId,
       headSha: o.headSha,
       diffSha256: o.diffSha256,
-      ...(o.partial === true ? { partial: true as const } : {})
+      ...(o.partial === true ? { partial: true as const } : {}),
+      ...(typeof o.protected === 'boolean' ? { protected: o.protected } : {})
     }
   }
   return last

@@ -19,6 +19,8 @@ export interface PublishTarget {
   pullNumber: number
   /** Link put on the status (the workflow run), when known. */
   targetUrl?: string
+  /** GITHUB_SERVER_URL: with owner, repo and pullNumber, the address of links to reviews. */
+  serverUrl?: string
 }
 
 export interface PublishOptions {
@@ -111,6 +113,9 @@ export async function publishRun(
   // that cannot show the whole diff says so in its gate line, its marker and the gate status.
   const { body, partial } = renderReview(evidence.full, evidence.patch?.toString('utf8') ?? '', {
     evidenceLine: options.evidenceLine,
+    ...(t.serverUrl !== undefined
+      ? { pullUrl: `${t.serverUrl}/${t.owner}/${t.repo}/pull/${t.pullNumber}` }
+      : {}),
     ...(placement
       ? { inline: { posted: placement.comments.length, unanchored: placement.unanchored } }
       : {})
@@ -119,7 +124,8 @@ export async function publishRun(
     runId: report.runId,
     headSha: report.headSha,
     diffSha256: report.diffSha256,
-    ...(partial ? { partial: true as const } : {})
+    ...(partial ? { partial: true as const } : {}),
+    protected: (evidence.full.policy?.protected ?? []).length > 0
   }
   const reviewsRoute = 'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews'
   const base = { ...repo, pull_number: t.pullNumber }

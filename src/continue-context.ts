@@ -16,16 +16,28 @@ export interface DiscussionComment {
   path: string | null
   line: number | null
   /**
-   * Its author's relation to the repository as GitHub states it (`author_association`): an owner,
-   * member or collaborator, or anyone else (a contributor, the fork's author, a stranger).
+   * Its author's relation to the repository exactly as GitHub states it (`author_association`):
+   * not a permission — a `MEMBER` of the organization may have read access only.
    */
-  association?: 'collaborator' | 'other'
+  association?: Association
 }
 
-/** GitHub's `author_association` as a follow-up labels the comment. */
-export function associationOf(value: unknown): DiscussionComment['association'] {
-  if (typeof value !== 'string') return undefined
-  return ['OWNER', 'MEMBER', 'COLLABORATOR'].includes(value) ? 'collaborator' : 'other'
+/** GitHub's values of `author_association`. */
+const ASSOCIATIONS = [
+  'OWNER',
+  'MEMBER',
+  'COLLABORATOR',
+  'CONTRIBUTOR',
+  'FIRST_TIME_CONTRIBUTOR',
+  'FIRST_TIMER',
+  'MANNEQUIN',
+  'NONE'
+] as const
+export type Association = (typeof ASSOCIATIONS)[number]
+
+/** GitHub's `author_association`, kept as GitHub states it (undefined: not one of its values). */
+export function associationOf(value: unknown): Association | undefined {
+  return ASSOCIATIONS.find((a) => a === value)
 }
 
 export interface ContinueContext {
@@ -148,8 +160,8 @@ export function parseContinueContext(name: string, raw: string): ContinueContext
         path: typeof c.path === 'string' ? discussionText(c.path).slice(0, 500) : null,
         line:
           typeof c.line === 'number' && Number.isSafeInteger(c.line) && c.line > 0 ? c.line : null,
-        ...(c.association === 'collaborator' || c.association === 'other'
-          ? { association: c.association }
+        ...(associationOf(c.association) !== undefined
+          ? { association: associationOf(c.association) }
           : {})
       }
     })

@@ -214,14 +214,16 @@ describe('continuationTask', () => {
       'do X',
       { ...earlier, answer: hostile, task: hostile },
       { note: 'n' },
-      [{ author: 'mallory', body: hostile, path: 'a`b\nc', line: null, association: 'other' }]
+      [{ author: 'mallory', body: hostile, path: 'a`b\nc', line: null, association: 'NONE' }]
     )
     // Every quote is fenced longer than the backtick runs inside it.
     expect(task.match(/^````text$/gm)?.length).toBe(3)
     expect(task).not.toMatch(/[\u202e\u202c\u200b]/)
     expect(task).toContain('⟨U+202E⟩evil⟨U+202C⟩')
-    // Who wrote it, as GitHub says: not one of the repository's collaborators.
-    expect(task).toContain('Comment by mallory (not a collaborator of the repository) on a b c:')
+    // Who wrote it, as GitHub says it (author_association), which is not a permission.
+    expect(task).toContain(
+      "Comment by mallory (GitHub's author_association: NONE; not a permission) on a b c:"
+    )
     expect(task.split('\n')[0]).toBe('do X')
   })
 

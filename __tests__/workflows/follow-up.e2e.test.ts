@@ -252,7 +252,7 @@ test('on a fork’s pull request, /airlock run fix the failing test, then /airlo
     '```text\nFixed greet.mjs: the greeting lacked the comma greet.test.mjs expects.\n```'
   )
   expect(task).toContain(
-    `Comment by ${PEOPLE.writer.login} (an owner, member or collaborator of the repository) on greet.mjs:1:`
+    `Comment by ${PEOPLE.writer.login} (GitHub's author_association: COLLABORATOR; not a permission) on greet.mjs:1:`
   )
   expect(task).toContain('⟨U+202E⟩evil')
   expect(task).not.toContain('\u202e')

@@ -212,7 +212,7 @@ export function continuationTask(
   if (comments.length === 0) parts.push('(none)')
   for (const c of comments)
     parts.push(
-      `Comment by ${c.author}${c.association === undefined ? '' : c.association === 'collaborator' ? ' (an owner, member or collaborator of the repository)' : ' (not a collaborator of the repository)'}${place(c.path, c.line)}:`,
+      `Comment by ${c.author}${c.association === undefined ? '' : ` (GitHub's author_association: ${c.association}; not a permission)`}${place(c.path, c.line)}:`,
       '',
       quote(c.body, 2000),
       ''

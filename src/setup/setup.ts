@@ -8,7 +8,7 @@ import * as fs from 'node:fs'
 import { summarizeEgress } from '../egress/evidence.js'
 import type { EgressEvent } from '../egress/proxy.js'
 import { startEgress } from '../egress/session.js'
-import type { EgressSession } from '../egress/session.js'
+import type { EgressOptions, EgressSession } from '../egress/session.js'
 import type { SetupPlan } from './setup-inputs.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { SetupDenial, SetupEgress } from './record.js'
@@ -19,9 +19,7 @@ export type { SetupDenial, SetupEgress, SetupPlan }
 const MAX_DENIALS = 20
 
 /** What the install phase's session needs of the run. */
-export interface SetupRun {
-  runId: string
-  labels: Record<string, string>
+export interface SetupRun extends Pick<EgressOptions, 'runId' | 'labels'> {
   setup: SetupPlan
   /** The phase reaches its registries (`setup-allow-hosts` given): through a proxy. */
   allowlist: boolean

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
-import { NO_POLICY, recordFor, withPolicy } from './policy.js'
-import type { LoadedPolicy, PolicyRecord, TaskOrigin } from './policy.js'
-import { readEgressInputs } from './egress/inputs.js'
-import type { EgressInputs } from './egress/inputs.js'
+import { NO_POLICY, recordFor, withPolicy } from './policy/policy-file.js'
+import type { LoadedPolicy, PolicyRecord, TaskOrigin } from './policy/policy-file.js'
+import { readEgressInputs } from './egress/egress-inputs.js'
+import type { EgressInputs } from './egress/egress-inputs.js'
 import { DEFAULT_DIFF_LIMITS } from './path-rules.js'
 import { checkAllowedPaths, resolveProtectedPaths } from './path-rules.js'
 import { INPUT } from './input-names.js'
@@ -32,17 +32,17 @@ import {
   passedEnv,
   runId
 } from './inputs/values.js'
-import { SHARED_PROXY_INPUTS, readSetupInputs } from './setup/inputs.js'
-import type { SetupInputs } from './setup/inputs.js'
-import { servicesFor } from './services/inputs.js'
-import type { ServiceSpec } from './services/inputs.js'
+import { SHARED_PROXY_INPUTS, readSetupInputs } from './setup/setup-inputs.js'
+import type { SetupInputs } from './setup/setup-inputs.js'
+import { servicesFor } from './services/services-inputs.js'
+import type { ServiceSpec } from './services/services-inputs.js'
 import { FALLBACK_INPUT } from './isolation/isolation.js'
-import { isolationFor } from './isolation/inputs.js'
+import { isolationFor } from './isolation/isolation-inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
 import { scopeForEvent } from './cache/keys.js'
 import type { CacheScope } from './cache/keys.js'
 import type { RunEvent } from './event.js'
-import { readWorkspaceSize } from './workspace/inputs.js'
+import { readWorkspaceSize } from './workspace/workspace-inputs.js'
 import type { WorkspaceBound } from './workspace/bounded.js'
 
 export { INPUT } from './input-names.js'
@@ -78,7 +78,13 @@ export interface Inputs {
   /** `isolation` (auto or a tier) with the policy's fallback; absent: `runtime` as given. */
   isolation?: IsolationRequest & { fork: boolean | null }
   /** The task; `origin` is set by the entry once it is known (src/policy/task.ts). */
-  task: { text: string; source: 'text' | 'file'; file?: string; origin?: TaskOrigin }
+  task: {
+    text: string
+    source: 'text' | 'file'
+    file?: string
+    missing?: string
+    origin?: TaskOrigin
+  }
   /**
    * `continue-from` / `continue-context`: the earlier run this one continues (its downloaded
    * evidence folder, and what the command job found on the pull request).

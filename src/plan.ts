@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
 import type { Inputs, NetworkMode } from './inputs.js'
-import type { PolicyRecord, TaskOrigin } from './policy.js'
+import type { PolicyRecord, TaskOrigin } from './policy/policy-file.js'
 import { egressSecrets, planEgress } from './egress/plan.js'
 import type { EgressPlan, EgressSecrets } from './egress/plan.js'
-import type { HostMapping, HostRule } from './egress/policy.js'
-import type { ServiceSpec } from './services/inputs.js'
+import type { HostMapping, HostRule } from './egress/host-rules.js'
+import type { ServiceSpec } from './services/services-inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
 import type { ContinuationRecord } from './continue-context.js'
 

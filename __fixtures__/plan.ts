@@ -1,5 +1,5 @@
 import type { Inputs } from '../src/inputs.js'
-import { NO_POLICY } from '../src/policy.js'
+import { NO_POLICY } from '../src/policy/policy-file.js'
 import { planRun } from '../src/plan.js'
 import type { RunPlan } from '../src/plan.js'
 

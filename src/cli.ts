@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT } from './inputs.js'
 import { readRunInputs } from './inputs/read-run.js'
-import { defaultContext } from './inputs/context.js'
+import { defaultContext } from './inputs/default-context.js'
 import { withContinuation } from './pipeline/continuation.js'
 import { planRun, secretsOf } from './plan.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
@@ -52,7 +52,7 @@ export async function main(
   const runtime = new DockerRuntime()
   if (command === 'plan') {
     const { printablePlan, resolvePlan } = await import('./pipeline/resolve.js')
-    const { plannedTier } = await import('./pipeline/isolation.js')
+    const { plannedTier } = await import('./pipeline/isolation-facts.js')
     const { planSummary } = await import('./cli/plan-summary.js')
     // The plan the run would use: resolved on the engine, or with what the engine must decide.
     const resolved = await resolvePlan(plan, runtime).catch(async (error: unknown) => {

@@ -2,31 +2,42 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import * as core from '@actions/core'
 import { ConfigurationError } from './errors.js'
-import { reportFailure } from './github/failure.js'
-import { OUTPUT, publishArtifact, setRunOutputs, writeJobSummary } from './github/run-outputs.js'
-import { ActionLogger } from './github/logger.js'
+import { reportFailure } from './github/client/failure.js'
+import {
+  OUTPUT,
+  publishArtifact,
+  setRunOutputs,
+  writeJobSummary
+} from './github/client/run-outputs.js'
+import { ActionLogger } from './github/client/logger.js'
 import { INPUT } from './input-names.js'
 import { readRunInputs } from './inputs/read-run.js'
 import { planEnvironment } from './cli/checks.js'
 import { AGENT_KEY_ENV } from './presets/presets.js'
-import { defaultContext } from './inputs/context.js'
-import { POLICY_INPUT, describePolicy } from './policy.js'
+import { defaultContext } from './inputs/default-context.js'
+import { POLICY_INPUT, describePolicy } from './policy/policy-file.js'
 import { policyValuesAt } from './policy/load.js'
 import type { ContentsApi } from './policy/load.js'
-import { createClient } from './github/client.js'
-import { contentsReader } from './github/contents.js'
+import { createClient } from './github/client/client.js'
+import { contentsReader } from './github/client/contents.js'
 import { runPipeline } from './pipeline/run.js'
 import { withContinuation } from './pipeline/continuation.js'
-import { plannedTier } from './pipeline/isolation.js'
+import { plannedTier } from './pipeline/isolation-facts.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
 import { DockerRuntime } from './sandbox/docker/index.js'
-import { applyMode, approveMode, commandMode, locateMode, publishMode } from './github/modes.js'
-import { progressMode } from './github/progress.js'
+import {
+  applyMode,
+  approveMode,
+  commandMode,
+  locateMode,
+  publishMode
+} from './github/modes/modes.js'
+import { progressMode } from './github/modes/progress.js'
 import { bool } from './inputs.js'
-import { signProvenance } from './github/attest.js'
-import { getGitHubInputs } from './github/context.js'
-import type { ModeEnv } from './github/context.js'
+import { signProvenance } from './github/client/attest.js'
+import { getGitHubInputs } from './github/client/context.js'
+import type { ModeEnv } from './github/client/context.js'
 import type { RunEvent } from './event.js'
 import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/actions-store.js'

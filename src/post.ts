@@ -1,3 +1,3 @@
-import { cleanupAfterRun } from './github/cleanup-step.js'
+import { cleanupAfterRun } from './cleanup-step.js'
 
 void cleanupAfterRun()

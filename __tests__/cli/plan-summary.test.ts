@@ -3,7 +3,7 @@ import { planSummary } from '../../src/cli/plan-summary.js'
 import { planRun } from '../../src/plan.js'
 import type { Inputs } from '../../src/inputs.js'
 import { DEFAULT_PROTECTED_PATHS } from '../../src/path-rules.js'
-import { NO_POLICY } from '../../src/policy.js'
+import { NO_POLICY } from '../../src/policy/policy-file.js'
 
 function inputs(overrides: Partial<Inputs> = {}): Inputs {
   return {

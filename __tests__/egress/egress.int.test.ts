@@ -12,7 +12,7 @@ import { runPipeline } from '../../src/pipeline/run.js'
 import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { startEgress } from '../../src/egress/session.js'
-import { parseHostRule } from '../../src/egress/policy.js'
+import { parseHostRule } from '../../src/egress/host-rules.js'
 import type { Report } from '../../src/report/report.js'
 import {
   FIXTURES,

@@ -13,7 +13,7 @@ import {
   parseHostMapping,
   parseHostRule,
   splitHostPort
-} from '../../src/egress/policy.js'
+} from '../../src/egress/host-rules.js'
 import { parseCredential } from '../../src/egress/credential-routes.js'
 import { masker, summarizeEgress } from '../../src/egress/evidence.js'
 import { parseExchange, parseSse, summarizeTranscript } from '../../src/egress/transcript.js'

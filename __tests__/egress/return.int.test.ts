@@ -16,7 +16,7 @@ import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { startEgress, type EgressCapture } from '../../src/egress/session.js'
 import { parseCredential } from '../../src/egress/credential-routes.js'
-import { parseHostRule } from '../../src/egress/policy.js'
+import { parseHostRule } from '../../src/egress/host-rules.js'
 import type { ProxyConfig } from '../../src/egress/proxy.js'
 import {
   FIXTURES,

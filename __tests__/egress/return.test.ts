@@ -9,7 +9,7 @@ import * as zlib from 'node:zlib'
 import { ConfigurationError } from '../../src/errors.js'
 import { escapeHidden } from '../../src/text-filter.js'
 import { Budget } from '../../src/egress/budget.js'
-import { isNonPublicAddress } from '../../src/egress/policy.js'
+import { isNonPublicAddress } from '../../src/egress/host-rules.js'
 import {
   parseCredential,
   pathProblem,
@@ -21,7 +21,7 @@ import { parseClientHello } from '../../src/egress/sni.js'
 import { summarizeEgress } from '../../src/egress/evidence.js'
 import { renderEgress } from '../../src/report/egress.js'
 import { StreamRedactor } from '../../src/redact.js'
-import { parsePolicy } from '../../src/policy.js'
+import { parsePolicy } from '../../src/policy/policy-file.js'
 import type { Report } from '../../src/report/report.js'
 
 /** The bytes Node's TLS client sends first, captured without any network. */

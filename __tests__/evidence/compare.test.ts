@@ -1,6 +1,6 @@
 import { compareTests } from '../../src/evidence/compare.js'
-import { summarize } from '../../src/evidence/tests/index.js'
-import type { TestCase } from '../../src/evidence/tests/index.js'
+import { summarize } from '../../src/evidence/test-reports/index.js'
+import type { TestCase } from '../../src/evidence/test-reports/index.js'
 import { markFlaky } from '../../src/evidence/compare.js'
 
 const tc = (id: string, status: TestCase['status']): TestCase => ({

@@ -1,6 +1,6 @@
 import { shouldRerun } from '../../src/evidence/compare.js'
 import { failsLikeBase, networkError } from '../../src/evidence/diagnosis.js'
-import type { TestCase } from '../../src/evidence/tests/index.js'
+import type { TestCase } from '../../src/evidence/test-reports/index.js'
 
 const tc = (id: string, status: TestCase['status']): TestCase => ({
   id,

@@ -16,7 +16,7 @@ import {
 import type { ActionRun, World } from '../../__fixtures__/action-harness.js'
 import { ACTIONS_BOT } from '../../__fixtures__/github-stand-in.js'
 import { diffTrees } from '../../src/evidence/diff.js'
-import { markerFor } from '../../src/github/marker.js'
+import { markerFor } from '../../src/github/review/marker.js'
 
 let world: World
 /** The tree the agent's change produces, computed by git in a separate clone. */

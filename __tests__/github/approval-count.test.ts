@@ -3,11 +3,11 @@ import {
   countApproval,
   tallyDescription,
   tallyOf
-} from '../../src/github/approval-count.js'
-import type { Candidate, Tally } from '../../src/github/approval-count.js'
-import { approvalRequest } from '../../src/github/approval-request.js'
-import { gateAfterRun } from '../../src/github/gate.js'
-import { parsePolicy } from '../../src/policy.js'
+} from '../../src/github/gate/approval-count.js'
+import type { Candidate, Tally } from '../../src/github/gate/approval-count.js'
+import { approvalRequest } from '../../src/github/gate/approval-request.js'
+import { gateAfterRun } from '../../src/github/gate/gate.js'
+import { parsePolicy } from '../../src/policy/policy-file.js'
 import { protectedNextStep } from '../../src/report/protected-step.js'
 import { ConfigurationError } from '../../src/errors.js'
 

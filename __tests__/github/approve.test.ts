@@ -1,6 +1,10 @@
-import { acceptedReply, dispatchCommand, runCommand } from '../../src/github/command.js'
-import { approvalRequest } from '../../src/github/approval-request.js'
-import type { EventContext } from '../../src/github/context.js'
+import {
+  acceptedReply,
+  dispatchCommand,
+  runCommand
+} from '../../src/github/conversation/command.js'
+import { approvalRequest } from '../../src/github/gate/approval-request.js'
+import type { EventContext } from '../../src/github/client/context.js'
 import { HEAD } from './report-fixture.js'
 
 describe('approval requests from events', () => {

@@ -1,4 +1,4 @@
-import { artifactLine } from '../../src/github/artifact-line.js'
+import { artifactLine } from '../../src/github/client/artifact-line.js'
 
 describe('artifactLine', () => {
   const run = 'https://github.com/octo/repo/actions/runs/31'

@@ -15,7 +15,7 @@ import {
   readArtifactRecord,
   uploadOutputFolder,
   writeArtifactRecord
-} from '../../src/github/artifact.js'
+} from '../../src/github/client/artifact.js'
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
 

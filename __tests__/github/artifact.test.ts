@@ -6,7 +6,7 @@ import {
   artifactUrl,
   isPermanent,
   readArtifactRecord
-} from '../../src/github/artifact.js'
+} from '../../src/github/client/artifact.js'
 
 test.each<[string, NodeJS.ProcessEnv, string | null]>([
   [

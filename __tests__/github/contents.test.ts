@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer'
-import { createClient } from '../../src/github/client.js'
-import { contentsReader } from '../../src/github/contents.js'
+import { createClient } from '../../src/github/client/client.js'
+import { contentsReader } from '../../src/github/client/contents.js'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'

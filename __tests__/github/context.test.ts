@@ -1,6 +1,6 @@
 import * as fs from 'node:fs'
 import { parse } from 'yaml'
-import { GITHUB_OUTPUT } from '../../src/github/context.js'
+import { GITHUB_OUTPUT } from '../../src/github/client/context.js'
 import { INPUT } from '../../src/input-names.js'
 
 describe('action.yml', () => {

@@ -6,15 +6,15 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { jest } from '@jest/globals'
 import { ConfigurationError, InfrastructureError } from '../../src/errors.js'
-import { GitHubRequestError } from '../../src/github/client.js'
-import { ApplyRefused } from '../../src/github/patch-tree.js'
+import { GitHubRequestError } from '../../src/github/client/client.js'
+import { ApplyRefused } from '../../src/github/apply/patch-tree.js'
 
 // The command mode stands in for "some work the step does": each test says what it throws.
 const commandMode = jest.fn<() => Promise<void>>()
-const realModes = await import('../../src/github/modes.js')
-jest.unstable_mockModule('../../src/github/modes.js', () => ({ ...realModes, commandMode }))
+const realModes = await import('../../src/github/modes/modes.js')
+jest.unstable_mockModule('../../src/github/modes/modes.js', () => ({ ...realModes, commandMode }))
 const { run } = await import('../../src/main.js')
-const { reportFailure } = await import('../../src/github/failure.js')
+const { reportFailure } = await import('../../src/github/client/failure.js')
 
 let dir: string
 let stdout: string[]

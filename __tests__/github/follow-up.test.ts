@@ -1,9 +1,9 @@
 // The command job finds the run a follow-up continues only in the action's own latest review, and
 // the discussion only in the threads of that review's own inline findings, by people, since then.
-import { discussionSince, findEarlierRun } from '../../src/github/follow-up.js'
-import type { GitHubClient } from '../../src/github/client.js'
-import { markerFor } from '../../src/github/marker.js'
-import { acceptedReply } from '../../src/github/command.js'
+import { discussionSince, findEarlierRun } from '../../src/github/conversation/follow-up.js'
+import type { GitHubClient } from '../../src/github/client/client.js'
+import { markerFor } from '../../src/github/review/marker.js'
+import { acceptedReply } from '../../src/github/conversation/command.js'
 
 const ME = { login: 'github-actions[bot]' }
 const HEAD = 'a1'.repeat(20)

@@ -1,5 +1,5 @@
-import { parseReport } from '../../src/github/evidence.js'
-import { gateAfterRun, gateApproved } from '../../src/github/gate.js'
+import { parseReport } from '../../src/report/evidence-folder.js'
+import { gateAfterRun, gateApproved } from '../../src/github/gate/gate.js'
 import { DIFF, report } from './report-fixture.js'
 
 describe('gate payloads', () => {

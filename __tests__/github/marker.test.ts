@@ -4,7 +4,7 @@ import {
   parseMarker,
   sameEvidence,
   supersededBody
-} from '../../src/github/marker.js'
+} from '../../src/github/review/marker.js'
 import { marker as rendererMarker } from '../../src/report/comment.js'
 import type { Report } from '../../src/report/report.js'
 import { DIFF, HEAD } from './report-fixture.js'

@@ -2,13 +2,13 @@ import { TOKEN, makeWorld } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
 import type { WorkflowJob } from '../../__fixtures__/github-stand-in.js'
 import type { RunEvent } from '../../src/event.js'
-import { createClient } from '../../src/github/client.js'
+import { createClient } from '../../src/github/client/client.js'
 import {
   PROGRESS_CHECK_NAME,
   findJob,
   progressMode,
   progressSummary
-} from '../../src/github/progress.js'
+} from '../../src/github/modes/progress.js'
 import { MemoryLogger } from '../../src/log.js'
 
 /** progress mode against the OpenAPI-validating GitHub stand-in, the run job played by the test. */

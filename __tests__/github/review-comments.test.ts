@@ -1,5 +1,5 @@
 import type { Finding } from '../../src/evidence/findings.js'
-import { commentableLines, placeFindings } from '../../src/github/review-comments.js'
+import { commentableLines, placeFindings } from '../../src/github/review/review-comments.js'
 
 // feature.txt: line 1 replaced, line 2 context, line 3 added; other.txt far below.
 const PATCH = '@@ -1,2 +1,3 @@\n-old\n+new\n same\n+added\n@@ -10,1 +11,1 @@\n-x\n+y'

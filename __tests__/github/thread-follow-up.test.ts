@@ -2,13 +2,13 @@
 // read from the pull_request_review_comment event, answered in that thread, and the follow-up's
 // context is that finding and that thread's replies.
 import { webhook } from '../../__fixtures__/action-harness.js'
-import { acknowledgeCommand, runCommand } from '../../src/github/command.js'
-import type { CommandDecision } from '../../src/github/command.js'
-import type { EventContext } from '../../src/github/context.js'
-import type { GitHubClient } from '../../src/github/client.js'
-import { findEarlierRun } from '../../src/github/follow-up.js'
-import { markerFor } from '../../src/github/marker.js'
-import { Writes } from '../../src/github/writes.js'
+import { acknowledgeCommand, runCommand } from '../../src/github/conversation/command.js'
+import type { CommandDecision } from '../../src/github/conversation/command.js'
+import type { EventContext } from '../../src/github/client/context.js'
+import type { GitHubClient } from '../../src/github/client/client.js'
+import { findEarlierRun } from '../../src/github/conversation/follow-up.js'
+import { markerFor } from '../../src/github/review/marker.js'
+import { Writes } from '../../src/github/client/writes.js'
 import { formatContinueContext, parseContinueContext } from '../../src/continue-context.js'
 import { continuationTask } from '../../src/pipeline/continuation.js'
 

@@ -6,7 +6,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { jest } from '@jest/globals'
 import { main } from '../../src/cli.js'
-import { defaultBranchBase } from '../../src/pipeline/isolation.js'
+import { defaultBranchBase } from '../../src/pipeline/isolation-facts.js'
 import { errorMessage } from '../../src/errors.js'
 
 const ENV = {

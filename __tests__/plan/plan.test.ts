@@ -1,6 +1,6 @@
 import { planRun } from '../../src/plan.js'
 import type { Inputs } from '../../src/inputs.js'
-import { NO_POLICY } from '../../src/policy.js'
+import { NO_POLICY } from '../../src/policy/policy-file.js'
 import { containerSpec, INSTALL_ENV, OFFLINE_ENV } from '../../src/sandbox/spec.js'
 import { createOptions } from '../../src/sandbox/docker/create.js'
 

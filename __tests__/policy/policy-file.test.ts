@@ -5,11 +5,17 @@ import YAML from 'yaml'
 import { ConfigurationError } from '../../src/errors.js'
 import { getInputs } from '../../src/inputs.js'
 import type { InputContext } from '../../src/inputs.js'
-import { POLICY_KEYS, nearestKey, parsePolicy, recordFor, withPolicy } from '../../src/policy.js'
+import {
+  POLICY_KEYS,
+  nearestKey,
+  parsePolicy,
+  recordFor,
+  withPolicy
+} from '../../src/policy/policy-file.js'
 import { loadPolicy } from '../../src/policy/load.js'
 import type { ContentsApi } from '../../src/policy/load.js'
 import { git as testGit } from '../support/git.js'
-import type { LoadedPolicy } from '../../src/policy.js'
+import type { LoadedPolicy } from '../../src/policy/policy-file.js'
 import { LOCAL_EVENT, parseEvent } from '../../src/event.js'
 
 describe('parsePolicy', () => {

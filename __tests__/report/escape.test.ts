@@ -1,4 +1,4 @@
-import { neutralizeLine } from '../../src/github/logger.js'
+import { neutralizeLine } from '../../src/github/client/logger.js'
 import { codeBlock, escapeMarkdown, escapeProductText } from '../../src/report/escape.js'
 import { stripHidden } from '../../src/text-filter.js'
 

@@ -8,7 +8,7 @@ import type Docker from 'dockerode'
 import type { BaseImage } from '../../src/sandbox/dockerfile.js'
 import { build, pickBuilder } from '../../src/sandbox/docker/build.js'
 import { buildkitTrace, protoFields } from '../../src/sandbox/docker/buildkit-trace.js'
-import { contextEntries } from '../../src/sandbox/docker/context.js'
+import { contextEntries } from '../../src/sandbox/docker/build-context.js'
 
 const linux = { os: 'linux', apiVersion: '1.41' }
 const tag: BaseImage = { ref: 'airlock-local/busybox:1', pin: 'unpinned', line: 1 }

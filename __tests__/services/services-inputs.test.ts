@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../src/errors.js'
-import { parsePolicy } from '../../src/policy.js'
-import { parseServices } from '../../src/services/inputs.js'
+import { parsePolicy } from '../../src/policy/policy-file.js'
+import { parseServices } from '../../src/services/services-inputs.js'
 import { containerSpec } from '../../src/sandbox/spec.js'
 import { planRun } from '../../src/plan.js'
 import type { Inputs } from '../../src/inputs.js'

@@ -7,7 +7,7 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import YAML from 'yaml'
-import { POLICY_KEYS, parsePolicy } from '../../src/policy.js'
+import { POLICY_KEYS, parsePolicy } from '../../src/policy/policy-file.js'
 import { DEFAULT_PROTECTED_PATHS, resolveProtectedPaths } from '../../src/path-rules.js'
 import { list } from '../../src/input-read.js'
 

@@ -3,7 +3,7 @@
 import * as path from 'node:path'
 import type { RunPlan } from '../plan.js'
 import type { Resolution, Undecided } from '../pipeline/resolve.js'
-import type { HostRule } from '../egress/policy.js'
+import type { HostRule } from '../egress/host-rules.js'
 import { DEFAULT_PROTECTED_PATHS } from '../path-rules.js'
 
 export interface SummaryContext {

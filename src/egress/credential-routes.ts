@@ -1,6 +1,6 @@
 // Credential routes (`credentials`): how each is written, what it may be used for (its scope and
 // the paths refused before any matching), and which secret values can be sent at all. Pure.
-import { isIpLiteral, normalizeHost } from './policy.js'
+import { isIpLiteral, normalizeHost } from './host-rules.js'
 
 /** How the real secret is sent upstream. */
 export type HeaderForm =

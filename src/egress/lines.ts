@@ -1,6 +1,6 @@
 // The proxy's standard output, one JSON object a line, checked field by field: the proxy runs
 // next to hostile traffic, so what it writes is data to validate, never a shape to trust.
-import { DENY_REASONS } from './policy.js'
+import { DENY_REASONS } from './host-rules.js'
 import type { EgressEvent, RecordedBody, TranscriptRecord } from './proxy.js'
 
 export type ProxyLine =

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { BudgetLimits } from './budget.js'
-import type { EgressInputs } from './inputs.js'
+import type { EgressInputs } from './egress-inputs.js'
 import type { CredentialRoute } from './credential-routes.js'
-import type { HostMapping, HostRule } from './policy.js'
+import type { HostMapping, HostRule } from './host-rules.js'
 import { agentEgressEnv } from './env.js'
 
 /** The egress part of the RunPlan: rules and routes as data, no secret values. */

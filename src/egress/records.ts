@@ -1,7 +1,7 @@
 // What the egress proxy writes, one JSON object a line: an attempt (egress.jsonl) or a recorded
 // exchange of a credentials route (transcript.jsonl). Types only, shared by the proxy, the
 // transcript reader and the host side.
-import type { DenyReason } from './policy.js'
+import type { DenyReason } from './host-rules.js'
 
 export interface EgressEvent {
   type: 'egress'

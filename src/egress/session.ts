@@ -12,7 +12,7 @@ import { PROXY_HOST, PROXY_PORT, agentEgressEnv } from './env.js'
 import { parseProxyLine } from './lines.js'
 import type { BudgetLimits } from './budget.js'
 import type { CredentialRoute } from './credential-routes.js'
-import type { HostMapping, HostRule } from './policy.js'
+import type { HostMapping, HostRule } from './host-rules.js'
 import type { EgressEvent, ProxyConfig, TranscriptRecord } from './proxy.js'
 
 const PROXY_SCRIPT_TARGET = '/airlock/proxy.js'

@@ -1,5 +1,5 @@
 import { failsLikeBase } from './diagnosis.js'
-import type { TestCase } from './tests/index.js'
+import type { TestCase } from './test-reports/index.js'
 
 export type Classification =
   'newly-failing' | 'fixed' | 'still-failing' | 'passing' | 'new' | 'removed' | 'skipped'

@@ -1,7 +1,7 @@
 // Why the tests failed, when the evidence names a cause other than the change: the same failure
 // on the unchanged tree (the test command is likely wrong), the network the test phases do not
 // have, or an install that failed before the tests could run. Pure.
-import type { TestCase } from './tests/index.js'
+import type { TestCase } from './test-reports/index.js'
 
 export type TestsCause = 'same-as-base' | 'no-network' | 'install-failed'
 

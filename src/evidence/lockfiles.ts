@@ -1,7 +1,7 @@
 // The lockfiles across the install and the agent: their hashes before and after the install, and
 // after the agent; and what the record says about them (pure).
 import type { DependencyFile } from './metadata.js'
-import type { PolicyFinding } from './policy.js'
+import type { PolicyFinding } from './path-policy.js'
 
 /** One lockfile's SHA-256 before the install, after it, and after the agent (null: absent). */
 export interface LockfileHashes {

@@ -1,7 +1,7 @@
 // The run's outcome from what the phases did, the policy violations and the error that ended the
 // run early (if any). Pure: every outcome and error class has a row in its table test.
 import { CancelledError, ConfigurationError, errorMessage } from '../errors.js'
-import type { PolicyFinding } from '../evidence/policy.js'
+import type { PolicyFinding } from '../evidence/path-policy.js'
 import type { Outcome } from '../report/report.js'
 import { UnpinnedBaseError } from '../sandbox/dockerfile.js'
 import { UnsafePathError } from '../git-path.js'

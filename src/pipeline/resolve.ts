@@ -4,7 +4,7 @@
 import type { IsolationDecision } from '../isolation/isolation.js'
 import type { RunPlan } from '../plan.js'
 import type { EngineFacts, Runtime } from '../sandbox/types.js'
-import { decideIsolation, servingRuntime } from './isolation.js'
+import { decideIsolation, servingRuntime } from './isolation-facts.js'
 
 /** What the engine decided about a plan. */
 export interface Resolution {

@@ -12,7 +12,7 @@ import {
   sameAsBaseDiagnosis
 } from '../evidence/diagnosis.js'
 import type { TestsDiagnosis } from '../evidence/diagnosis.js'
-import { collectTestReports, summarize } from '../evidence/tests/index.js'
+import { collectTestReports, summarize } from '../evidence/test-reports/index.js'
 import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Report } from '../report/report.js'

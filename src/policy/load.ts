@@ -5,8 +5,8 @@ import { ConfigurationError, InfrastructureError, errorMessage } from '../errors
 import { boundedReader } from '../input-bounds.js'
 import type { InputReader } from '../input-read.js'
 import { GitError, git } from '../workspace/git.js'
-import { NO_POLICY, POLICY_INPUT, POLICY_PATH, parsePolicy } from '../policy.js'
-import type { LoadedPolicy } from '../policy.js'
+import { NO_POLICY, POLICY_INPUT, POLICY_PATH, parsePolicy } from './policy-file.js'
+import type { LoadedPolicy } from './policy-file.js'
 import { INPUT } from '../input-names.js'
 import { parseTreeListing } from '../git-listing.js'
 

@@ -3,7 +3,7 @@ import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import type { Inputs } from '../inputs.js'
-import type { PolicyRecord, TaskOrigin } from '../policy.js'
+import type { PolicyRecord, TaskOrigin } from './policy-file.js'
 import { fileAtBase } from './load.js'
 import type { ContentsApi } from './load.js'
 

@@ -1,6 +1,6 @@
 import { codeBlock } from './escape.js'
 import type { Report } from './report.js'
-import { isIpLiteral, splitHostPort } from '../egress/policy.js'
+import { isIpLiteral, splitHostPort } from '../egress/host-rules.js'
 import { isTelemetryHost } from '../egress/telemetry.js'
 
 /**

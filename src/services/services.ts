@@ -6,7 +6,7 @@ import { Writable } from 'node:stream'
 import { InfrastructureError, errorMessage } from '../errors.js'
 import { LABELS } from '../plan.js'
 import type { Network, ResourceLimits, Runtime, Sidecar } from '../sandbox/types.js'
-import type { ServiceSpec } from './inputs.js'
+import type { ServiceSpec } from './services-inputs.js'
 import type { ServiceReport } from './record.js'
 
 export type { ServiceReport } from './record.js'

@@ -3,8 +3,8 @@
 import type * as http from 'node:http'
 import type { Readable } from 'node:stream'
 import { filterResponse } from '../reflection.js'
-import { IDLE_MS } from './context.js'
-import type { Open, ProxyContext } from './context.js'
+import { IDLE_MS } from './proxy-context.js'
+import type { Open, ProxyContext } from './proxy-context.js'
 import { forwardHeaders } from './headers.js'
 import type { Recorder } from './recorder.js'
 

@@ -3,10 +3,10 @@
 import type * as http from 'node:http'
 import * as net from 'node:net'
 import type { Duplex } from 'node:stream'
-import { checkHost, normalizeHost, splitHostPort } from '../policy.js'
+import { checkHost, normalizeHost, splitHostPort } from '../host-rules.js'
 import { parseClientHello } from '../sni.js'
-import { IDLE_MS, resolveUpstream } from './context.js'
-import type { ProxyContext } from './context.js'
+import { IDLE_MS, resolveUpstream } from './proxy-context.js'
+import type { ProxyContext } from './proxy-context.js'
 
 /** How long a tunnel may take to send its ClientHello. */
 const HELLO_MS = 10_000

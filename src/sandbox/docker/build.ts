@@ -9,8 +9,8 @@ import { ConfigurationError, InfrastructureError, errorMessage } from '../../err
 import type { ImagePlan } from '../../plan.js'
 import type { BaseImage } from '../dockerfile.js'
 import type { ImageLog } from '../types.js'
-import { DOCKERFILE_IN_CONTEXT, packContext, toPosix } from './context.js'
-import type { ContextEntry } from './context.js'
+import { DOCKERFILE_IN_CONTEXT, packContext, toPosix } from './build-context.js'
+import type { ContextEntry } from './build-context.js'
 import { buildkitTrace } from './buildkit-trace.js'
 
 type Pack = ReturnType<typeof packContext>

@@ -10,7 +10,7 @@ import { baseImages } from '../dockerfile.js'
 import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
 import type { BaseProvided, ImageBase, LoadedImage } from '../types.js'
 import { BUILD_KEY_LABEL, followProgress } from './build.js'
-import { contextEntries } from './context.js'
+import { contextEntries } from './build-context.js'
 import { declaredImages, imagesToRemove, ownLayers, scanImageFile, thinSave } from './save-file.js'
 
 /**

@@ -11,11 +11,11 @@ import { withBuildLock } from '../build-lock.js'
 import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
 import { BUILD_KEY_LABEL, build, followProgress, pickBuilder } from './build.js'
 import type { BuilderEngine } from './build.js'
-import { buildKey, contextEntries, isInside } from './context.js'
+import { buildKey, contextEntries, isInside } from './build-context.js'
 import { resolvePublished } from './published.js'
 
 export { BUILD_KEY_LABEL } from './build.js'
-export { contextEntries } from './context.js'
+export { contextEntries } from './build-context.js'
 
 export interface ResolveOptions {
   /** Who builds (the run id), written into the build lock. */

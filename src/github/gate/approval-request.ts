@@ -1,0 +1,144 @@
+import type { GitHubClient } from '../client/client.js'
+import type { EventContext } from '../client/context.js'
+import { asObject, eventPullNumber } from '../client/context.js'
+import { finishedRun, openPullsAt } from '../client/pulls.js'
+import type { Identity } from '../client/writes.js'
+
+/** An approval (or its revocation) read from the event, before any check. */
+export interface ApprovalRequest {
+  /** approve: an approving review or command; revoke: a writer requested changes. */
+  kind: 'approve' | 'revoke'
+  pullNumber: number
+  actor: { login: string; type: string }
+  /** The commit a review was submitted on (reviews only). */
+  commitId?: string
+  /** The review's id (reviews only): it must be newer than the report it approves. */
+  reviewId?: number
+  /** The diff SHA-256 prefix the approver named (`/airlock approve <prefix>`), if any. */
+  diffPrefix?: string
+  /** The command acknowledged protected paths: `/airlock approve <prefix> protected`. */
+  acknowledgesProtected?: boolean
+  /**
+   * `/airlock approve <sha256> unseen`: the approver states that the review did not show them
+   * the whole diff (required when it did not).
+   */
+  unseen?: boolean
+  /**
+   * When the approval was given (a comment's `created_at`, a review's `submitted_at`): an
+   * approval older than the report or gate state it would approve is a replay and is refused.
+   */
+  at?: string
+  source: 'review' | 'comment'
+}
+
+/**
+ * The approval command: the first line of the comment (or review body), starting at its first
+ * character. Further down, quoted, indented or inside a code block it is text, not a command —
+ * so a comment explaining how to approve does not approve.
+ */
+const COMMAND =
+  /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?((?:[ \t]+(?:protected|unseen))*)[ \t]*(?:\r?\n|$)/
+
+/** The words after the prefix: `protected` acknowledges protected paths, `unseen` a partial review. */
+function words(m: RegExpExecArray | null | undefined): { protected: boolean; unseen: boolean } {
+  const w = (m?.[2] ?? '').trim().split(/[ \t]+/)
+  return { protected: w.includes('protected'), unseen: w.includes('unseen') }
+}
+
+function command(body: unknown): RegExpExecArray | null {
+  return typeof body === 'string' ? COMMAND.exec(body) : null
+}
+
+/**
+ * Reads an approval from the event: a submitted review in state `approved` (or
+ * `changes_requested`, which revokes), or a new comment on a pull request whose first line is
+ * `/airlock approve <diff-sha-prefix>`. Anything else is not an approval (null). `workflow_run`
+ * events are read with {@link approvalFromFinishedRun}.
+ */
+export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
+  const p = ctx.payload
+  const pullNumber = eventPullNumber(ctx)
+  if (pullNumber === undefined) return null
+  if (ctx.eventName === 'pull_request_review') {
+    const review = asObject(p.review)
+    if (p.action !== 'submitted' || !review) return null
+    return fromReview(pullNumber, review)
+  }
+  if (ctx.eventName === 'issue_comment') {
+    const comment = asObject(p.comment)
+    if (p.action !== 'created' || !comment) return null
+    const m = command(comment.body)
+    if (!m) return null
+    const user = asObject(comment.user)
+    if (!user || typeof user.login !== 'string') return null
+    return {
+      kind: 'approve',
+      pullNumber,
+      actor: { login: user.login, type: String(user.type ?? '') },
+      diffPrefix: m[1] ?? '',
+      acknowledgesProtected: words(m).protected,
+      unseen: words(m).unseen,
+      at: typeof comment.created_at === 'string' ? comment.created_at : undefined,
+      source: 'comment'
+    }
+  }
+  return null
+}
+
+function fromReview(pullNumber: number, review: Record<string, unknown>): ApprovalRequest | null {
+  const state = String(review.state).toLowerCase()
+  if (state !== 'approved' && state !== 'changes_requested') return null
+  const user = asObject(review.user)
+  if (!user || typeof user.login !== 'string') return null
+  const m = command(review.body)
+  return {
+    kind: state === 'approved' ? 'approve' : 'revoke',
+    pullNumber,
+    actor: { login: user.login, type: String(user.type ?? '') },
+    commitId: typeof review.commit_id === 'string' ? review.commit_id : undefined,
+    reviewId: typeof review.id === 'number' ? review.id : undefined,
+    diffPrefix: m?.[1],
+    acknowledgesProtected: words(m).protected,
+    unseen: words(m).unseen,
+    at: typeof review.submitted_at === 'string' ? review.submitted_at : undefined,
+    source: 'review'
+  }
+}
+
+/**
+ * A `workflow_run` event after a review workflow finished (the review workflow does nothing; it
+ * only starts this one, whose file — like every workflow_run workflow's — comes from the default
+ * branch). The event does not carry the review, so the latest approving or changes-requesting
+ * review on each open pull request at the run's head is read from the API. Anyone able to start
+ * such a run can only make the action decide again on the current state.
+ */
+export async function approvalFromFinishedRun(
+  octokit: GitHubClient,
+  me: Identity,
+  ctx: EventContext
+): Promise<ApprovalRequest[]> {
+  const run = finishedRun(ctx)
+  if (run === null || run.event !== 'pull_request_review') return []
+  const pulls = await openPullsAt(octokit, ctx.owner, ctx.repo, run.headSha, run.headRepository)
+  const out: ApprovalRequest[] = []
+  for (const pullNumber of pulls) {
+    const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
+      owner: ctx.owner,
+      repo: ctx.repo,
+      pull_number: pullNumber,
+      per_page: 100
+    })
+    // The latest decisive review (approved or changes requested): a comment-only review after
+    // it must not hide it when two reviews arrive close together.
+    const latest = reviews
+      .filter(
+        (r) =>
+          (r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED') && r.user?.login !== me.login
+      )
+      .sort((a, b) => b.id - a.id)[0]
+    if (latest === undefined) continue
+    const req = fromReview(pullNumber, latest)
+    if (req !== null) out.push(req)
+  }
+  return out
+}

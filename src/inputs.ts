@@ -79,7 +79,13 @@ export interface Inputs {
   /** `isolation` (auto or a tier) with the policy's fallback; absent: `runtime` as given. */
   isolation?: IsolationRequest & { fork: boolean | null }
   /** The task; `origin` is set by the entry once it is known (src/policy/task.ts). */
-  task: { text: string; source: 'text' | 'file'; file?: string; origin?: TaskOrigin }
+  task: {
+    text: string
+    source: 'text' | 'file'
+    file?: string
+    missing?: string
+    origin?: TaskOrigin
+  }
   /**
    * `continue-from` / `continue-context`: the earlier run this one continues (its downloaded
    * evidence folder, and what the command job found on the pull request).

@@ -619,7 +619,7 @@ export class KubeStandIn {
       const vol = (spec.volumes ?? []).find((v) => v.name === m.name)
       if (vol?.emptyDir === undefined) throw new Error(`volume ${m.name}: only emptyDir is served`)
       if (vol.emptyDir.medium === 'Memory' && onlyMount(spec, m.name) && m.subPath === undefined) {
-        tmpfs[m.mountPath] = `rw,nosuid,nodev,size=${vol.emptyDir.sizeLimit ?? '64m'},mode=1777`
+        tmpfs[m.mountPath] = `rw,nosuid,nodev,size=${vol.emptyDir.sizeLimit ?? '64m'},mode=1777,uid=${uid ?? 0},gid=${gid ?? 0}`
         continue
       }
       const hostPath = path.join(
@@ -629,6 +629,15 @@ export class KubeStandIn {
         ...(m.subPath !== undefined ? [m.subPath] : [])
       )
       binds.push(`${hostPath}:${m.mountPath}:${m.readOnly === true ? 'ro' : 'rw'}`)
+    }
+    // The kubelet mounts the service account's token unless the pod opts out.
+    if (spec.automountServiceAccountToken !== false) {
+      const tokenDir = path.join(p.dir, 'serviceaccount')
+      fs.mkdirSync(tokenDir, { recursive: true })
+      fs.writeFileSync(path.join(tokenDir, 'token'), 'stand-in-service-account-token', {
+        mode: 0o644
+      })
+      binds.push(`${tokenDir}:/var/run/secrets/kubernetes.io/serviceaccount:ro`)
     }
     const limits = c.resources?.limits ?? {}
     const networks = withNetwork ? p.networks : []

@@ -40,6 +40,7 @@ import { installFailedDiagnosis } from '../evidence/diagnosis.js'
 import { keepInstallOutput, runBaseline, runTests } from './tests.js'
 import type { InstallOutput } from './tests.js'
 import type { ServiceReport } from '../services/record.js'
+import { KEPT_REPORTS_DIR } from '../evidence/test-reports/index.js'
 
 export type { RunSecrets } from '../plan.js'
 
@@ -367,6 +368,7 @@ async function prepareFolders(
   await fs.promises.mkdir(path.join(out, 'logs'), { recursive: true })
   for (const f of Object.values(OUTPUT_FILES))
     await fs.promises.rm(path.join(out, f), { force: true })
+  await fs.promises.rm(path.join(out, KEPT_REPORTS_DIR), { recursive: true, force: true })
   await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), redactor.redact(task))
   const tmp = await makeRunTemp(tempRoot ?? defaultTempRoot(), plan.runId)
   await fs.promises.writeFile(path.join(tmp, 'task.md'), task, { mode: 0o444 })

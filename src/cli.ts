@@ -102,6 +102,7 @@ export async function main(
       log,
       signal: controller.signal,
       cache: { store: new FolderStore(defaultCacheRoot()) },
+      local: true,
       ...(entry ? { startupMs: performance.now() } : {})
     })
     const r = result.report

@@ -64,6 +64,8 @@ export interface PipelineDeps {
    * temporary folder).
    */
   cache?: { store: CacheStore; dir?: string }
+  /** A local run (the CLI): no pull request and no gate; the review's next step says so. */
+  local?: boolean
 }
 
 export interface RunResult {
@@ -95,6 +97,7 @@ export async function runPipeline(
   const { runtime, signal } = deps
   const out = plan.outputDir
   const report = emptyReport(plan)
+  if (deps.local === true) report.local = true
   // The task as the review shows it (cut; task.md in the output folder has all of it).
   const taskChars = [...secrets.task]
   report.task.text = taskChars.slice(0, MAX_TASK_CHARS).join('')

@@ -62,6 +62,8 @@ export const UNSEEN_COMMAND = '/airlock approve <its full SHA-256> unseen'
 
 function gateLine(report: Report, patch: string, partial: boolean): string {
   const diff = report.diff.sha256 ? `\`${report.diff.sha256.slice(0, 12)}\`` : 'none'
+  if (report.local === true)
+    return `**Gate:** none — a local run (no pull request, no status); outcome ${report.outcome}, diff ${diff}`
   if (report.outcome !== 'success')
     return `**Gate:** 🚫 blocked — outcome ${report.outcome}; this run's diff ${diff} cannot be approved`
   const head = `\`${(report.repo.headSha ?? 'unknown').slice(0, 12)}\``

@@ -89,6 +89,11 @@ export interface Report {
     /** Where the task text came from (a task file is read at the base commit). */
     origin?: TaskOrigin
   }
+  /**
+   * A local run (`airlock run`): there is no pull request and no gate, so the review's next step is
+   * a local one. Absent on a runner.
+   */
+  local?: true
   /** A follow-up run: the earlier run it continues (its review is superseded by this one). */
   continuation?: ContinuationRecord
   agent: PhaseReport & {

@@ -8,6 +8,7 @@ import type { IsolationRequest } from './isolation/isolation.js'
 import type { ContinuationRecord } from './continue-context.js'
 import { LABELS } from './labels.js'
 import type { SetupPlan } from './setup/setup-inputs.js'
+import type { PublishedImage } from './presets/published.js'
 
 /** Where things are inside every container the pipeline starts. */
 export const SANDBOX_PATHS = {
@@ -74,6 +75,11 @@ export type ImagePlan =
       context: string
       buildArgs: Record<string, string>
       allowUnpinnedBase: boolean
+      /**
+       * The preset's image as its release published it: pulled by digest instead of built, unless
+       * this checkout's build inputs differ from the release's or the registry cannot be reached.
+       */
+      published?: PublishedImage
     }
   | { kind: 'pinned'; ref: string }
 
@@ -184,7 +190,8 @@ export function planRun(inputs: Inputs): RunPlan {
             dockerfile: inputs.dockerfile as string,
             context: inputs.buildContext as string,
             buildArgs: inputs.buildArgs,
-            allowUnpinnedBase: inputs.allowUnpinnedBase
+            allowUnpinnedBase: inputs.allowUnpinnedBase,
+            ...(inputs.publishedImage !== undefined ? { published: inputs.publishedImage } : {})
           },
     task: {
       sha256: sha256(inputs.task.text),

@@ -17,6 +17,7 @@ import type { PhaseReport, Report, RunSteps } from '../report/report.js'
 import { formatSize } from '../workspace/bounded.js'
 import type { Scratch } from '../workspace/bounded.js'
 import type { Workspace } from '../workspace/workspace.js'
+import type { ThreatReviewRecord } from '../threat-review/review.js'
 import type { AgentRecord } from './agent.js'
 import type { RunImage } from './image.js'
 import { classifyOutcome } from './outcome.js'
@@ -31,6 +32,8 @@ const MAX_TASK_CHARS = 4000
 /** What each stage of the run returned, kept as it arrives; absent: the stage did not finish. */
 export interface RunRecords {
   startedAt: number
+  /** A local run (the CLI): no pull request and no gate. */
+  local: boolean
   /** The task as the review shows it (cut; task.md in the output folder has all of it). */
   task: { text: string; truncated: boolean }
   /** How long the run's own steps took. */
@@ -49,14 +52,20 @@ export interface RunRecords {
   /** The proxy's summary, once it stopped. */
   egress?: EgressSummary
   capture?: DiffCapture
+  threatReview?: ThreatReviewRecord
   tests?: TestsStageRecord
 }
 
 /** The records of a run that has done nothing yet. */
-export function startRecords(task: string, startupMs: number | undefined): RunRecords {
+export function startRecords(
+  task: string,
+  startupMs: number | undefined,
+  local: boolean
+): RunRecords {
   const chars = [...task]
   return {
     startedAt: Date.now(),
+    local,
     task: {
       text: chars.slice(0, MAX_TASK_CHARS).join(''),
       truncated: chars.length > MAX_TASK_CHARS
@@ -121,7 +130,9 @@ export function assembleReport(plan: RunPlan, records: RunRecords, end: RunEnd):
     ...(resolved?.resolution.isolation ? { isolation: resolved.resolution.isolation } : {}),
     ...(setup ? { setup: setup.record } : install ? { setup: install.setup } : {}),
     ...(services(r).length > 0 ? { services: services(r) } : {}),
-    ...(agent?.findings ? { findings: agent.findings } : {})
+    ...(agent?.findings ? { findings: agent.findings } : {}),
+    ...(r.threatReview ? { threatReview: r.threatReview } : {}),
+    ...(r.local ? { local: true as const } : {})
   }
   Object.assign(report.cost, phaseTotals(phasesRun(report)))
   return report
@@ -164,6 +175,15 @@ function imageRecord(image: RunImage): Report['image'] {
     baseDigests: image.baseDigests,
     dockerfileSha256: image.dockerfileSha256 ?? null,
     cached: image.cached,
+    source: image.source ?? (image.cached ? 'cache' : 'built'),
+    ...(image.published
+      ? {
+          published: {
+            ...image.published,
+            ...(image.attestation ? { attestation: image.attestation } : {})
+          }
+        }
+      : {}),
     warnings: image.warnings,
     ...(image.cacheUse ? { cache: image.cacheUse } : {})
   }

@@ -31,9 +31,9 @@ export async function finishRun(
   const out = plan.outputDir
   const end = { ...(caught !== undefined ? { error: caught } : {}), finishedAt: Date.now() }
   const scanStart = Date.now()
-  const scanned = JSON.stringify(assembleReport(plan, records, end))
-  await scanOutputs(out, [scanned], scannedFiles(), redactor).catch((e: unknown) =>
-    log.error(`secret scan of the outputs: ${errorMessage(e)}`)
+  const draft = assembleReport(plan, records, end)
+  await scanOutputs(out, [JSON.stringify(draft)], scannedFiles(draft), redactor).catch(
+    (e: unknown) => log.error(`secret scan of the outputs: ${errorMessage(e)}`)
   )
   const steps = { ...records.steps, scanMs: Date.now() - scanStart }
   const report = assembleReport(plan, { ...records, steps }, end)
@@ -66,7 +66,18 @@ async function cleanup(
 }
 
 /** The text files of the output folder that the secret scan reads and masks. */
-function scannedFiles(): string[] {
+function scannedFiles(report: Report): string[] {
   const o = OUTPUT_FILES
-  return [o.agentLog, o.testsLog, o.rerunLog, o.baselineLog, o.task, o.egress, o.transcript]
+  // The kept test report files too (written by the tests, which can print a token).
+  const kept = report.tests.sources.flatMap((s) => (s.kept ? [s.kept.path] : []))
+  return [
+    o.agentLog,
+    o.testsLog,
+    o.rerunLog,
+    o.baselineLog,
+    o.task,
+    o.egress,
+    o.transcript,
+    ...kept
+  ]
 }

@@ -23,6 +23,9 @@ import { watchCancellation } from './cancel.js'
 import { finishRun } from './finish.js'
 import { runInstallPhase } from './setup.js'
 import { startRun } from './startup.js'
+import { reviewThreats } from './threat-review.js'
+import type { VerifyImage } from './image.js'
+import { KEPT_REPORTS_DIR } from '../evidence/test-reports/index.js'
 import { keepInstallOutput, runBaseline, runTests } from './tests.js'
 import type { InstallOutput } from './tests.js'
 
@@ -45,6 +48,10 @@ export interface PipelineDeps {
    * temporary folder).
    */
   cache?: { store: CacheStore; dir?: string }
+  /** A local run (the CLI): no pull request and no gate; the review's next step says so. */
+  local?: boolean
+  /** Checks a published preset image's build provenance (none: the report says it was skipped). */
+  verifyImage?: VerifyImage
 }
 
 export interface RunResult {
@@ -74,7 +81,7 @@ export async function runPipeline(
   // known values and token shapes alike.
   const log = maskingLogger(deps.log, (m) => maskLine(redactor, m))
   const { runtime, signal } = deps
-  const records = startRecords(secrets.task, deps.startupMs)
+  const records = startRecords(secrets.task, deps.startupMs, deps.local === true)
   const started = performance.now()
   const tmp = await prepareFolders(plan, secrets.task, redactor, deps.tempRoot)
   const soFar = (end: RunEnd): Report => assembleReport(plan, records, end)
@@ -127,6 +134,9 @@ export async function runPipeline(
     records.agent = agent
     await checkFull()
     records.capture = await capture(ws, resolved, redactor, log, records.steps)
+    const threatStart = performance.now()
+    records.threatReview = await reviewThreats(records.capture, log)
+    records.steps.threatReviewMs = Math.round(performance.now() - threatStart)
     const a = agent.run.result
     if (a.cancelled) throw new CancelledError('signal')
     const testsPhase = findPhase(resolved, 'tests')
@@ -195,6 +205,7 @@ async function prepareFolders(
   await fs.promises.mkdir(path.join(out, 'logs'), { recursive: true })
   for (const f of Object.values(OUTPUT_FILES))
     await fs.promises.rm(path.join(out, f), { force: true })
+  await fs.promises.rm(path.join(out, KEPT_REPORTS_DIR), { recursive: true, force: true })
   await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), redactor.redact(task))
   const tmp = await makeRunTemp(tempRoot ?? defaultTempRoot(), plan.runId)
   await fs.promises.writeFile(path.join(tmp, 'task.md'), task, { mode: 0o444 })

@@ -17,7 +17,7 @@ import { alongside, timed } from './alongside.js'
 import type { RunRecords } from './assemble.js'
 import type { EgressScope } from './egress.js'
 import { resolveRunImage } from './image.js'
-import type { RunImage } from './image.js'
+import type { RunImage, VerifyImage } from './image.js'
 import { ownership } from './phase.js'
 import type { PhaseContext } from './phase.js'
 import { isResolved, resolvePlan } from './resolve.js'
@@ -41,6 +41,7 @@ export interface StartDeps {
   egress: EgressScope
   /** Every secret value of the run (masked in the phases' logs). */
   secretValues: string[]
+  verifyImage?: VerifyImage
 }
 
 /** The four start steps at once; their records into `records` as each arrives. */
@@ -59,9 +60,10 @@ export async function startRun(
   const [resolved, image, { scratch, ws }] = await alongside(deps.log, 1, [
     (l) => timed(() => resolveStep(plan, runtime, l, records), step('resolveMs')),
     (l) =>
-      timed(() => resolveRunImage(plan, runtime, l, cache, signal), step('imageMs')).then(
-        (image) => (records.image = image)
-      ),
+      timed(
+        () => resolveRunImage(plan, runtime, l, cache, signal, deps.verifyImage),
+        step('imageMs')
+      ).then((image) => (records.image = image)),
     async (l) => {
       const scratch = await timed(
         () => makeScratch(tmp, plan.sandbox.workspace, (line) => l.warn(line)),

@@ -91,7 +91,13 @@ export async function runTests(
   } catch (error) {
     return { services: servicesOf(error), stop: asError(error) }
   }
-  const results = await collectTestReports(dir, plan.capture.testReports)
+  // The report files of this run are kept in the output folder (the re-run's and the baseline's
+  // are read only).
+  const results = await collectTestReports(dir, plan.capture.testReports, {
+    outDir: plan.outputDir,
+    maxBytes: plan.capture.maxLogBytes,
+    secretValues: ctx.secretValues
+  })
   let rerun: Report['tests']['rerun'] | undefined
   let rerunPassed = false
   const services = [...tests.services]
@@ -150,6 +156,7 @@ export async function runTests(
     outcome: {
       ...tests.result,
       failed: summary.failed,
+      reported: plan.capture.testReports.length > 0 ? summary.total : null,
       rerunPassed,
       flaky: rerun ? rerun.flaky.length : null
     }

@@ -42,6 +42,7 @@ import type { RunEvent } from './event.js'
 import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/actions-store.js'
 import { STATE } from './state.js'
+import { verifyAttestation } from './presets/attestation.js'
 
 const MODES = [
   'run',
@@ -140,6 +141,9 @@ export async function run(): Promise<void> {
       log: new ActionLogger(),
       signal: controller.signal,
       tempRoot,
+      // A published preset image's provenance, checked with the runner's GitHub CLI and the token.
+      verifyImage: (t) =>
+        verifyAttestation(t, { env: process.env, token: readInput(INPUT.githubToken) }),
       // The Actions cache when the runner offers it: entries staged at one path in every run.
       ...(ActionsStore.available()
         ? {

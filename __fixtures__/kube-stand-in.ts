@@ -619,7 +619,8 @@ export class KubeStandIn {
       const vol = (spec.volumes ?? []).find((v) => v.name === m.name)
       if (vol?.emptyDir === undefined) throw new Error(`volume ${m.name}: only emptyDir is served`)
       if (vol.emptyDir.medium === 'Memory' && onlyMount(spec, m.name) && m.subPath === undefined) {
-        tmpfs[m.mountPath] = `rw,nosuid,nodev,size=${vol.emptyDir.sizeLimit ?? '64m'},mode=1777,uid=${uid ?? 0},gid=${gid ?? 0}`
+        tmpfs[m.mountPath] =
+          `rw,nosuid,nodev,size=${vol.emptyDir.sizeLimit ?? '64m'},mode=1777,uid=${uid ?? 0},gid=${gid ?? 0}`
         continue
       }
       const hostPath = path.join(

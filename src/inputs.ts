@@ -35,6 +35,7 @@ import { FALLBACK_INPUT } from './isolation/isolation.js'
 import { isolationFor } from './isolation/isolation-inputs.js'
 import { scopeForEvent } from './cache/keys.js'
 import { readWorkspaceSize } from './workspace/workspace-inputs.js'
+import { engineFactsOf, readEngine } from './inputs/engine.js'
 
 export { INPUT } from './input-names.js'
 export { bool, list, memory } from './input-read.js'
@@ -183,6 +184,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       : {}),
     network,
     ...(egress !== undefined ? { egress } : {}),
+    engine: readEngine(read, ctx.engineFacts ?? engineFactsOf(ctx.environment, fs.existsSync)),
     runtime,
     timeoutMinutes: timerDuration(
       INPUT.timeoutMinutes,

@@ -3,6 +3,7 @@
 import type { CacheScope } from '../cache/keys.js'
 import type { ContinuationRecord, ContinueContext } from '../continue-context.js'
 import type { EgressInputs } from '../egress/egress-inputs.js'
+import type { EngineChoice, EngineFacts } from './engine.js'
 import type { RunEvent } from '../event.js'
 import type { IsolationRequest } from '../isolation/isolation.js'
 import type { LoadedPolicy, PolicyRecord, TaskOrigin } from '../policy/policy-file.js'
@@ -69,6 +70,8 @@ export interface Inputs {
   network: NetworkMode
   /** With `network: allowlist`: the proxy's rules, credentials (secrets resolved) and image. */
   egress?: EgressInputs
+  /** `engine`: the backend that runs the sandbox (Docker or Kubernetes), and why. */
+  engine?: EngineChoice
   runtime: string
   timeoutMinutes: number
   graceSeconds: number
@@ -111,6 +114,8 @@ export interface InputContext {
   hostCpus: number
   /** Default run id when `run-id` is not given. */
   defaultRunId: string
+  /** What `engine: auto` looks at (default: read from `environment` and the Docker socket). */
+  engineFacts?: EngineFacts
   /** The policy file read from the base commit; an input given explicitly overrides it. */
   policy?: LoadedPolicy
   /** An agent preset's bundled Dockerfile (outside the workspace), and the preset's name. */

@@ -1,5 +1,5 @@
 // What run mode reads, on top of the raw inputs: the pull request's head as the default `ref`,
-// and an agent preset's defaults (explicit inputs still win).
+// and an agent preset's defaults (explicit inputs and the policy file's settings still win).
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,6 +9,8 @@ import { INPUT } from '../input-names.js'
 import { runRef } from '../workspace/event-ref.js'
 import { headFacts } from '../workspace/fork-head.js'
 import { withPreset } from './presets.js'
+import type { PublishedImage } from './published.js'
+import { publishedImageFor, readPublished } from './published.js'
 
 /** The action's own folder: the bundle runs from dist/, the sources from src/presets/. */
 export function actionRoot(): string {
@@ -26,12 +28,13 @@ export async function runInputs(
     /** The run's event (src/event.ts): the pull request's head and whether it is a fork. */
     event: RunEvent
     root?: string
-    policyNetwork?: string
+    /** The policy file's settings (above the preset's defaults). */
+    policy?: Readonly<Record<string, string>>
   }
 ): Promise<{
   read: (name: string) => string | undefined
   context: {
-    preset?: { name: string; dockerfile?: string }
+    preset?: { name: string; dockerfile?: string; published?: PublishedImage }
     /** The commit the run works on, and whether it is a fork's pull request head (the tier and the cache scope read it). */
     head: { commit?: string; fork: boolean | null }
   }
@@ -44,10 +47,11 @@ export async function runInputs(
     headSha: options.event.pullRequest?.headSha
   })
   const withRef = (name: string): string | undefined => (name === 'ref' ? ref : given(name))
+  const root = options.root ?? actionRoot()
   const p = withPreset(withRef, {
-    actionRoot: options.root ?? actionRoot(),
+    actionRoot: root,
     environment: env,
-    ...(options.policyNetwork !== undefined ? { policyNetwork: options.policyNetwork } : {}),
+    ...(options.policy !== undefined ? { policy: options.policy } : {}),
     forkPullRequest: options.event.pullRequest?.fork === true
   })
   // The caller's own Dockerfile, and any build context, are read from the checkout, the commit the
@@ -73,6 +77,12 @@ export async function runInputs(
       )
     }
   }
+  // The image the release published for the preset (images/published.json), when the run uses
+  // the preset's own Dockerfile: the plan then pulls it by digest instead of building it.
+  const published =
+    p.preset !== undefined && p.dockerfile !== undefined
+      ? publishedImageFor(readPublished(root), p.preset.name)
+      : undefined
   return {
     read: p.read,
     context:
@@ -82,7 +92,8 @@ export async function runInputs(
             head,
             preset: {
               name: p.preset.name,
-              ...(p.dockerfile !== undefined ? { dockerfile: p.dockerfile } : {})
+              ...(p.dockerfile !== undefined ? { dockerfile: p.dockerfile } : {}),
+              ...(published !== undefined ? { published } : {})
             }
           }
   }

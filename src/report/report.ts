@@ -1,5 +1,4 @@
-import type { ChangedFile } from '../evidence/diff.js'
-import type { IgnoredEntry, SkippedEntry } from '../evidence/snapshot.js'
+import type { DiffRecord } from '../evidence/capture.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/test-reports/index.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../plan.js'
@@ -17,6 +16,7 @@ import type { SetupEgress } from '../setup/record.js'
 import type { TestsDiagnosis } from '../evidence/diagnosis.js'
 import type { AgentAnswer } from '../evidence/answer.js'
 import type { FindingsRecord } from '../evidence/findings.js'
+import type { ThreatReviewRecord } from '../threat-review/review.js'
 import type { CostEstimate } from '../prices.js'
 import type { ContinuationRecord } from '../continue-context.js'
 
@@ -62,6 +62,18 @@ export interface Report {
     baseDigests: string[]
     dockerfileSha256: string | null
     cached: boolean
+    /** Pulled from a registry in this run, built in this run, or found on the engine (cache). */
+    source?: 'pulled' | 'built' | 'cache'
+    /** The preset image its release published (images/published.json), and whether it was used. */
+    published?: {
+      image: string
+      digest: string
+      version: string
+      repository: string
+      used: boolean
+      reason?: string
+      attestation?: { status: 'verified' | 'skipped'; detail: string }
+    }
     warnings: string[]
     /** The agent image across machines (docs/setup.md): restored from or saved to the cache. */
     cache?: CacheUse
@@ -76,6 +88,11 @@ export interface Report {
     /** Where the task text came from (a task file is read at the base commit). */
     origin?: TaskOrigin
   }
+  /**
+   * A local run (`airlock run`): there is no pull request and no gate, so the review's next step is
+   * a local one. Absent on a runner.
+   */
+  local?: true
   /** A follow-up run: the earlier run it continues (its review is superseded by this one). */
   continuation?: ContinuationRecord
   agent: PhaseReport & {
@@ -92,6 +109,11 @@ export interface Report {
   }
   /** The agent's findings about lines (/airlock/out/review.json), when it wrote any. */
   findings?: FindingsRecord
+  /**
+   * The threat review of the diff (docs/report.md): findings of the deterministic rules, and a
+   * verdict bound to the diff it judged. Absent when the run ended before its diff was captured.
+   */
+  threatReview?: ThreatReviewRecord
   tests: {
     command: string | null
     phase: PhaseReport | null
@@ -114,14 +136,11 @@ export interface Report {
      */
     diagnosis?: TestsDiagnosis[]
   }
-  sandbox: {
-    runtime: string
-    network: string
-    user: string
-    readOnlyRootfs: boolean
-    capDrop: string[]
-    noNewPrivileges: boolean
-    init: boolean
+  /** The sandbox's settings: the plan's, or as the engine applied them (`source`). */
+  sandbox: Pick<
+    AppliedSettings,
+    'runtime' | 'network' | 'user' | 'readOnlyRootfs' | 'capDrop' | 'noNewPrivileges' | 'init'
+  > & {
     memory: number
     cpus: number
     pidsLimit: number
@@ -134,27 +153,13 @@ export interface Report {
     source: 'inspect' | 'plan'
     applied: AppliedSettings | null
   }
-  diff: {
+  /**
+   * The captured diff (src/evidence/capture.ts); before a capture, no hash and no trees.
+   * `ignored` is optional: reports written before this field existed have none.
+   */
+  diff: Omit<DiffRecord, 'sha256' | 'ignored' | 'baseTree' | 'resultTree'> & {
     sha256: string | null
-    bytes: number
-    /** At most max-changed-files entries; `totalFiles` counts all. */
-    files: ChangedFile[]
-    totalFiles: number
-    /** Files whose section is in diff.patch. */
-    filesInPatch: number
-    truncated: boolean
-    /** Why the diff or the file list was cut (empty when nothing was). */
-    truncation: string[]
-    /** Secret values were found in the change and masked in diff.patch. */
-    redacted: boolean
-    skipped: SkippedEntry[]
-    /**
-     * Paths left out of the diff and the snapshot limits as build output: what the base tree's
-     * `.gitignore` rules ignore (the top-most entries, at most 1000 listed; `total` counts all).
-     * Optional: reports written before this field existed have none.
-     */
-    ignored?: { total: number; entries: IgnoredEntry[] }
-    /** git tree ids before and after the agent (in the run's private repository). */
+    ignored?: DiffRecord['ignored']
     baseTree: string | null
     resultTree: string | null
   }
@@ -263,4 +268,6 @@ export interface RunSteps {
   diffMs?: number
   /** The secret scan of the outputs before report.json is written. */
   scanMs?: number
+  /** The threat review of the diff. */
+  threatReviewMs?: number
 }

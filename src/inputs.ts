@@ -131,6 +131,8 @@ export interface Inputs {
   protectedPaths: string[]
   maxChangedFiles: number
   maxDiffBytes: number
+  /** What a malicious verdict of the threat review does: the approval acknowledges it, or the run fails. */
+  threatReview: 'acknowledge' | 'block'
   dryRun: boolean
   runId: string
   /** Name of the run's artifact (default `airlock-<run id>-<attempt>`). */
@@ -345,6 +347,10 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       INPUT.maxDiffBytes,
       read(INPUT.maxDiffBytes) ?? String(DEFAULT_DIFF_LIMITS.maxDiffBytes)
     ),
+    threatReview: oneOf(INPUT.threatReview, read(INPUT.threatReview) ?? 'acknowledge', [
+      'acknowledge',
+      'block'
+    ] as const),
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     runId: runId(read(INPUT.runId) ?? ctx.defaultRunId),
     artifactName: artifactName(

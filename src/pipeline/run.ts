@@ -259,7 +259,9 @@ export async function runPipeline(
     recordCapture(report, capture)
     step('diffMs')(Date.now() - diffStart)
     const threatStart = performance.now()
-    report.threatReview = await reviewThreats(capture, log)
+    const threats = await reviewThreats(capture, plan.policy.threatReview, log)
+    report.threatReview = threats.record
+    report.policy.violations.push(...threats.violations)
     step('threatReviewMs')(Math.round(performance.now() - threatStart))
     if (agent.run.result.cancelled) throw new CancelledError('signal')
 

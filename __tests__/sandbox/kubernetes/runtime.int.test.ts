@@ -11,6 +11,7 @@ import { KubernetesRuntime, loadKubeConfig } from '../../../src/sandbox/kubernet
 import type { ContainerSpec, RunOptions } from '../../../src/sandbox/types.js'
 import type Docker from 'dockerode'
 import { BUSYBOX, docker, imageId, uniqueRunId } from '../../support/run.js'
+import { sharedSuite } from './shared-suite.js'
 
 const PINNED = `airlock-local/busybox@${imageId(BUSYBOX)}`
 
@@ -244,4 +245,8 @@ test('a namespace that does not exist is a configuration error naming the input'
     copySizeBytes: 1024 * 1024
   })
   await expect(rt.preflight('runc')).rejects.toThrow(/namespace "elsewhere" does not exist/)
+})
+
+describe('the tests shared with the real-cluster tier, on the stand-in', () => {
+  sharedSuite({ runtime: () => runtime, image: PINNED, ociRuntime: 'runc' })
 })

@@ -6,7 +6,7 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { Writable } from 'node:stream'
-import { LABELS } from '../../../src/plan.js'
+import { LABELS } from '../../../src/labels.js'
 import type { KubernetesRuntime } from '../../../src/sandbox/kubernetes/index.js'
 import type { ContainerSpec, RunOptions } from '../../../src/sandbox/types.js'
 

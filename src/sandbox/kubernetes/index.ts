@@ -20,7 +20,7 @@ import {
 import type { V1NetworkPolicy, V1Pod, V1Service } from '@kubernetes/client-node'
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js'
 import { ConfigurationError, InfrastructureError, errorMessage } from '../../errors.js'
-import { LABELS } from '../../plan.js'
+import { LABELS } from '../../labels.js'
 import type { ImagePlan } from '../../plan.js'
 import type {
   ContainerSpec,

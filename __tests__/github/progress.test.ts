@@ -3,6 +3,7 @@ import type { World } from '../../__fixtures__/action-harness.js'
 import type { WorkflowJob } from '../../__fixtures__/github-stand-in.js'
 import type { RunEvent } from '../../src/event.js'
 import { createClient } from '../../src/github/client/client.js'
+import { readRunner } from '../../src/runner.js'
 import {
   PROGRESS_CHECK_NAME,
   findJob,
@@ -73,7 +74,7 @@ test('an in-progress check run follows the run job, then is completed neutral wh
   await progressMode(
     read,
     log,
-    { event: event(world.base), workspace: world.workspace },
+    { event: event(world.base), workspace: world.workspace, runner: readRunner({}) },
     { intervalMs: 10, maxMs: 60_000, maxFailures: 3 },
     createClient({ token: TOKEN, log, baseUrl: world.api.url })
   )
@@ -103,7 +104,7 @@ test('the run jobs that cannot be read stop the watch after a bounded number of 
   await progressMode(
     (name) => ({ 'github-token': TOKEN })[name],
     log,
-    { event: event(world.base), workspace: world.workspace },
+    { event: event(world.base), workspace: world.workspace, runner: readRunner({}) },
     { intervalMs: 1, maxMs: 60_000, maxFailures: 3 },
     createClient({ token: TOKEN, log, baseUrl: world.api.url, retries: 0 })
   )

@@ -6,12 +6,13 @@ import type { StatusPayload } from '../gate/gate.js'
 import { currentGate, gateAfterRun, shortSha } from '../gate/gate.js'
 import type { Outcome } from '../../report/report.js'
 import { renderReview } from '../../report/comment.js'
-import { isSuperseded, parseMarker, sameEvidence, supersededBody } from './marker.js'
+import { isSuperseded, sameEvidence, supersededBody } from './marker.js'
+import { ownReports } from './reports.js'
+import type { ReviewInfo } from './reports.js'
 import type { Marker } from './marker.js'
 import type { Identity, Writes } from '../client/writes.js'
-import { placeFindings } from './review-comments.js'
-import type { Placement, PullFile } from './review-comments.js'
-import { errorMessage } from '../../errors.js'
+import { placeFindings, pullFiles } from './review-comments.js'
+import type { Placement } from './review-comments.js'
 
 export interface PublishTarget {
   owner: string
@@ -39,39 +40,8 @@ export interface PublishResult {
   body?: string
 }
 
-interface ReviewInfo {
-  id: number
-  login: string | null
-  state: string
-  body: string
-  html_url: string
-  marker: Marker | null
-}
-
 const DUPLICATE_BODY =
   '_This entry duplicated another Agent Airlock report for the same run and was emptied; see the other one._'
-
-async function listReviews(octokit: GitHubClient, t: PublishTarget): Promise<ReviewInfo[]> {
-  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-    owner: t.owner,
-    repo: t.repo,
-    pull_number: t.pullNumber,
-    per_page: 100
-  })
-  return reviews.map((r) => ({
-    id: r.id,
-    login: r.user?.login ?? null,
-    state: r.state,
-    body: r.body ?? '',
-    html_url: r.html_url,
-    marker: parseMarker(r.body)
-  }))
-}
-
-/** The action's own reviews that carry a valid marker: nobody else's markers count. */
-export function ownReports(reviews: ReviewInfo[], me: Identity): ReviewInfo[] {
-  return reviews.filter((r) => r.login === me.login && r.marker !== null)
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
@@ -130,7 +100,7 @@ export async function publishRun(
   for (let attempt = 0; review === undefined; attempt++) {
     if (attempt > 12)
       throw new Error('could not publish the review: another publisher kept it pending')
-    const mine = ownReports(await listReviews(octokit, t), me)
+    const mine = await ownReports(octokit, t, t.pullNumber, me)
     // The same evidence (run, head and diff): a republish of a run with another diff is a new
     // report, with a new review and a pending gate, never an edit of the approved one.
     const sameRun = mine.filter((r) => sameEvidence(r.marker, marker))
@@ -204,6 +174,7 @@ export async function publishRun(
         state: 'COMMENTED',
         body,
         html_url: created.html_url,
+        submittedAt: null,
         marker
       }
     } catch (error) {
@@ -215,7 +186,7 @@ export async function publishRun(
     }
   }
 
-  const mine = ownReports(await listReviews(octokit, t), me)
+  const mine = await ownReports(octokit, t, t.pullNumber, me)
   if (!writes.dryRun) {
     const sameRun = mine
       .filter((r) => sameEvidence(r.marker, marker) && r.state !== 'PENDING')
@@ -273,29 +244,4 @@ export async function publishRun(
     )
   }
   return { reviewId: review.id, reviewUrl: review.html_url, status, body }
-}
-
-/** The pull request's files with their patches (null when they cannot be read: all in the body). */
-async function pullFiles(
-  octokit: GitHubClient,
-  t: PublishTarget,
-  log: Logger
-): Promise<PullFile[] | null> {
-  try {
-    const files = await octokit.paginate(octokit.rest.pulls.listFiles, {
-      owner: t.owner,
-      repo: t.repo,
-      pull_number: t.pullNumber,
-      per_page: 100
-    })
-    return files.map((f) => ({
-      filename: f.filename,
-      ...(typeof f.patch === 'string' ? { patch: f.patch } : {})
-    }))
-  } catch (error) {
-    log.warn(
-      `could not read the pull request's files (${errorMessage(error)}): the findings stay in the review's body`
-    )
-    return null
-  }
 }

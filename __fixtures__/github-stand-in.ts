@@ -8,17 +8,51 @@
  * empty. Behind the routes the action uses is real state: pull requests, reviews (with GitHub's
  * one-pending-review-per-user rule), issue comments, statuses, collaborators' permissions, and a
  * real bare git repository for the Git Data API.
+ *
+ * This file holds the state, the HTTP handling (validation, tokens, permissions, faults) and the
+ * JSON shapes; the routes are in `stand-in/`, one module per API area (repository, pulls,
+ * reviews and comments, statuses and checks, git data, actions).
  */
 import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import * as os from 'node:os'
-import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { Ajv } from 'ajv'
 import type { ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import { actionsRoutes } from './stand-in/actions.js'
+import { gitDataRoutes } from './stand-in/git-data.js'
+import { pullsRoutes } from './stand-in/pulls.js'
+import { repositoryRoutes } from './stand-in/repository.js'
+import { reviewsRoutes } from './stand-in/reviews.js'
+import type { Answer, Routes } from './stand-in/routes.js'
+import type {
+  Activity,
+  CheckRun,
+  Comment,
+  Fault,
+  Pull,
+  RecordedRequest,
+  Review,
+  Status,
+  User,
+  WorkflowJob
+} from './stand-in/state.js'
+import { statusesRoutes } from './stand-in/statuses.js'
+
+export * from './stand-in/state.js'
+export { reviewCommentId } from './stand-in/reviews.js'
+
+/** Every route the stand-in answers, by API area. */
+const ROUTES: Routes = {
+  ...repositoryRoutes,
+  ...pullsRoutes,
+  ...reviewsRoutes,
+  ...statusesRoutes,
+  ...gitDataRoutes,
+  ...actionsRoutes
+}
 
 const require = createRequire(import.meta.url)
 
@@ -134,130 +168,6 @@ function scopeOf(template: string): string[] | undefined {
 
 // ---- state ---------------------------------------------------------------------------------
 
-export interface User {
-  login: string
-  id: number
-  type: 'User' | 'Bot'
-}
-
-export interface Pull {
-  number: number
-  user: User
-  headRef: string
-  baseRef: string
-  headRepo: string
-  state: 'open' | 'closed'
-  draft: boolean
-  title: string
-  body: string
-  /** Head SHA of a pull request from another repository (not in the local git repository). */
-  foreignHeadSha?: string
-}
-
-export interface Review {
-  id: number
-  pull: number
-  user: User
-  body: string
-  state: 'PENDING' | 'COMMENTED' | 'APPROVED' | 'CHANGES_REQUESTED'
-  commit_id: string
-  /** When the review was submitted (none while pending). */
-  submitted_at?: string
-  /** The inline comments sent with the review (`comments[]` of the create request). */
-  comments?: ReviewLineComment[]
-}
-
-/** A change of a branch as `GET /repos/{owner}/{repo}/activity` lists it: who moved it where. */
-export interface Activity {
-  id: number
-  /** owner/name of the repository whose branch moved. */
-  repository: string
-  ref: string
-  before: string
-  after: string
-  activity_type: 'push' | 'force_push' | 'branch_creation' | 'branch_deletion'
-  actor: User
-  timestamp: string
-}
-
-export interface ReviewLineComment {
-  path: string
-  body: string
-  line: number
-  side: 'LEFT' | 'RIGHT'
-  start_line?: number
-  start_side?: 'LEFT' | 'RIGHT'
-}
-
-export interface Status {
-  id: number
-  sha: string
-  state: string
-  context: string
-  description: string | null
-  target_url: string | null
-  creator: User
-  created_at?: string
-}
-
-export interface CheckRun {
-  id: number
-  head_sha: string
-  name: string
-  status: string
-  conclusion: string | null
-  details_url: string | null
-  started_at: string | null
-  completed_at: string | null
-  output: { title: string | null; summary: string | null }
-  /** Every update, in order (status and summary as they were after it). */
-  history: { status: string; summary: string | null }[]
-  creator: User
-}
-
-/** A job of a workflow run as `GET /actions/runs/{run_id}/jobs` lists it (a test sets them). */
-export interface WorkflowJob {
-  id: number
-  name: string
-  status: 'queued' | 'in_progress' | 'completed'
-  conclusion: string | null
-  started_at: string | null
-  steps: { name: string; status: 'queued' | 'in_progress' | 'completed'; number: number }[]
-}
-
-export interface Comment {
-  id: number
-  issue: number
-  user: User
-  body: string
-}
-
-export interface RecordedRequest {
-  method: string
-  path: string
-  route?: string
-  body: unknown
-  status: number
-  user?: string
-  /** The token the request was made with (a test tells jobs apart by their tokens). */
-  token?: string
-}
-
-export interface Fault {
-  method: string
-  route: string
-  /** Answer with this status (502, 422, 403...). */
-  status: number
-  headers?: Record<string, string>
-  message?: string
-  /** How many matching requests get the fault. */
-  times: number
-  /** Perform the request first, then answer with the fault (a lost answer). */
-  afterSuccess?: boolean
-}
-
-export const ACTIONS_BOT: User = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' }
-
 export class GitHubStandIn {
   readonly owner: string
   readonly repo: string
@@ -308,7 +218,8 @@ export class GitHubStandIn {
   /** Hold the first N matching requests until N have arrived (to force a race). */
   barrier?: { method: string; route: string; count: number; waiting: (() => void)[] }
   private server?: http.Server
-  private nextId = 1000
+  /** The next id a created object gets. */
+  nextId = 1000
   url = ''
 
   constructor(options: { owner: string; repo: string; gitDir: string }) {
@@ -693,590 +604,15 @@ export class GitHubStandIn {
     body: unknown,
     user: User,
     url: URL
-  ): [number, unknown, Record<string, string>?] {
-    const b = (body ?? {}) as Record<string, unknown>
+  ): Answer {
     const key = `${method} ${template.replace('/repos/{owner}/{repo}', '')}`
-    const pull = p.pull_number !== undefined ? this.pulls.get(Number(p.pull_number)) : undefined
-    const notFound: [number, unknown] = [404, { message: 'Not Found' }]
-    switch (key) {
-      case 'GET /user':
-        if (user.type === 'Bot') return [403, { message: 'Resource not accessible by integration' }]
-        return [200, this.userJson(user)]
-      case 'GET /collaborators/{username}/permission': {
-        const perm = this.permissions.get(p.username)
-        if (!perm) return [404, { message: 'Not Found' }]
-        const legacy = perm === 'maintain' ? 'write' : perm === 'triage' ? 'read' : perm
-        return [
-          200,
-          {
-            permission: legacy,
-            role_name: perm,
-            user: this.userJson({ login: p.username, id: 1, type: 'User' })
-          }
-        ]
-      }
-      case 'GET /contents/{path}': {
-        // A file of the repository at ?ref= (what the policy loader reads from the base commit).
-        const file = decodeURIComponent(p.path)
-        const ref = url.searchParams.get('ref') ?? 'refs/heads/main'
-        let commit: string
-        try {
-          commit = this.git(['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`]).trim()
-        } catch {
-          return [404, { message: `No commit found for the ref ${ref}` }]
-        }
-        let entry: string
-        try {
-          entry = this.git(['ls-tree', '--full-tree', commit, '--', file]).trim()
-        } catch {
-          entry = ''
-        }
-        const m = /^(\d+) blob ([0-9a-f]{40})\t/.exec(entry)
-        if (!m) return notFound
-        const content = Buffer.from(this.git(['cat-file', 'blob', m[2]]), 'utf8')
-        const type = m[1] === '120000' ? 'symlink' : 'file'
-        return [
-          200,
-          {
-            type,
-            encoding: 'base64',
-            size: content.length,
-            name: file.split('/').pop(),
-            path: file,
-            sha: m[2],
-            content: content.toString('base64'),
-            url: `${this.url}/repos/${this.owner}/${this.repo}/contents/${file}`,
-            git_url: null,
-            html_url: null,
-            download_url: null,
-            _links: { self: '', git: null, html: null }
-          }
-        ]
-      }
-      case 'GET /orgs/{org}/teams/{team_slug}/memberships/{username}': {
-        // Reading another organisation's teams needs members:read; GITHUB_TOKEN has no such scope.
-        if (user.login === ACTIONS_BOT.login)
-          return [403, { message: 'Resource not accessible by integration' }]
-        const members = this.teams.get(`${p.org}/${p.team_slug}`)
-        if (!members?.includes(p.username)) return notFound
-        return [
-          200,
-          {
-            url: '',
-            role: 'member',
-            state: 'active'
-          }
-        ]
-      }
-      case 'GET /pulls/{pull_number}':
-        return pull ? [200, this.pullJson(pull)] : notFound
-      case 'GET /pulls/{pull_number}/reviews': {
-        if (!pull) return notFound
-        const visible = this.reviews.filter(
-          (r) => r.pull === pull.number && (r.state !== 'PENDING' || r.user.login === user.login)
-        )
-        const perPage = Number(url.searchParams.get('per_page') ?? 30)
-        const page = Number(url.searchParams.get('page') ?? 1)
-        const slice = visible.slice((page - 1) * perPage, page * perPage)
-        const headers: Record<string, string> = {}
-        if (page * perPage < visible.length) {
-          headers.link = `<${this.url}/repos/${this.owner}/${this.repo}/pulls/${pull.number}/reviews?per_page=${perPage}&page=${page + 1}>; rel="next"`
-        }
-        return [200, slice.map((r) => this.reviewJson(r)), headers]
-      }
-      case 'GET /pulls/{pull_number}/commits': {
-        // The commits of the pull request (base..head), each with the accounts its author and
-        // committer e-mail addresses are linked to (null when none is).
-        if (!pull) return notFound
-        if (pull.foreignHeadSha) return [200, []]
-        const base = this.git(['rev-parse', `refs/heads/${pull.baseRef}`]).trim()
-        const lines = this.git([
-          'log',
-          '--reverse',
-          '--format=%H%x00%ae%x00%ce%x00%aI%x00%cI',
-          `${base}..${this.headSha(pull)}`
-        ])
-          .split('\n')
-          .filter((l) => l !== '')
-        const account = (email: string): Record<string, unknown> | null => {
-          const u = this.emails.get(email)
-          return u ? this.userJson(u) : null
-        }
-        return [
-          200,
-          lines.map((l) => {
-            const [sha, ae, ce, ad, cd] = l.split('\0')
-            return {
-              sha,
-              node_id: `C_${sha}`,
-              url: '',
-              html_url: '',
-              comments_url: '',
-              parents: [],
-              commit: {
-                author: { name: 'Dev', email: ae, date: ad },
-                committer: { name: 'Dev', email: ce, date: cd },
-                message: '',
-                url: '',
-                comment_count: 0,
-                tree: { sha: '', url: '' }
-              },
-              author: account(ae),
-              committer: account(ce)
-            }
-          })
-        ]
-      }
-      case 'GET /activity': {
-        // Newest first, as GitHub lists it; `ref` may be a branch name or refs/heads/<name>.
-        const full = `${p.owner}/${p.repo}`
-        const ref = url.searchParams.get('ref')
-        const wanted = ref === null ? null : ref.startsWith('refs/') ? ref : `refs/heads/${ref}`
-        const list = this.activity
-          .filter((a) => a.repository === full && (wanted === null || a.ref === wanted))
-          .reverse()
-        return [
-          200,
-          list.map((a) => ({
-            id: a.id,
-            node_id: `A_${a.id}`,
-            before: a.before,
-            after: a.after,
-            ref: a.ref,
-            timestamp: a.timestamp,
-            activity_type: a.activity_type,
-            actor: this.userJson(a.actor)
-          }))
-        ]
-      }
-      case 'POST /pulls/{pull_number}/reviews': {
-        if (!pull) return notFound
-        const event = b.event as string | undefined
-        if (
-          !event &&
-          this.reviews.some(
-            (r) => r.pull === pull.number && r.state === 'PENDING' && r.user.login === user.login
-          )
-        ) {
-          return [
-            422,
-            {
-              message: 'Unprocessable Entity',
-              errors: ['User can only have one pending review per pull request']
-            }
-          ]
-        }
-        if ((event === 'COMMENT' || event === 'REQUEST_CHANGES') && !b.body) {
-          return [422, { message: 'Unprocessable Entity', errors: ['Body is required'] }]
-        }
-        const commit = (b.commit_id as string | undefined) ?? this.headSha(pull)
-        if (!this.commitExists(commit))
-          return [
-            422,
-            {
-              message: 'Unprocessable Entity',
-              errors: ['commit_id is not part of the pull request']
-            }
-          ]
-        const comments = (b.comments as ReviewLineComment[] | undefined) ?? []
-        const files = this.pullFiles(pull)
-        for (const c of comments) {
-          // GitHub's rule: a comment's lines must be lines of the pull request's diff, on that side.
-          const f = files.find((x) => x.filename === c.path)
-          const lines = f?.patch !== undefined ? diffLines(String(f.patch)) : undefined
-          const ok =
-            lines !== undefined &&
-            lines[c.side ?? 'RIGHT'].has(c.line) &&
-            (c.start_line === undefined ||
-              lines[c.start_side ?? c.side ?? 'RIGHT'].has(c.start_line))
-          if (!ok)
-            return [
-              422,
-              {
-                message: 'Unprocessable Entity',
-                errors: ['Pull request review thread line must be part of the diff']
-              }
-            ]
-        }
-        const review: Review = {
-          id: this.nextId++,
-          pull: pull.number,
-          user,
-          comments,
-          body: (b.body as string | undefined) ?? '',
-          state:
-            event === undefined
-              ? 'PENDING'
-              : event === 'APPROVE'
-                ? 'APPROVED'
-                : event === 'COMMENT'
-                  ? 'COMMENTED'
-                  : 'CHANGES_REQUESTED',
-          commit_id: commit,
-          ...(event === undefined ? {} : { submitted_at: new Date().toISOString() })
-        }
-        this.reviews.push(review)
-        return [200, this.reviewJson(review)]
-      }
-      case 'GET /pulls/{pull_number}/comments': {
-        // The inline comments of the pull request's reviews (submitted ones), then the replies
-        // in their threads, each with its review, path and line as GitHub lists them.
-        if (!pull) return notFound
-        const roots = this.reviews
-          .filter((r) => r.pull === pull.number && r.state !== 'PENDING')
-          .flatMap((r) =>
-            (r.comments ?? []).map((c, i) => ({
-              id: reviewCommentId(r.id, i),
-              review: r.id,
-              user: r.user,
-              body: c.body,
-              path: c.path,
-              line: c.line,
-              commit: r.commit_id,
-              created_at: r.submitted_at ?? new Date().toISOString(),
-              inReplyTo: undefined as number | undefined
-            }))
-          )
-        const replies = this.reviewReplies
-          .filter((x) => x.pull === pull.number)
-          .map((x) => {
-            const root = roots.find((r) => r.id === x.inReplyTo)
-            return {
-              id: x.id,
-              review: x.id + 1,
-              user: x.user,
-              body: x.body,
-              path: root?.path ?? '',
-              line: root?.line ?? null,
-              commit: root?.commit ?? '',
-              created_at: x.created_at,
-              inReplyTo: x.inReplyTo as number | undefined
-            }
-          })
-        return [
-          200,
-          [...roots, ...replies].map((c) => ({
-            url: '',
-            pull_request_review_id: c.review,
-            id: c.id,
-            node_id: `PRRC_${c.id}`,
-            diff_hunk: '',
-            path: c.path,
-            commit_id: c.commit,
-            original_commit_id: c.commit,
-            user: this.userJson(c.user),
-            body: c.body,
-            created_at: c.created_at,
-            updated_at: c.created_at,
-            html_url: `https://github.com/${this.owner}/${this.repo}/pull/${pull.number}#discussion_r${c.id}`,
-            pull_request_url: '',
-            // A person with a permission on the repository is one of its collaborators.
-            author_association: this.permissions.has(c.user.login) ? 'COLLABORATOR' : 'NONE',
-            _links: { self: { href: '' }, html: { href: '' }, pull_request: { href: '' } },
-            line: c.line,
-            original_line: c.line,
-            side: 'RIGHT',
-            ...(c.inReplyTo !== undefined ? { in_reply_to_id: c.inReplyTo } : {})
-          }))
-        ]
-      }
-      case 'GET /pulls/{pull_number}/files': {
-        if (!pull) return notFound
-        return [200, this.pullFiles(pull)]
-      }
-      case 'POST /pulls/{pull_number}/reviews/{review_id}/events': {
-        const r = this.reviews.find((x) => x.id === Number(p.review_id) && x.pull === pull?.number)
-        if (!r || r.user.login !== user.login) return notFound
-        if (r.state !== 'PENDING')
-          return [
-            422,
-            {
-              message: 'Unprocessable Entity',
-              errors: ['Can not submit a review that is not pending']
-            }
-          ]
-        if (b.body !== undefined) r.body = String(b.body)
-        r.submitted_at = new Date().toISOString()
-        r.state =
-          b.event === 'APPROVE'
-            ? 'APPROVED'
-            : b.event === 'COMMENT'
-              ? 'COMMENTED'
-              : 'CHANGES_REQUESTED'
-        return [200, this.reviewJson(r)]
-      }
-      case 'PUT /pulls/{pull_number}/reviews/{review_id}': {
-        const r = this.reviews.find((x) => x.id === Number(p.review_id) && x.pull === pull?.number)
-        if (!r) return notFound
-        if (r.user.login !== user.login)
-          return [403, { message: 'You can only update your own reviews' }]
-        r.body = String(b.body)
-        return [200, this.reviewJson(r)]
-      }
-      case 'DELETE /pulls/{pull_number}/reviews/{review_id}': {
-        const i = this.reviews.findIndex(
-          (x) => x.id === Number(p.review_id) && x.pull === pull?.number
-        )
-        if (i < 0 || this.reviews[i].user.login !== user.login) return notFound
-        if (this.reviews[i].state !== 'PENDING')
-          return [422, { message: 'Unprocessable Entity', errors: ['Review is not pending'] }]
-        const [r] = this.reviews.splice(i, 1)
-        return [200, this.reviewJson(r)]
-      }
-      case 'POST /issues/{issue_number}/comments': {
-        const c: Comment = {
-          id: this.nextId++,
-          issue: Number(p.issue_number),
-          user,
-          body: String(b.body)
-        }
-        this.comments.push(c)
-        return [
-          201,
-          {
-            id: c.id,
-            body: c.body,
-            user: this.userJson(user),
-            html_url: `https://github.com/${this.owner}/${this.repo}/pull/${c.issue}#issuecomment-${c.id}`
-          }
-        ]
-      }
-      case 'POST /statuses/{sha}': {
-        if (!this.commitExists(p.sha))
-          return [422, { message: 'No commit found for SHA: ' + p.sha }]
-        const desc = (b.description as string | undefined) ?? null
-        if (desc !== null && desc.length > 140)
-          return [422, { message: 'description is too long (maximum is 140 characters)' }]
-        const s: Status = {
-          id: this.nextId++,
-          sha: p.sha,
-          state: String(b.state),
-          context: (b.context as string | undefined) ?? 'default',
-          description: desc,
-          target_url: (b.target_url as string | undefined) ?? null,
-          creator: user,
-          created_at: new Date().toISOString()
-        }
-        this.statuses.push(s)
-        return [201, this.statusJson(s)]
-      }
-      case 'POST /check-runs': {
-        const sha = String(b.head_sha)
-        if (!this.commitExists(sha)) return [422, { message: 'No commit found for SHA: ' + sha }]
-        const output = (b.output ?? {}) as { title?: string; summary?: string }
-        const c: CheckRun = {
-          id: this.nextId++,
-          head_sha: sha,
-          name: String(b.name),
-          status: (b.status as string | undefined) ?? 'queued',
-          conclusion: (b.conclusion as string | undefined) ?? null,
-          details_url: (b.details_url as string | undefined) ?? null,
-          started_at: (b.started_at as string | undefined) ?? null,
-          completed_at: (b.completed_at as string | undefined) ?? null,
-          output: { title: output.title ?? null, summary: output.summary ?? null },
-          history: [],
-          creator: user
-        }
-        if (c.conclusion !== null) c.status = 'completed'
-        c.history.push({ status: c.status, summary: c.output.summary })
-        this.checkRuns.push(c)
-        return [201, this.checkRunJson(c)]
-      }
-      case 'PATCH /check-runs/{check_run_id}': {
-        const c = this.checkRuns.find((r) => r.id === Number(p.check_run_id))
-        if (c === undefined) return notFound
-        if (typeof b.status === 'string') c.status = b.status
-        if (typeof b.conclusion === 'string') {
-          c.conclusion = b.conclusion
-          c.status = 'completed'
-        }
-        if (typeof b.completed_at === 'string') c.completed_at = b.completed_at
-        if (typeof b.details_url === 'string') c.details_url = b.details_url
-        const output = b.output as { title?: string; summary?: string } | undefined
-        if (output !== undefined)
-          c.output = { title: output.title ?? null, summary: output.summary ?? null }
-        c.history.push({ status: c.status, summary: c.output.summary })
-        return [200, this.checkRunJson(c)]
-      }
-      case 'GET /actions/runs/{run_id}/jobs': {
-        const jobs = this.workflowJobs.get(p.run_id)
-        if (jobs === undefined) return notFound
-        return [
-          200,
-          {
-            total_count: jobs.length,
-            jobs: jobs.map((j) => ({
-              ...j,
-              run_id: Number(p.run_id),
-              html_url: `https://github.com/${this.owner}/${this.repo}/actions/runs/${p.run_id}/job/${j.id}`
-            }))
-          }
-        ]
-      }
-      case 'GET /commits/{ref}/statuses': {
-        const list = this.statuses.filter((s) => s.sha === p.ref).reverse()
-        return [200, list.map((s) => this.statusJson(s))]
-      }
-      case 'GET /git/commits/{commit_sha}': {
-        if (!this.commitExists(p.commit_sha)) return notFound
-        const tree = this.git(['rev-parse', `${p.commit_sha}^{tree}`]).trim()
-        return [
-          200,
-          {
-            sha: p.commit_sha,
-            tree: { sha: tree, url: '' },
-            message: this.git(['log', '-1', '--format=%B', p.commit_sha]),
-            parents: []
-          }
-        ]
-      }
-      case 'POST /git/blobs': {
-        const content =
-          b.encoding === 'base64'
-            ? Buffer.from(String(b.content), 'base64')
-            : Buffer.from(String(b.content), 'utf8')
-        const sha = this.git(['hash-object', '-w', '--stdin'], content).trim()
-        return [201, { sha, url: '' }]
-      }
-      case 'POST /git/trees': {
-        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'standin-idx-'))
-        const idx = path.join(scratch, 'index')
-        // update-index wants a work tree; an empty one is never read with --cacheinfo.
-        const env = {
-          ...process.env,
-          GIT_DIR: this.gitDir,
-          GIT_INDEX_FILE: idx,
-          GIT_WORK_TREE: scratch
-        }
-        const run = (args: string[]): string => execFileSync('git', args, { env }).toString('utf8')
-        if (b.base_tree) {
-          try {
-            run(['read-tree', String(b.base_tree)])
-          } catch {
-            return [422, { message: 'base_tree is not a valid tree' }]
-          }
-        } else run(['read-tree', '--empty'])
-        for (const e of b.tree as {
-          path: string
-          mode: string
-          type: string
-          sha?: string | null
-        }[]) {
-          if (e.sha === null) {
-            run(['update-index', '--force-remove', '--', e.path])
-            continue
-          }
-          if (!e.sha || !this.objectExists(e.sha))
-            return [422, { message: `tree.sha ${e.sha} is not a valid blob` }]
-          run(['update-index', '--add', '--cacheinfo', `${e.mode},${e.sha},${e.path}`])
-        }
-        const sha = run(['write-tree']).trim()
-        fs.rmSync(scratch, { recursive: true, force: true })
-        return [201, { sha, url: '', tree: [], truncated: false }]
-      }
-      case 'POST /git/commits': {
-        const args = [
-          '-c',
-          'user.name=GitHub',
-          '-c',
-          'user.email=noreply@github.com',
-          'commit-tree',
-          String(b.tree)
-        ]
-        for (const parent of (b.parents as string[] | undefined) ?? []) args.push('-p', parent)
-        let sha: string
-        try {
-          sha = this.git([...args, '-F', '-'], String(b.message)).trim()
-        } catch {
-          return [422, { message: 'Tree SHA does not exist' }]
-        }
-        return [
-          201,
-          {
-            sha,
-            url: '',
-            html_url: '',
-            message: b.message,
-            verification: { verified: true, reason: 'valid' }
-          }
-        ]
-      }
-      case 'PATCH /git/refs/{ref}': {
-        const ref = `refs/${p.ref}`
-        let current: string
-        try {
-          current = this.git(['rev-parse', '--verify', ref]).trim()
-        } catch {
-          return [422, { message: 'Reference does not exist' }]
-        }
-        const sha = String(b.sha)
-        if (!this.commitExists(sha)) return [422, { message: 'Object does not exist' }]
-        if (b.force !== true) {
-          try {
-            execFileSync('git', ['merge-base', '--is-ancestor', current, sha], {
-              env: { ...process.env, GIT_DIR: this.gitDir }
-            })
-          } catch {
-            return [422, { message: 'Update is not a fast forward' }]
-          }
-        }
-        this.git(['update-ref', ref, sha])
-        return [200, { ref, object: { sha, type: 'commit' } }]
-      }
-      case 'POST /git/refs': {
-        const ref = String(b.ref)
-        if (!/^refs\/heads\/./.test(ref)) return [422, { message: 'Reference name is invalid' }]
-        try {
-          this.git(['rev-parse', '--verify', ref])
-          return [422, { message: 'Reference already exists' }]
-        } catch {
-          /* does not exist: create it */
-        }
-        this.git(['update-ref', ref, String(b.sha)])
-        return [201, { ref, object: { sha: b.sha, type: 'commit' } }]
-      }
-      case 'GET /pulls': {
-        const state = url.searchParams.get('state') ?? 'open'
-        const list = [...this.pulls.values()]
-          .filter((x) => state === 'all' || x.state === state)
-          .sort((x, y) => y.number - x.number)
-        const perPage = Number(url.searchParams.get('per_page') ?? 30)
-        const page = Number(url.searchParams.get('page') ?? 1)
-        const slice = list.slice((page - 1) * perPage, page * perPage)
-        const headers: Record<string, string> = {}
-        if (page * perPage < list.length) {
-          headers.link = `<${this.url}/repos/${this.owner}/${this.repo}/pulls?state=${state}&per_page=${perPage}&page=${page + 1}>; rel="next"`
-        }
-        return [200, slice.map((x) => this.pullJson(x)), headers]
-      }
-      case 'POST /issues/comments/{comment_id}/reactions': {
-        const content = String(b.content)
-        this.reactions.push({ commentId: Number(p.comment_id), content, user: user.login })
-        return [
-          201,
-          { id: this.nextId++, content, user: this.userJson(user), created_at: '', node_id: 'R' }
-        ]
-      }
-      case 'POST /pulls': {
-        const number = Math.max(0, ...this.pulls.keys()) + 1
-        const pr: Pull = {
-          number,
-          user,
-          headRef: String(b.head),
-          baseRef: String(b.base),
-          headRepo: `${this.owner}/${this.repo}`,
-          state: 'open',
-          draft: b.draft === true,
-          title: String(b.title),
-          body: String(b.body ?? '')
-        }
-        this.pulls.set(number, pr)
-        return [201, this.pullJson(pr)]
-      }
-      default:
-        this.violations.push(`stand-in does not implement ${method} ${template}`)
-        return [501, { message: 'not implemented by the stand-in' }]
+    const handler = ROUTES[key]
+    if (handler === undefined) {
+      this.violations.push(`stand-in does not implement ${method} ${template}`)
+      return [501, { message: 'not implemented by the stand-in' }]
     }
+    const pull = p.pull_number !== undefined ? this.pulls.get(Number(p.pull_number)) : undefined
+    return handler(this, { p, b: (body ?? {}) as Record<string, unknown>, user, url, pull })
   }
 
   commitExists(sha: string): boolean {
@@ -1363,30 +699,4 @@ export class GitHubStandIn {
       html_url: `https://github.com/${this.owner}/${this.repo}/runs/${c.id}`
     }
   }
-}
-
-/** The lines of a file's patch that can carry a review comment, per side. */
-function diffLines(patch: string): Record<'LEFT' | 'RIGHT', Set<number>> {
-  const left = new Set<number>()
-  const right = new Set<number>()
-  let o = 0
-  let n = 0
-  for (const line of patch.split('\n')) {
-    const h = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line)
-    if (h) {
-      o = Number(h[1])
-      n = Number(h[2])
-    } else if (line.startsWith('+')) right.add(n++)
-    else if (line.startsWith('-')) left.add(o++)
-    else if (!line.startsWith('\\')) {
-      left.add(o++)
-      right.add(n++)
-    }
-  }
-  return { LEFT: left, RIGHT: right }
-}
-
-/** The id `GET /pulls/{n}/comments` gives the `index`-th inline comment of review `reviewId`. */
-export function reviewCommentId(reviewId: number, index: number): number {
-  return reviewId * 1000 + index
 }

@@ -14,6 +14,7 @@ import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
 import { stripHidden } from './text-filter.js'
 import { parse, reader } from './cli/args.js'
 import { checkOutputInside, checkPlan, planEnvironment } from './cli/checks.js'
+import { verifyAttestation } from './presets/attestation.js'
 
 export async function main(
   argv: string[],
@@ -102,6 +103,8 @@ export async function main(
       log,
       signal: controller.signal,
       cache: { store: new FolderStore(defaultCacheRoot()) },
+      // A published preset image's provenance, checked with the GitHub CLI where it is logged in.
+      verifyImage: (t) => verifyAttestation(t, { env: process.env }),
       ...(entry ? { startupMs: performance.now() } : {})
     })
     const r = result.report

@@ -144,6 +144,11 @@ export interface TaskInput {
   source: 'text' | 'file'
   /** The file, relative to the workspace, when `source` is `file`. */
   file?: string
+  /**
+   * Set when the file is not in the workspace: the error to give unless the run has a base commit
+   * to read it from (a pull request branched before the file was added has only the base's copy).
+   */
+  missing?: string
 }
 
 const MAX_TASK_FILE = 1024 * 1024
@@ -176,10 +181,13 @@ export function taskInput(name: string, raw: string | undefined, workspace: stri
     st = fs.lstatSync(candidate)
   } catch {
     if (!pathLike) return { text: raw, source: 'text' }
-    throw new ConfigurationError(
-      name,
-      `"${given}" looks like a file path but there is no such file in ${workspace}${closeFile(candidate)}; check the name, ${asText}`
-    )
+    // Not an error yet: on a run with a base commit the task file is read there (src/policy/task.ts).
+    return {
+      text: '',
+      source: 'file',
+      file: rel,
+      missing: `"${given}" looks like a file path but there is no such file in ${workspace}${closeFile(candidate)}; check the name, ${asText}`
+    }
   }
   const hint =
     'give a regular file inside the workspace, or the task as text (text that spans lines is never read as a path)'

@@ -44,6 +44,7 @@ import type { CacheScope } from './cache/keys.js'
 import type { RunEvent } from './event.js'
 import { readWorkspaceSize } from './workspace/workspace-inputs.js'
 import type { WorkspaceBound } from './workspace/bounded.js'
+import type { PublishedImage } from './presets/published.js'
 
 export { INPUT } from './input-names.js'
 export { bool, list, memory } from './input-read.js'
@@ -78,7 +79,13 @@ export interface Inputs {
   /** `isolation` (auto or a tier) with the policy's fallback; absent: `runtime` as given. */
   isolation?: IsolationRequest & { fork: boolean | null }
   /** The task; `origin` is set by the entry once it is known (src/policy/task.ts). */
-  task: { text: string; source: 'text' | 'file'; file?: string; origin?: TaskOrigin }
+  task: {
+    text: string
+    source: 'text' | 'file'
+    file?: string
+    missing?: string
+    origin?: TaskOrigin
+  }
   /**
    * `continue-from` / `continue-context`: the earlier run this one continues (its downloaded
    * evidence folder, and what the command job found on the pull request).
@@ -94,6 +101,11 @@ export interface Inputs {
   model?: string
   /** The agent preset (`agent`) whose defaults apply. */
   preset?: string
+  /**
+   * The image the release published for the preset (images/published.json): set only when the
+   * run builds the preset's own Dockerfile with no build args or context of its own.
+   */
+  publishedImage?: PublishedImage
   network: NetworkMode
   /** With `network: allowlist`: the proxy's rules, credentials (secrets resolved) and image. */
   egress?: EgressInputs
@@ -142,7 +154,7 @@ export interface InputContext {
   /** The policy file read from the base commit; an input given explicitly overrides it. */
   policy?: LoadedPolicy
   /** An agent preset's bundled Dockerfile (outside the workspace), and the preset's name. */
-  preset?: { name: string; dockerfile?: string }
+  preset?: { name: string; dockerfile?: string; published?: PublishedImage }
 }
 
 export const DEFAULTS = {
@@ -285,6 +297,12 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     ...continueFromInput(read, workspace),
     model: read(INPUT.model),
     ...(ctx.preset !== undefined ? { preset: ctx.preset.name } : {}),
+    ...(ctx.preset?.published !== undefined &&
+    dockerfile === ctx.preset.dockerfile &&
+    buildContextRaw === undefined &&
+    read(INPUT.buildArgs) === undefined
+      ? { publishedImage: ctx.preset.published }
+      : {}),
     network,
     ...(egress !== undefined ? { egress } : {}),
     runtime,

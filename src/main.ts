@@ -41,6 +41,7 @@ import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/actions-store.js'
 import { STATE } from './state.js'
 import { readRunner } from './runner.js'
+import { verifyAttestation } from './presets/attestation.js'
 
 const MODES = [
   'run',
@@ -142,6 +143,9 @@ export async function run(): Promise<void> {
       log: new ActionLogger(),
       signal: controller.signal,
       tempRoot,
+      // A published preset image's provenance, checked with the runner's GitHub CLI and the token.
+      verifyImage: (t) =>
+        verifyAttestation(t, { env: process.env, token: readInput(INPUT.githubToken) }),
       // The Actions cache when the runner offers it: entries staged at one path in every run.
       ...(ActionsStore.available()
         ? {

@@ -7,6 +7,7 @@ import type { HostMapping, HostRule } from './egress/host-rules.js'
 import type { ServiceSpec } from './services/services-inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
 import type { ContinuationRecord } from './continue-context.js'
+import type { PublishedImage } from './presets/published.js'
 
 /** Where things are inside every container the pipeline starts. */
 export const SANDBOX_PATHS = {
@@ -73,6 +74,11 @@ export type ImagePlan =
       context: string
       buildArgs: Record<string, string>
       allowUnpinnedBase: boolean
+      /**
+       * The preset's image as its release published it: pulled by digest instead of built, unless
+       * this checkout's build inputs differ from the release's or the registry cannot be reached.
+       */
+      published?: PublishedImage
     }
   | { kind: 'pinned'; ref: string }
 
@@ -193,7 +199,8 @@ export function planRun(inputs: Inputs): RunPlan {
             dockerfile: inputs.dockerfile as string,
             context: inputs.buildContext as string,
             buildArgs: inputs.buildArgs,
-            allowUnpinnedBase: inputs.allowUnpinnedBase
+            allowUnpinnedBase: inputs.allowUnpinnedBase,
+            ...(inputs.publishedImage !== undefined ? { published: inputs.publishedImage } : {})
           },
     task: {
       sha256: sha256(inputs.task.text),

@@ -1,7 +1,11 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { collectTestReports, parseTestReport, summarize } from '../../src/evidence/test-reports/index.js'
+import {
+  collectTestReports,
+  parseTestReport,
+  summarize
+} from '../../src/evidence/test-reports/index.js'
 import type { CaseStatus } from '../../src/evidence/test-reports/index.js'
 
 const FIXTURES = path.join(process.cwd(), 'fixtures', 'reports')
@@ -61,6 +65,88 @@ describe('test reports from real runners', () => {
     const py = parseTestReport(read('pytest-report.json')).cases
     expect(py.find((c) => c.name === 'test_with_db')?.message).toBe('RuntimeError: no database')
     for (const c of [...go, ...py]) expect((c.message ?? '').length).toBeLessThanOrEqual(2000)
+  })
+})
+
+describe('every element shape the JUnit schema allows', () => {
+  const one = (inner: string, name = 't'): ReturnType<typeof parseTestReport>['cases'][number] => {
+    const xml = `<?xml version="1.0"?><testsuites><testsuite name="s"><testcase classname="c" name="${name}">${inner}</testcase></testsuite></testsuites>`
+    const parsed = parseTestReport(Buffer.from(xml))
+    expect(parsed.error).toBeUndefined()
+    expect(parsed.cases).toHaveLength(1)
+    return parsed.cases[0]
+  }
+  test.each([
+    // inner XML of <testcase>, status, message
+    ['', 'passed', undefined],
+    ['<failure/>', 'failed', 'failed'],
+    ['<failure></failure>', 'failed', 'failed'],
+    ['<failure message="expected 1 to be 2"/>', 'failed', 'expected 1 to be 2'],
+    ['<failure type="AssertionError"/>', 'failed', 'AssertionError'],
+    [
+      '<failure>Expected values to be strictly equal</failure>',
+      'failed',
+      'Expected values to be strictly equal'
+    ],
+    ['<failure><![CDATA[at <anonymous> & more]]></failure>', 'failed', 'at <anonymous> & more'],
+    [
+      '<failure message="boom" type="Error">Error: boom\n    at f (a.js:1:1)</failure>',
+      'failed',
+      'Error: boom\n    at f (a.js:1:1)'
+    ],
+    [
+      '<failure message="assert 1 == 2">def test_x():\n&gt;   assert 1 == 2</failure>',
+      'failed',
+      'assert 1 == 2\ndef test_x():\n>   assert 1 == 2'
+    ],
+    ['<error/>', 'failed', 'failed'],
+    ['<error message="no database"/>', 'failed', 'no database'],
+    ['<error>RuntimeError: no database</error>', 'failed', 'RuntimeError: no database'],
+    ['<failure>first</failure><failure>second</failure>', 'failed', 'first'],
+    ['<skipped/>', 'skipped', undefined],
+    ['<skipped message="not yet"/>', 'skipped', undefined],
+    ['<skipped>not yet</skipped>', 'skipped', undefined],
+    ['<skipped/><failure>both</failure>', 'failed', 'both'],
+    ['<system-out>printed</system-out>', 'passed', undefined],
+    ['<system-err>warned</system-err><system-out/>', 'passed', undefined],
+    ['<failure>broke</failure><system-out>printed</system-out>', 'failed', 'broke'],
+    ['<properties><property name="p" value="v"/></properties>', 'passed', undefined]
+  ])('%s → %s', (inner, status, message) => {
+    const c = one(inner)
+    expect(c.status).toBe(status)
+    expect(c.message).toBe(message)
+  })
+
+  test('suite-level <system-out>, <properties> and an empty suite count nothing', () => {
+    const xml =
+      '<testsuites><testsuite name="a"><properties/><system-out>x</system-out></testsuite>' +
+      '<testsuite name="b" tests="1"><testcase name="t"/><system-err>y</system-err></testsuite></testsuites>'
+    expect(summarize(parseTestReport(Buffer.from(xml)).cases)).toEqual({
+      total: 1,
+      passed: 1,
+      failed: 0,
+      skipped: 0
+    })
+  })
+
+  test('a single <testsuite> root, and <testcase>s directly under <testsuites>', () => {
+    const single = parseTestReport(
+      Buffer.from('<testsuite name="s"><testcase name="t"><error/></testcase></testsuite>')
+    )
+    expect(single.cases).toEqual([expect.objectContaining({ id: 's::t', status: 'failed' })])
+    const direct = parseTestReport(Buffer.from('<testsuites><testcase name="t"/></testsuites>'))
+    expect(direct.cases).toEqual([expect.objectContaining({ id: '::t', status: 'passed' })])
+  })
+
+  test('numeric character references and entities are decoded once', () => {
+    const c = one('<failure>a &#x27;b&#x27; &amp;#x41;</failure>', 'g&#xE8;re &#x2713;')
+    expect(c.name).toBe('gère ✓')
+    expect(c.message).toBe("a 'b' &#x41;")
+  })
+
+  test('a failure message is capped', () => {
+    const c = one(`<failure>${'x'.repeat(10_000)}</failure>`)
+    expect(c.message).toHaveLength(2000)
   })
 })
 

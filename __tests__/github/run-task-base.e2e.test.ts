@@ -134,3 +134,23 @@ test('a task file only the pull request has is refused: a configuration error na
   )
   expect(world.api.writes()).toEqual([])
 })
+
+test('a pull request branched before the task file landed runs the base text: the checkout need not have the file', async () => {
+  pullRequestChanging({ 'other.txt': 'x\n' })
+  // The branch was made before the adoption commit: its checkout has no task file.
+  fs.rmSync(path.join(world.workspace, TASK))
+  const run = await runWithTaskFile(TASK)
+  expect([run.code, run.stdout.slice(-2000)]).toEqual([0, expect.any(String)])
+  const patch = fs.readFileSync(path.join(world.out, 'diff.patch'), 'utf8')
+  expect(patch).toContain('+Review the change and say hello.')
+  const report = JSON.parse(fs.readFileSync(path.join(world.out, 'report.json'), 'utf8')) as {
+    task: { origin: Record<string, unknown> }
+  }
+  expect(report.task.origin).toMatchObject({
+    from: 'base',
+    path: TASK,
+    commit: base,
+    changedInPullRequest: false
+  })
+  expect(run.stdout).not.toMatch(/::warning::the pull request changes the task file/)
+})

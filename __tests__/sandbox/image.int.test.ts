@@ -67,7 +67,8 @@ describe('a digest-pinned image', () => {
     expect(run.report.image).toMatchObject({
       ref: repoDigest,
       id: imageId(BUSYBOX),
-      baseDigests: [repoDigest.slice(repoDigest.indexOf('@') + 1)]
+      baseDigests: [repoDigest.slice(repoDigest.indexOf('@') + 1)],
+      source: 'pulled'
     })
     expect(run.log.lines.join('\n')).toContain(`pulling ${repoDigest}`)
     if (stillThere()) execFileSync('docker', ['rmi', repoDigest])

@@ -99,12 +99,14 @@ export function planSummary(plan: RunPlan, ctx: SummaryContext): string {
   const image =
     plan.image.kind === 'pinned'
       ? `pinned ${plan.image.ref}`
-      : `built from ${
-          plan.preset !== undefined &&
-          plan.image.dockerfile.endsWith(path.join('images', 'agents', plan.preset, 'Dockerfile'))
-            ? `the ${plan.preset} preset's bundled Dockerfile`
-            : `${shown(plan.image.dockerfile)} (context ${shown(plan.image.context)})`
-        }; ${plan.image.allowUnpinnedBase ? 'unpinned FROM accepted' : 'every FROM pinned by digest'}`
+      : plan.image.published !== undefined
+        ? `published by release ${plan.image.published.version}: pulled by digest ${plan.image.published.image}@${plan.image.published.digest} (built from the bundled Dockerfile only when this checkout differs from the release or the registry fails)`
+        : `built from ${
+            plan.preset !== undefined &&
+            plan.image.dockerfile.endsWith(path.join('images', 'agents', plan.preset, 'Dockerfile'))
+              ? `the ${plan.preset} preset's bundled Dockerfile`
+              : `${shown(plan.image.dockerfile)} (context ${shown(plan.image.context)})`
+          }; ${plan.image.allowUnpinnedBase ? 'unpinned FROM accepted' : 'every FROM pinned by digest'}`
   row('image', image, ...(agent.length > 0 ? [agent.join(', ')] : []))
   row('isolation', ...isolationLines(plan, ctx.resolution))
   if (plan.sandbox.network === 'none') row('network', 'none: the agent reaches nothing')

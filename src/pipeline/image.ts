@@ -7,20 +7,27 @@ import type { Logger } from '../log.js'
 import type { RunPlan } from '../plan.js'
 import type { CacheUse, Report } from '../report/report.js'
 import type { ImageInfo, Runtime } from '../sandbox/types.js'
+import type { AttestationResult, AttestationTarget } from '../presets/attestation.js'
 import * as path from 'node:path'
 
 /** The resolved image and, where the run has an image cache, what the cache did. */
-export type RunImage = ImageInfo & { cacheUse?: CacheUse }
+export type RunImage = ImageInfo & { cacheUse?: CacheUse; attestation?: AttestationResult }
+
+/** Checks a published image's build provenance (src/presets/attestation.ts); throws to refuse it. */
+export type VerifyImage = (target: AttestationTarget) => Promise<AttestationResult>
 
 export async function resolveRunImage(
   plan: RunPlan,
   runtime: Runtime,
   log: Logger,
   cache: { store: CacheStore; dir: string } | undefined,
-  signal: AbortSignal | undefined
+  signal: AbortSignal | undefined,
+  verify?: VerifyImage
 ): Promise<RunImage> {
   return log.group('image', async () => {
-    const c = cache && plan.cache.image ? cache : undefined
+    // A preset image its release published is pulled by digest: the registry is its cache.
+    const published = plan.image.kind === 'build' && plan.image.published !== undefined
+    const c = cache && plan.cache.image && !published ? cache : undefined
     const cacheLog = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) }
     const imageDir = path.join(c?.dir ?? '', 'image-cache')
     const restored = c
@@ -44,7 +51,20 @@ export async function resolveRunImage(
             cacheLog
           )
         : undefined
-    return { ...resolved, ...(use ? { cacheUse: use } : {}) }
+    // A published image is used only after its provenance is verified, or the report says why not.
+    let attestation: AttestationResult | undefined
+    if (resolved.published?.used === true) {
+      attestation =
+        verify === undefined
+          ? { status: 'skipped', detail: 'this entry does not check attestations' }
+          : await verify({ ref: resolved.ref, repository: resolved.published.repository })
+      log.info(`build provenance of ${resolved.ref}: ${attestation.status} (${attestation.detail})`)
+    }
+    return {
+      ...resolved,
+      ...(use ? { cacheUse: use } : {}),
+      ...(attestation ? { attestation } : {})
+    }
   })
 }
 
@@ -55,6 +75,15 @@ export function recordImage(report: Report, image: RunImage): void {
     baseDigests: image.baseDigests,
     dockerfileSha256: image.dockerfileSha256 ?? null,
     cached: image.cached,
+    source: image.source ?? (image.cached ? 'cache' : 'built'),
+    ...(image.published
+      ? {
+          published: {
+            ...image.published,
+            ...(image.attestation ? { attestation: image.attestation } : {})
+          }
+        }
+      : {}),
     warnings: image.warnings
   }
   if (image.cacheUse) report.image.cache = image.cacheUse

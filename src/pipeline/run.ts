@@ -32,6 +32,7 @@ import { finishRun } from './finish.js'
 import { isResolved, resolvePlan } from './resolve.js'
 import type { ResolvedPlan } from './resolve.js'
 import { recordImage, resolveRunImage } from './image.js'
+import type { VerifyImage } from './image.js'
 import type { PhaseOutcomes } from './outcome.js'
 import { ownership } from './phase.js'
 import type { PhaseContext } from './phase.js'
@@ -63,6 +64,8 @@ export interface PipelineDeps {
    * temporary folder).
    */
   cache?: { store: CacheStore; dir?: string }
+  /** Checks a published preset image's build provenance (none: the report says it was skipped). */
+  verifyImage?: VerifyImage
 }
 
 export interface RunResult {
@@ -122,7 +125,11 @@ export async function runPipeline(
     const given = plan
     const [resolvedPlan, image, { bounded, ws }] = await alongside(log, 1, [
       (l) => timed(() => resolved(given, runtime, report, l), step('resolveMs')),
-      (l) => timed(() => resolveRunImage(given, runtime, l, cache, signal), step('imageMs')),
+      (l) =>
+        timed(
+          () => resolveRunImage(given, runtime, l, cache, signal, deps.verifyImage),
+          step('imageMs')
+        ),
       async (l) => {
         const bounded = await timed(() => openScratch(tmp, given, report, l), step('scratchMs'))
         scratch = bounded

@@ -14,8 +14,9 @@ const MAX_TASK_FILE = 1024 * 1024
  * The task with its origin. A task file on a run with a base (a pull request, or `policy-base`)
  * is read at that base, through the policy's reader — the checkout holds the pull request's head,
  * which must not choose the agent's instructions. A file the pull request changed is flagged and
- * its base text used; a file the base does not have refuses the run (ConfigurationError naming
- * `task`). Without a base (no pull request), the checkout's file is the task.
+ * its base text used; a file the checkout lacks is not needed (a branch made before the file
+ * landed); a file the base does not have refuses the run (ConfigurationError naming `task`).
+ * Without a base (no pull request), the checkout's file is the task and must exist.
  */
 export async function taskFromBase(
   task: Inputs['task'],
@@ -29,7 +30,11 @@ export async function taskFromBase(
     .split(path.sep)
     .join('/')
   const base = o.policy.base
-  if (base === null) return { ...task, origin: { from: 'workspace', path: rel } }
+  if (base === null) {
+    // No base to read it from: the checkout's file is the task, and it must be there.
+    if (task.missing !== undefined) throw new ConfigurationError(INPUT.task, task.missing)
+    return { ...task, origin: { from: 'workspace', path: rel } }
+  }
   if (rel === '' || rel.startsWith('../') || rel === '..' || path.isAbsolute(rel)) {
     throw new ConfigurationError(
       INPUT.task,
@@ -58,7 +63,8 @@ export async function taskFromBase(
       path: rel,
       commit: at.commit,
       blobSha: file.sha,
-      changedInPullRequest: text !== task.text
+      // A checkout without the file (a branch made before the file was added) changes nothing.
+      changedInPullRequest: task.missing === undefined && text !== task.text
     }
   }
 }

@@ -9,6 +9,8 @@ import { INPUT } from '../input-names.js'
 import { runRef } from '../workspace/event-ref.js'
 import { forkHead } from '../workspace/fork-head.js'
 import { withPreset } from './presets.js'
+import type { PublishedImage } from './published.js'
+import { publishedImageFor, readPublished } from './published.js'
 
 /** The action's own folder: the bundle runs from dist/, the sources from src/presets/. */
 export function actionRoot(): string {
@@ -30,7 +32,7 @@ export async function runInputs(
   }
 ): Promise<{
   read: (name: string) => string | undefined
-  context: { preset?: { name: string; dockerfile?: string } }
+  context: { preset?: { name: string; dockerfile?: string; published?: PublishedImage } }
 }> {
   const { env } = options
   const repoPath = path.resolve(options.workspace, given(INPUT.path) ?? '.')
@@ -40,8 +42,9 @@ export async function runInputs(
     headSha: options.event.pullRequest?.headSha
   })
   const withRef = (name: string): string | undefined => (name === 'ref' ? ref : given(name))
+  const root = options.root ?? actionRoot()
   const p = withPreset(withRef, {
-    actionRoot: options.root ?? actionRoot(),
+    actionRoot: root,
     environment: env,
     ...(options.policyNetwork !== undefined ? { policyNetwork: options.policyNetwork } : {}),
     forkPullRequest: options.event.pullRequest?.fork === true
@@ -62,6 +65,12 @@ export async function runInputs(
       )
     }
   }
+  // The image the release published for the preset (images/published.json), when the run uses
+  // the preset's own Dockerfile: the plan then pulls it by digest instead of building it.
+  const published =
+    p.preset !== undefined && p.dockerfile !== undefined
+      ? publishedImageFor(readPublished(root), p.preset.name)
+      : undefined
   return {
     read: p.read,
     context:
@@ -70,7 +79,8 @@ export async function runInputs(
         : {
             preset: {
               name: p.preset.name,
-              ...(p.dockerfile !== undefined ? { dockerfile: p.dockerfile } : {})
+              ...(p.dockerfile !== undefined ? { dockerfile: p.dockerfile } : {}),
+              ...(published !== undefined ? { published } : {})
             }
           }
   }

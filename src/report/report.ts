@@ -62,6 +62,18 @@ export interface Report {
     baseDigests: string[]
     dockerfileSha256: string | null
     cached: boolean
+    /** Pulled from a registry in this run, built in this run, or found on the engine (cache). */
+    source?: 'pulled' | 'built' | 'cache'
+    /** The preset image its release published (images/published.json), and whether it was used. */
+    published?: {
+      image: string
+      digest: string
+      version: string
+      repository: string
+      used: boolean
+      reason?: string
+      attestation?: { status: 'verified' | 'skipped'; detail: string }
+    }
     warnings: string[]
     /** The agent image across machines (docs/setup.md): restored from or saved to the cache. */
     cache?: CacheUse

@@ -116,6 +116,21 @@ export interface ImageInfo {
   /** Which builder made the image in this run (absent: cached or pinned, nothing was built). */
   builder?: 'buildkit' | 'classic'
   warnings: string[]
+  /**
+   * Where the image came from: pulled from a registry in this run, built in this run, or found on
+   * the engine (a build cache hit, an image already pulled, one restored from the image cache).
+   */
+  source?: 'pulled' | 'built' | 'cache'
+  /** A preset image its release published (images/published.json): what was asked for, and why it was not used. */
+  published?: {
+    image: string
+    digest: string
+    version: string
+    repository: string
+    used: boolean
+    /** Why it was built instead (the checkout differs from the release, the registry failed). */
+    reason?: string
+  }
 }
 
 export interface ImageLog {

@@ -1,6 +1,9 @@
 import type { CaseStatus, ParsedReport, TestCase } from './model.js'
 import { MAX_MESSAGE, clip, isNode, str } from './model.js'
 
+/** go test's own framing lines (which test runs, pauses, continues, ends): not the failure. */
+const GO_FRAMING = /^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP):)/
+
 /** `go test -json` (test2json): one JSON event per line; the last action of each test counts. */
 export function parseGoTestJson(text: string): ParsedReport {
   interface GoTest {
@@ -43,7 +46,12 @@ export function parseGoTestJson(text: string): ParsedReport {
     if (e.Action === 'pass') t.status = 'passed'
     else if (e.Action === 'fail') t.status = 'failed'
     else if (e.Action === 'skip') t.status = 'skipped'
-    else if (e.Action === 'output' && typeof e.Output === 'string' && t.output.length < MAX_MESSAGE)
+    else if (
+      e.Action === 'output' &&
+      typeof e.Output === 'string' &&
+      t.output.length < MAX_MESSAGE &&
+      !GO_FRAMING.test(e.Output)
+    )
       t.output += e.Output
     if (typeof e.Elapsed === 'number') t.elapsed = e.Elapsed
   }
@@ -64,7 +72,11 @@ export function parseGoTestJson(text: string): ParsedReport {
       ...(t.elapsed !== undefined ? { durationMs: Math.round(t.elapsed * 1000) } : {}),
       ...(status === 'failed'
         ? clip(
-            t.status === undefined ? `no result (the test binary stopped)\n${t.output}` : t.output
+            t.status === undefined
+              ? `no result (the test binary stopped)\n${t.output}`
+              : t.output.trim() === ''
+                ? 'failed with no output of its own (a subtest failed, or it called t.Fail)'
+                : t.output
           )
         : {})
     })

@@ -9,8 +9,8 @@ import type { ImagePlan } from '../../plan.js'
 import { baseImages } from '../dockerfile.js'
 import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
 import type { BaseProvided, ImageBase, LoadedImage } from '../types.js'
-import { followProgress } from './build.js'
-import { BUILD_KEY_LABEL, contextEntries } from './image.js'
+import { BUILD_KEY_LABEL, followProgress } from './build.js'
+import { contextEntries } from './build-context.js'
 import { declaredImages, imagesToRemove, ownLayers, scanImageFile, thinSave } from './save-file.js'
 
 /**

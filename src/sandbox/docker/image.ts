@@ -12,6 +12,7 @@ import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.j
 import { BUILD_KEY_LABEL, build, followProgress, pickBuilder } from './build.js'
 import type { BuilderEngine } from './build.js'
 import { buildKey, contextEntries, isInside } from './build-context.js'
+import { resolvePublished } from './published.js'
 
 export { BUILD_KEY_LABEL } from './build.js'
 export { contextEntries } from './build-context.js'
@@ -31,12 +32,19 @@ export async function resolveImage(
   options: ResolveOptions = {}
 ): Promise<ImageInfo> {
   if (plan.kind === 'pinned') return resolvePinned(docker, plan.ref, log)
-  return buildImage(docker, plan, log, options)
+  const { published } = plan
+  if (published !== undefined)
+    return resolvePublished(docker, { ...plan, published }, log, () =>
+      buildImage(docker, plan, log, options)
+    )
+  const info = await buildImage(docker, plan, log, options)
+  return { ...info, source: info.cached ? 'cache' : 'built' }
 }
 
 async function resolvePinned(docker: Docker, ref: string, log: ImageLog): Promise<ImageInfo> {
   const digest = ref.slice(ref.indexOf('@') + 1)
   let inspect = await inspectImage(docker, ref)
+  const found = inspect !== undefined
   if (!inspect) {
     log.info(`pulling ${ref}`)
     try {
@@ -49,7 +57,14 @@ async function resolvePinned(docker: Docker, ref: string, log: ImageLog): Promis
       })
     }
   }
-  return { ref, id: inspect.Id, baseDigests: [digest], cached: true, warnings: [] }
+  return {
+    ref,
+    id: inspect.Id,
+    baseDigests: [digest],
+    cached: true,
+    source: found ? 'cache' : 'pulled',
+    warnings: []
+  }
 }
 
 async function buildImage(

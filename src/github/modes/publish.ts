@@ -13,9 +13,15 @@ import { openPullsAt } from '../client/pulls.js'
 import { OUTPUT } from '../client/run-outputs.js'
 import { resolveIdentity } from '../client/writes.js'
 import { publishRun } from '../review/publish.js'
+import type { PublishResult } from '../review/publish.js'
+import { currentGate, gateAfterRun, shortSha } from '../gate/gate.js'
+import type { StatusPayload } from '../gate/gate.js'
+import type { GitHubClient } from '../client/client.js'
+import type { Identity, Writes } from '../client/writes.js'
+import type { RunEvidence } from '../../report/evidence-folder.js'
 import { connect, reportDryRun } from './common.js'
 import { getGitHubInputs } from './inputs.js'
-import type { ModeEnv } from './inputs.js'
+import type { GitHubInputs, ModeEnv } from './inputs.js'
 
 /**
  * On `workflow_run` (the publisher of fork pull requests) the pull requests are found by the
@@ -59,28 +65,34 @@ export async function publishMode(
   }
   const me = await resolveIdentity(octokit, inputs.appSlug)
   for (const pullNumber of pulls) {
+    const target = { owner, repo, pullNumber }
+    const line = run !== null ? artifactLine(null, targetUrl) : evidenceLine
     const result = await publishRun(
       octokit,
       writes,
       me,
-      { owner, repo, pullNumber, targetUrl },
+      target,
       evidence,
-      {
-        gateContext: inputs.gateContext,
-        failOutcomes: inputs.failOutcomes,
-        evidenceLine: run !== null ? artifactLine(null, targetUrl) : evidenceLine
-      },
+      { evidenceLine: line },
       log
     )
     if (result.skipped !== undefined) {
       log.warn(`publish: ${result.skipped}`)
       continue
     }
+    const status = await setGate(
+      { octokit, writes, me, log },
+      target,
+      evidence,
+      inputs,
+      targetUrl,
+      result
+    )
     if (inputs.dryRun) continue
     core.setOutput(OUTPUT.commentUrl, result.reviewUrl ?? '')
-    core.setOutput(OUTPUT.gateState, result.status?.state ?? '')
+    core.setOutput(OUTPUT.gateState, status.state)
     log.info(
-      `published review ${result.reviewId} on #${pullNumber}; gate ${result.status?.state}: ${result.status?.description}`
+      `published review ${result.reviewId} on #${pullNumber}; gate ${status.state}: ${status.description}`
     )
   }
   if (inputs.dryRun) {
@@ -89,4 +101,51 @@ export async function publishMode(
       `dry run: ${writes.calls.length} write(s) recorded in ${path.join(outputDir, DRY_RUN_FILE)}`
     )
   }
+}
+
+/**
+ * The gate status after a run's review: pending for approval, or red for a failed outcome. Only
+ * the same evidence, republished, keeps an approval: the status must be ours and name this diff,
+ * and the review it was given on must be this very review.
+ */
+async function setGate(
+  at: { octokit: GitHubClient; writes: Writes; me: Identity; log: Logger },
+  repo: { owner: string; repo: string },
+  evidence: RunEvidence,
+  inputs: GitHubInputs,
+  targetUrl: string | undefined,
+  review: PublishResult
+): Promise<StatusPayload> {
+  const report = evidence.report
+  const status = gateAfterRun(
+    report,
+    inputs.failOutcomes,
+    inputs.gateContext,
+    targetUrl,
+    (evidence.full.policy?.protected ?? []).length > 0,
+    review.partial === true
+  )
+  const current = await currentGate(
+    at.octokit,
+    repo.owner,
+    repo.repo,
+    report.headSha,
+    inputs.gateContext,
+    at.me
+  )
+  if (
+    review.republished === true &&
+    current?.state === 'success' &&
+    status.state === 'pending' &&
+    (current.description ?? '').includes(`for diff ${shortSha(report.diffSha256)}`)
+  ) {
+    at.log.info('this run was already approved; the gate stays green')
+  } else {
+    await at.writes.send(
+      'POST /repos/{owner}/{repo}/statuses/{sha}',
+      { ...repo, sha: report.headSha, ...status },
+      null
+    )
+  }
+  return status
 }

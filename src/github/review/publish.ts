@@ -2,9 +2,6 @@ import type { Logger } from '../../log.js'
 import type { GitHubClient } from '../client/client.js'
 import { hasStatus } from '../client/client.js'
 import type { RunEvidence } from '../../report/evidence-folder.js'
-import type { StatusPayload } from '../gate/gate.js'
-import { currentGate, gateAfterRun, shortSha } from '../gate/gate.js'
-import type { Outcome } from '../../report/report.js'
 import { renderReview } from '../../report/comment.js'
 import { isSuperseded, sameEvidence, supersededBody } from './marker.js'
 import { ownReports } from './reports.js'
@@ -18,13 +15,9 @@ export interface PublishTarget {
   owner: string
   repo: string
   pullNumber: number
-  /** Link put on the status (the workflow run), when known. */
-  targetUrl?: string
 }
 
 export interface PublishOptions {
-  gateContext: string
-  failOutcomes: readonly Outcome[]
   /** Pause between re-reads while another publisher holds the pending review (ms). */
   settleMs?: number
   /** The line saying where the evidence is (built by the action, never read from the folder). */
@@ -36,8 +29,11 @@ export interface PublishResult {
   skipped?: string
   reviewId?: number
   reviewUrl?: string
-  status?: StatusPayload
   body?: string
+  /** The same evidence's review was there already (updated in place, or left as it was). */
+  republished?: boolean
+  /** The review shows only part of the diff (its gate line and marker say so). */
+  partial?: boolean
 }
 
 const DUPLICATE_BODY =
@@ -46,7 +42,8 @@ const DUPLICATE_BODY =
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /**
- * Posts a run's comment as a pull request review and sets the gate status — once per run.
+ * Posts a run's comment as a pull request review — once per run (the publish mode then sets
+ * the gate status).
  *
  * Never duplicated: the review is first created as the identity's single PENDING review
  * (GitHub allows one per user and pull request, so a second publisher or a retried POST gets
@@ -211,37 +208,5 @@ export async function publishRun(
     )
   }
 
-  const status = gateAfterRun(
-    report,
-    options.failOutcomes,
-    options.gateContext,
-    t.targetUrl,
-    (evidence.full.policy?.protected ?? []).length > 0,
-    partial
-  )
-  const current = await currentGate(
-    octokit,
-    t.owner,
-    t.repo,
-    report.headSha,
-    options.gateContext,
-    me
-  )
-  // Only the same evidence, republished, keeps an approval: the status must be ours and name
-  // this diff, and the review it was given on must be this very review.
-  if (
-    republished &&
-    current?.state === 'success' &&
-    status.state === 'pending' &&
-    (current.description ?? '').includes(`for diff ${shortSha(report.diffSha256)}`)
-  ) {
-    log.info('this run was already approved; the gate stays green')
-  } else {
-    await writes.send(
-      'POST /repos/{owner}/{repo}/statuses/{sha}',
-      { ...repo, sha: report.headSha, ...status },
-      null
-    )
-  }
-  return { reviewId: review.id, reviewUrl: review.html_url, status, body }
+  return { reviewId: review.id, reviewUrl: review.html_url, body, republished, partial }
 }

@@ -1,6 +1,7 @@
 // The workflow run's event, parsed once at the edge: the one reader of GITHUB_EVENT_PATH and of
 // the runner's GITHUB_* variables that describe the event. Every later stage receives the typed
-// `RunEvent` (or a value taken from it), never the file or the environment.
+// `RunEvent` (or a value taken from it), never the file or the environment: the payload itself
+// does not leave this file, only the fields read from it here.
 import * as fs from 'node:fs'
 
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/
@@ -73,8 +74,6 @@ export interface FinishedRun {
 export interface RunEvent {
   /** GITHUB_EVENT_NAME; '' outside GitHub Actions. */
   name: string
-  /** The webhook payload ({} when there is none or it cannot be read). */
-  payload: Record<string, unknown>
   /** GITHUB_REPOSITORY split, when it is owner/name. */
   repository?: { owner: string; repo: string }
   /** GITHUB_SHA: the commit the workflow run is for (the merge commit on pull_request). */
@@ -241,7 +240,6 @@ export function parseEvent(env: NodeJS.ProcessEnv, payloadText: string | undefin
   const workflowRun = workflowRunOf(name, payload)
   return {
     name,
-    payload,
     ...(m ? { repository: { owner: m[1], repo: m[2] } } : {}),
     ...(sha(env.GITHUB_SHA) !== undefined ? { sha: env.GITHUB_SHA } : {}),
     ...(str(env.GITHUB_REF) !== undefined ? { ref: env.GITHUB_REF } : {}),
@@ -294,4 +292,4 @@ export function readRunEvent(env: NodeJS.ProcessEnv = process.env): RunEvent {
 }
 
 /** No event: the CLI on a machine (the runner's variables are not the CLI's business). */
-export const LOCAL_EVENT: RunEvent = { name: '', payload: {}, serverUrl: 'https://github.com' }
+export const LOCAL_EVENT: RunEvent = { name: '', serverUrl: 'https://github.com' }

@@ -26,7 +26,6 @@ const RUN_ID = '4242'
 function event(headSha: string): RunEvent {
   return {
     name: 'pull_request',
-    payload: {},
     repository: { owner: 'octo-org', repo: 'hello' },
     serverUrl: 'https://github.com',
     run: { id: RUN_ID, attempt: '1' },

@@ -69,8 +69,11 @@ describe('parseEvent', () => {
       parseEvent({ GITHUB_EVENT_NAME: 'workflow_run' }, pullRequestPayload('o/r')).pullRequest
         ?.headSha
     ).toBeUndefined()
-    expect(parseEvent({ GITHUB_EVENT_NAME: 'push' }, 'not json').payload).toEqual({})
-    expect(readRunEvent({ GITHUB_EVENT_PATH: '/nonexistent/event.json' }).payload).toEqual({})
+    expect(parseEvent({ GITHUB_EVENT_NAME: 'push' }, 'not json')).toEqual({
+      name: 'push',
+      serverUrl: 'https://github.com'
+    })
+    expect(readRunEvent({ GITHUB_EVENT_PATH: '/nonexistent/event.json' })).toEqual(LOCAL_EVENT)
     // Outside GitHub Actions: the repository's own scope on the machine.
     expect(scopeForEvent(LOCAL_EVENT, '/src/a')).toBe('local-3213ad7c2b804764')
     expect(scopeForEvent(LOCAL_EVENT, '/src/b')).not.toBe(scopeForEvent(LOCAL_EVENT, '/src/a'))

@@ -107,6 +107,7 @@ export async function main(
       // On a runner, under its temporary folder (RUNNER_TEMP, read once here).
       tempRoot: defaultTempRoot(readRunner(process.env)),
       cache: { store: new FolderStore(defaultCacheRoot()) },
+      local: true,
       // A published preset image's provenance, checked with the GitHub CLI where it is logged in.
       verifyImage: (t) => verifyAttestation(t, { env: process.env }),
       ...(entry ? { startupMs: performance.now() } : {})

@@ -8,7 +8,7 @@ import { ownReports } from './reports.js'
 import type { ReviewInfo } from './reports.js'
 import type { Marker } from './marker.js'
 import type { Identity, Writes } from '../client/writes.js'
-import { placeFindings, pullFiles } from './review-comments.js'
+import { placeFindings, placeThreats, pullFiles } from './review-comments.js'
 import type { Placement } from './review-comments.js'
 
 export interface PublishTarget {
@@ -71,8 +71,12 @@ export async function publishRun(
   // The agent's findings: on the lines of the pull request's diff where they can be, in the body
   // otherwise (none dropped).
   const findings = evidence.full.findings?.findings ?? []
-  const placement: Placement | null =
-    findings.length > 0 ? placeFindings(findings, await pullFiles(octokit, t, log)) : null
+  const threats = evidence.full.threatReview?.findings ?? []
+  const files = findings.length + threats.length > 0 ? await pullFiles(octokit, t, log) : null
+  const placement: Placement | null = findings.length > 0 ? placeFindings(findings, files) : null
+  // The threat review's findings likewise, in words of their own.
+  const threatPlacement: Placement | null = threats.length > 0 ? placeThreats(threats, files) : null
+  const comments = [...(placement?.comments ?? []), ...(threatPlacement?.comments ?? [])]
   // Rendered here from the validated report and the hash-checked patch; no regex ever runs over
   // the assembled body, so nothing the agent named can remove or reorder a line of it. A review
   // that cannot show the whole diff says so in its gate line, its marker and the gate status.
@@ -80,6 +84,14 @@ export async function publishRun(
     evidenceLine: options.evidenceLine,
     ...(placement
       ? { inline: { posted: placement.comments.length, unanchored: placement.unanchored } }
+      : {}),
+    ...(threatPlacement
+      ? {
+          threatInline: {
+            posted: threatPlacement.comments.length,
+            unanchored: threatPlacement.unanchored
+          }
+        }
       : {})
   })
   const marker: Marker = {
@@ -156,7 +168,7 @@ export async function publishRun(
           ...base,
           commit_id: report.headSha,
           body,
-          ...(placement && placement.comments.length > 0 ? { comments: placement.comments } : {})
+          ...(comments.length > 0 ? { comments } : {})
         },
         { id: 0, html_url: '', state: 'PENDING' }
       )

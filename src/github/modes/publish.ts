@@ -82,7 +82,7 @@ export async function publishMode(
     }
     const status = await setGate(
       { octokit, writes, me, log },
-      target,
+      { owner, repo },
       evidence,
       inputs,
       targetUrl,
@@ -143,7 +143,7 @@ async function setGate(
   } else {
     await at.writes.send(
       'POST /repos/{owner}/{repo}/statuses/{sha}',
-      { ...repo, sha: report.headSha, ...status },
+      { owner: repo.owner, repo: repo.repo, sha: report.headSha, ...status },
       null
     )
   }

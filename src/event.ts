@@ -3,6 +3,7 @@
 // `RunEvent` (or a value taken from it), never the file or the environment: the payload itself
 // does not leave this file, only the fields read from it here.
 import * as fs from 'node:fs'
+import { isPlainObject } from './plain-object.js'
 
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/
 
@@ -113,9 +114,7 @@ export function isPullRequestEvent(eventName: string | undefined): boolean {
 }
 
 function obj(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined
+  return isPlainObject(v) ? v : undefined
 }
 
 function str(v: unknown): string | undefined {

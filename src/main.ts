@@ -25,13 +25,13 @@ import { withContinuation } from './pipeline/continuation.js'
 import { plannedTier } from './pipeline/isolation-facts.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
-import { DockerRuntime } from './sandbox/docker/index.js'
+import { createRuntime } from './sandbox/create-runtime.js'
 import { applyMode } from './github/modes/apply.js'
 import { approveMode } from './github/modes/approve.js'
 import { commandMode } from './github/modes/command.js'
 import { locateMode } from './github/modes/locate.js'
 import { publishMode } from './github/modes/publish.js'
-import { progressMode } from './github/modes/progress.js'
+import { PROGRESS_DEFAULTS, progressMode } from './github/modes/progress.js'
 import { bool } from './inputs.js'
 import { signProvenance } from './github/client/attest.js'
 import { getGitHubInputs } from './github/modes/inputs.js'
@@ -99,7 +99,11 @@ export async function run(): Promise<void> {
     if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
-    if (mode === 'progress') return await progressMode(readInput, new ActionLogger(), modeEnv)
+    if (mode === 'progress')
+      return await progressMode(readInput, new ActionLogger(), modeEnv, {
+        ...PROGRESS_DEFAULTS,
+        remember: (url) => core.saveState(STATE.progressCheckRun, url)
+      })
     // The policy from the base, the pull request's head (not the merge commit), the preset. The
     // plan step holds no model key: a stand-in lets the preset's routes be read (never sent).
     const given = await readRunInputs(
@@ -139,7 +143,9 @@ export async function run(): Promise<void> {
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
     const result = await runPipeline(plan, secretsOf(inputs), {
-      runtime: new DockerRuntime(),
+      runtime: await createRuntime(plan.engine, {
+        copySizeBytes: plan.sandbox.workspace.sizeBytes
+      }),
       log: new ActionLogger(),
       signal: controller.signal,
       tempRoot,

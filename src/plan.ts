@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto'
+import type { EngineChoice } from './inputs/engine.js'
 import type { Inputs, NetworkMode } from './inputs.js'
 import type { PolicyRecord, TaskOrigin } from './policy/policy-file.js'
 import { egressSecrets, planEgress } from './egress/plan.js'
 import type { EgressPlan, EgressSecrets } from './egress/plan.js'
-import type { HostMapping, HostRule } from './egress/host-rules.js'
 import type { ServiceSpec } from './services/services-inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
 import type { ContinuationRecord } from './continue-context.js'
+import { LABELS } from './labels.js'
+import type { SetupPlan } from './setup/setup-inputs.js'
 import type { PublishedImage } from './presets/published.js'
 
 /** Where things are inside every container the pipeline starts. */
@@ -103,14 +105,12 @@ export interface RunPlan {
   /** The agent preset (`agent`) that filled defaults, recorded in the report. */
   preset?: string
   sandbox: SandboxSettings
+  /** `engine` when not the default docker: the backend chosen and why (docs/kubernetes.md). */
+  engine?: EngineChoice
   /** With `network: allowlist`: the egress proxy's rules (docs/egress.md). */
   egress?: EgressPlan
   /** The install phase (docs/setup.md): registries it may reach and the proxy that carries it. */
-  setup?: {
-    presets: string[]
-    allowHosts: HostRule[]
-    proxy: { image: string; hostMap: HostMapping[]; network: string | null } | null
-  }
+  setup?: SetupPlan
   /** `isolation`: the tier is decided at run time from the risk facts (docs/isolation.md). */
   isolation: (IsolationRequest & { fork: boolean | null }) | null
   /**
@@ -135,12 +135,6 @@ export interface RunPlan {
   /** The policy file (from the base commit) these settings came from. */
   policyFile: PolicyRecord
 }
-
-export const LABELS = {
-  managed: 'dev.airlock.managed',
-  runId: 'dev.airlock.run-id',
-  phase: 'dev.airlock.phase'
-} as const
 
 const TMPFS_BYTES = { [SANDBOX_PATHS.tmp]: 256 * 1024 * 1024 }
 
@@ -215,6 +209,9 @@ export function planRun(inputs: Inputs): RunPlan {
       : {}),
     ...(inputs.model !== undefined ? { model: inputs.model } : {}),
     ...(inputs.preset !== undefined ? { preset: inputs.preset } : {}),
+    ...(inputs.engine !== undefined && inputs.engine.requested !== 'docker'
+      ? { engine: inputs.engine }
+      : {}),
     sandbox: {
       runtime: inputs.runtime,
       network: inputs.network,

@@ -20,7 +20,7 @@ import {
 import type { V1NetworkPolicy, V1Pod, V1Service } from '@kubernetes/client-node'
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js'
 import { ConfigurationError, InfrastructureError, errorMessage } from '../../errors.js'
-import { LABELS } from '../../plan.js'
+import { LABELS } from '../../labels.js'
 import type { ImagePlan } from '../../plan.js'
 import type {
   ContainerSpec,
@@ -56,21 +56,8 @@ import { delay, followPod, podState } from './pods.js'
 import type { PodState } from './pods.js'
 
 export { PINNED_IMAGE } from './hardening.js'
-
-/** The OCI runtime names of the isolation tiers → the RuntimeClass that provides each. */
-export const RUNTIME_CLASSES: Readonly<Record<string, string | null>> = {
-  runc: null,
-  runsc: 'gvisor',
-  kata: 'kata',
-  'kata-qemu': 'kata-qemu',
-  'kata-fc': 'kata-fc',
-  'kata-clh': 'kata-clh'
-}
-
-/** The RuntimeClass of an OCI runtime name (null: the cluster's default runtime). */
-export function runtimeClassOf(runtime: string): string | null {
-  return runtime in RUNTIME_CLASSES ? (RUNTIME_CLASSES[runtime] ?? null) : runtime
-}
+export { RUNTIME_CLASSES, runtimeClassOf } from './runtime-classes.js'
+import { RUNTIME_CLASSES, runtimeClassOf } from './runtime-classes.js'
 
 /**
  * API groups of network plugins that enforce NetworkPolicy. The API shows which plugin runs, not
@@ -99,6 +86,12 @@ export function loadKubeConfig(kubeconfig?: string): KubeConfig {
   if (kubeconfig !== undefined) kc.loadFromFile(kubeconfig)
   else kc.loadFromDefault()
   return kc
+}
+
+/** The namespace named, else the kubeconfig context's (in a pod: its own), else `default`. */
+export function kubeNamespace(kc: KubeConfig, named: string | null): string {
+  if (named !== null) return named
+  return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default'
 }
 
 function status(error: unknown): number | undefined {
@@ -319,7 +312,8 @@ export class KubernetesRuntime implements Runtime {
         if (spec.mounts.some((m) => !m.readOnly)) await running.readBack()
       } else if (end.kind === 'failed' && end.reason === 'DeadlineExceeded') {
         result.timedOut = true
-        result.error = `the pod reached its deadline (activeDeadlineSeconds); its writable folders were not read back`
+        // As with Docker, a timeout is not an error of the engine. The writable folders are not
+        // read back (the pod is gone): the host keeps what they held before the phase.
       } else if (end.kind === 'failed' && end.reason === 'Evicted') {
         result.error = `the cluster evicted the pod: ${end.message}`
       } else if (end.kind === 'failed' || end.kind === 'gone') {
@@ -334,7 +328,6 @@ export class KubernetesRuntime implements Runtime {
           result.exitCode = after.exitCode
           result.oomKilled = after.reason === 'OOMKilled'
         }
-        result.error = `the pod was stopped ${result.timedOut ? 'at the deadline' : 'on cancellation'}; its writable folders were not read back`
       }
     } catch (error) {
       result.error = errorMessage(error)

@@ -312,7 +312,14 @@ async function resolved(
     report.isolation = isolation
     log.info(`isolation: ${isolation.tier} (${isolation.reasons.join('; ')})`)
   } else if (note !== null) log.info(`runtime: ${r.sandbox.runtime} (${note})`)
-  report.sandbox.runtime = r.sandbox.runtime
+  // The agent's container: without a network it keeps the entry without one (resolve.ts).
+  report.sandbox.runtime =
+    r.sandbox.network === 'none'
+      ? (r.sandbox.offlineRuntime ?? r.sandbox.runtime)
+      : r.sandbox.runtime
+  if (note !== null) report.sandbox.runtimeNote = note
+  else if (r.sandbox.offlineRuntime !== undefined && isolation !== null)
+    report.sandbox.runtimeNote = isolation.reasons[isolation.reasons.length - 1]
   report.runner = runnerFacts(r.resolution.engine, r.sandbox.runtime)
   return r
 }

@@ -132,7 +132,13 @@ export interface Report {
     diagnosis?: TestsDiagnosis[]
   }
   sandbox: {
+    /** The agent container's OCI runtime. */
     runtime: string
+    /**
+     * Why it differs from the one asked for, or why the run's containers use different gVisor
+     * entries (runsc without a network, runsc-net for those that need one).
+     */
+    runtimeNote?: string
     network: string
     user: string
     readOnlyRootfs: boolean

@@ -29,6 +29,7 @@ import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
 import { alongside, timed } from './alongside.js'
 import { finishRun } from './finish.js'
+import { reviewThreats } from './threat-review.js'
 import { isResolved, resolvePlan } from './resolve.js'
 import type { ResolvedPlan } from './resolve.js'
 import { recordImage, resolveRunImage } from './image.js'
@@ -257,6 +258,9 @@ export async function runPipeline(
     })
     recordCapture(report, capture)
     step('diffMs')(Date.now() - diffStart)
+    const threatStart = performance.now()
+    report.threatReview = await reviewThreats(capture, log)
+    step('threatReviewMs')(Math.round(performance.now() - threatStart))
     if (agent.run.result.cancelled) throw new CancelledError('signal')
 
     const testsPhase = findPhase(plan, 'tests')

@@ -25,6 +25,7 @@ import {
   taskSection
 } from './comment/voice.js'
 import { code, t } from './comment/text.js'
+import { threatLine, threatSection } from './comment/threat.js'
 
 /** GitHub rejects comments over 65,536 characters; stay well under. */
 export const MAX_COMMENT_CHARS = 60_000
@@ -79,6 +80,8 @@ export interface RenderOptions {
   evidenceLine?: string | null
   /** Findings placed on the lines by the publisher (the rest are listed with why). */
   inline?: { posted: number; unanchored: Map<number, string> }
+  /** Threat review findings placed on the lines by the publisher (the rest are listed with why). */
+  threatInline?: { posted: number; unanchored: Map<number, string> }
 }
 
 /**
@@ -123,11 +126,13 @@ function render(
           `**Isolation:** ${code(report.isolation.tier, 60)} (asked: ${code(report.isolation.requested, 60)}) — ${report.isolation.reasons.map((r) => t(r, 200)).join('; ')}`
         ]
       : []),
-    ...(report.continuation !== undefined ? [continuationLine(report) as string] : [])
+    ...(report.continuation !== undefined ? [continuationLine(report) as string] : []),
+    ...(report.threatReview !== undefined ? [threatLine(report) as string] : [])
   ]
   const body = [
     taskSection(report),
     answerSection(report),
+    threatSection(report, options.threatInline),
     findingsSection(report, options.inline),
     policySection(report),
     newlyFailingSection(report),

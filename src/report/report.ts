@@ -17,6 +17,7 @@ import type { SetupEgress } from '../setup/record.js'
 import type { TestsDiagnosis } from '../evidence/diagnosis.js'
 import type { AgentAnswer } from '../evidence/answer.js'
 import type { FindingsRecord } from '../evidence/findings.js'
+import type { ThreatReviewRecord } from '../threat-review/review.js'
 import type { CostEstimate } from '../prices.js'
 import type { ContinuationRecord } from '../continue-context.js'
 
@@ -109,6 +110,11 @@ export interface Report {
   }
   /** The agent's findings about lines (/airlock/out/review.json), when it wrote any. */
   findings?: FindingsRecord
+  /**
+   * The threat review of the diff (docs/report.md): findings of the deterministic rules, and a
+   * verdict bound to the diff it judged. Absent when the run ended before its diff was captured.
+   */
+  threatReview?: ThreatReviewRecord
   tests: {
     command: string | null
     phase: PhaseReport | null
@@ -286,4 +292,6 @@ export interface RunSteps {
   diffMs?: number
   /** The secret scan of the outputs before report.json is written. */
   scanMs?: number
+  /** The threat review of the diff. */
+  threatReviewMs?: number
 }

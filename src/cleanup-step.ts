@@ -1,5 +1,6 @@
 // The action's post step (runs.post, always): removes whatever a cancelled or killed run left
-// behind — its containers, networks and volumes (by the run's label) and its temporary folders.
+// behind — its containers, networks and volumes (by the run's label) and its temporary folders —
+// and completes a progress check run a cancelled progress job left in progress.
 // Bundled on its own (dist/post.js), it imports only what the cleanup needs: the HTTP cleanup
 // client of the sandbox, not dockerode; never the main step.
 import * as core from '@actions/core'
@@ -8,7 +9,42 @@ import { httpCleanupEngine, removeRunObjects } from './sandbox/cleanup.js'
 import { STATE } from './state.js'
 import { removeRunTemps } from './workspace/temp.js'
 
+/**
+ * Completes the progress check run at `url` (its API address, saved by the progress step) as
+ * cancelled: the progress job was cancelled with its run, so the check would otherwise say "in
+ * progress" forever. Plain fetch, so the post step bundles no API client.
+ */
+export async function completeProgressCheck(url: string, token: string): Promise<void> {
+  const res = await fetch(url, {
+    method: 'PATCH',
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: 'application/vnd.github+json',
+      'content-type': 'application/json'
+    },
+    body: JSON.stringify({
+      status: 'completed',
+      conclusion: 'cancelled',
+      completed_at: new Date().toISOString(),
+      output: {
+        title: 'Cancelled',
+        summary: 'The run was cancelled before the agent job ended: no review follows from it.'
+      }
+    })
+  })
+  if (!res.ok) throw new Error(`completing the progress check run: HTTP ${res.status}`)
+}
+
 export async function cleanupAfterRun(): Promise<void> {
+  const progress = core.getState(STATE.progressCheckRun)
+  if (progress !== '') {
+    try {
+      await completeProgressCheck(progress, core.getInput('github-token'))
+      core.info('cleanup: the progress check run, left in progress by a cancelled job, completed')
+    } catch (error) {
+      core.warning(`cleanup: ${errorMessage(error)}`)
+    }
+  }
   try {
     const runId = core.getState(STATE.runId)
     if (runId === '') return

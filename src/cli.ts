@@ -1,5 +1,5 @@
 // The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub).
-// Its flags are in cli/flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
+// Its flags are in cli/flags.ts, cli/input-flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
 // plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
 // Each command loads what it uses when it runs (`--help` and `verify` never load the engine's
 // client or the pipeline).

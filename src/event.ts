@@ -2,6 +2,7 @@
 // the runner's GITHUB_* variables that describe the event. Every later stage receives the typed
 // `RunEvent` (or a value taken from it), never the file or the environment.
 import * as fs from 'node:fs'
+import { isPlainObject } from './plain-object.js'
 
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/
 
@@ -60,9 +61,7 @@ export function isPullRequestEvent(eventName: string | undefined): boolean {
 }
 
 function obj(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined
+  return isPlainObject(v) ? v : undefined
 }
 
 function str(v: unknown): string | undefined {

@@ -33,7 +33,7 @@ import {
   locateMode,
   publishMode
 } from './github/modes/modes.js'
-import { progressMode } from './github/modes/progress.js'
+import { PROGRESS_DEFAULTS, progressMode } from './github/modes/progress.js'
 import { bool } from './inputs.js'
 import { signProvenance } from './github/client/attest.js'
 import { getGitHubInputs } from './github/client/context.js'
@@ -97,7 +97,11 @@ export async function run(): Promise<void> {
     if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
-    if (mode === 'progress') return await progressMode(readInput, new ActionLogger(), modeEnv)
+    if (mode === 'progress')
+      return await progressMode(readInput, new ActionLogger(), modeEnv, {
+        ...PROGRESS_DEFAULTS,
+        remember: (url) => core.saveState(STATE.progressCheckRun, url)
+      })
     // The policy from the base, the pull request's head (not the merge commit), the preset. The
     // plan step holds no model key: a stand-in lets the preset's routes be read (never sent).
     const given = await readRunInputs(

@@ -6,5 +6,7 @@ export const STATE = {
   /** The run's id: its containers, networks and volumes carry it as a label. */
   runId: 'airlock-run-id',
   /** The folder holding the run's temporary folders. */
-  tempRoot: 'airlock-temp-root'
+  tempRoot: 'airlock-temp-root',
+  /** The API address of the progress check run while it is in progress ('' once completed). */
+  progressCheckRun: 'airlock-progress-check-run'
 } as const

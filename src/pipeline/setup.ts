@@ -104,7 +104,7 @@ export async function runInstallPhase(
         command: phase.command.join('\0'),
         image: deps.imageKey,
         network: [
-          ...describeAllowHosts(ctx.plan),
+          ...describeAllowHosts(ctx.plan.setup),
           ...(ctx.plan.setup?.proxy?.hostMap ?? []).map((m) => `map ${JSON.stringify(m)}`)
         ]
       },
@@ -114,18 +114,24 @@ export async function runInstallPhase(
   }
   const setupPlan = ctx.plan.phases.find((p) => p.name === 'setup')
   const before = await hashLockfiles(ws.gitDir, ws.startTree, ws.dir)
-  const { ran, egress } = await runSetup(ctx.plan, {
-    runtime: deps.runtime,
-    proxyScript: deps.proxyScript ?? defaultProxyScript(),
-    info: (l) => deps.log.info(l),
-    egressFile: path.join(ctx.plan.outputDir, OUTPUT_FILES.setupEgress),
-    // No `env` values: the install gets no secrets of the run.
-    runPhase: (session) =>
-      runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
-        ...(session ? { egress: { network: session.network, env: session.env } } : {}),
-        ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
-      })
-  }).catch(async (error: unknown) => {
+  const planned = ctx.plan.setup
+  if (!planned) throw new Error('an install phase without its setup plan')
+  const run = { runId: ctx.plan.runId, labels: ctx.plan.labels, setup: planned }
+  const { ran, egress } = await runSetup(
+    { ...run, allowlist: phase.network === 'allowlist' },
+    {
+      runtime: deps.runtime,
+      proxyScript: deps.proxyScript ?? defaultProxyScript(),
+      info: (l) => deps.log.info(l),
+      egressFile: path.join(ctx.plan.outputDir, OUTPUT_FILES.setupEgress),
+      // No `env` values: the install gets no secrets of the run.
+      runPhase: (session) =>
+        runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
+          ...(session ? { egress: { network: session.network, env: session.env } } : {}),
+          ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
+        })
+    }
+  ).catch(async (error: unknown) => {
     await cache?.close(false)
     throw error
   })
@@ -145,7 +151,7 @@ export async function runInstallPhase(
       command: setupPlan?.command[2] ?? phase.command.join(' '),
       phase: ran.report,
       presets: ctx.plan.setup?.presets ?? [],
-      allowHosts: describeAllowHosts(ctx.plan),
+      allowHosts: describeAllowHosts(ctx.plan.setup),
       egress,
       lockfiles: mergeHashes(before, after),
       resolved,

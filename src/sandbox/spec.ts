@@ -1,4 +1,5 @@
-import { LABELS, SANDBOX_PATHS } from '../plan.js'
+import { LABELS } from '../labels.js'
+import { SANDBOX_PATHS } from '../plan.js'
 import type { PhasePlan, RunPlan } from '../plan.js'
 import type { ContainerSpec } from './types.js'
 

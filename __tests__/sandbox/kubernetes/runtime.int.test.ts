@@ -6,11 +6,12 @@ import * as path from 'node:path'
 import { Writable } from 'node:stream'
 import { KubeStandIn } from '../../../__fixtures__/kube-stand-in.js'
 import { ConfigurationError } from '../../../src/errors.js'
-import { LABELS } from '../../../src/plan.js'
+import { LABELS } from '../../../src/labels.js'
 import { KubernetesRuntime, loadKubeConfig } from '../../../src/sandbox/kubernetes/index.js'
 import type { ContainerSpec, RunOptions } from '../../../src/sandbox/types.js'
 import type Docker from 'dockerode'
 import { BUSYBOX, docker, imageId, uniqueRunId } from '../../support/run.js'
+import { sharedSuite } from './shared-suite.js'
 
 const PINNED = `airlock-local/busybox@${imageId(BUSYBOX)}`
 
@@ -128,6 +129,8 @@ test('the deadline stops the pod and says timed out', async () => {
     options(out, { timeoutMs: 3000 })
   )
   expect(result.timedOut).toBe(true)
+  // A timeout, not a fault of the engine (the outcome is timed-out, as with Docker).
+  expect(result.error).toBeUndefined()
   expect(result.exitCode === null || result.exitCode === 137 || result.exitCode === 143).toBe(true)
   expect(out.text).toContain('started')
   expect(standIn.podNames()).toEqual([])
@@ -143,6 +146,7 @@ test('the pod deadline (activeDeadlineSeconds) is a timeout too', async () => {
     options(new Collect(), { timeoutMs: 1000, graceMs: 1000 })
   )
   expect(result.timedOut).toBe(true)
+  expect(result.error).toBeUndefined()
   await runtime.cleanup(runId)
 }, 60_000)
 
@@ -244,4 +248,8 @@ test('a namespace that does not exist is a configuration error naming the input'
     copySizeBytes: 1024 * 1024
   })
   await expect(rt.preflight('runc')).rejects.toThrow(/namespace "elsewhere" does not exist/)
+})
+
+describe('the tests shared with the real-cluster tier, on the stand-in', () => {
+  sharedSuite({ runtime: () => runtime, image: PINNED, ociRuntime: 'runc' })
 })

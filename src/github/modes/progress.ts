@@ -21,6 +21,11 @@ export interface ProgressOptions {
   maxMs: number
   /** Consecutive failed looks after which it stops watching. */
   maxFailures: number
+  /**
+   * Told the check run's API address once it exists, and '' once it is completed: the post step
+   * completes a check run its cancelled job left in progress (src/cleanup-step.ts).
+   */
+  remember?: (checkRunUrl: string) => void
 }
 
 export const PROGRESS_DEFAULTS: ProgressOptions = {
@@ -119,6 +124,9 @@ export async function progressMode(
     output: { title: 'The agent is working', summary: progressSummary(job, Date.now()) }
   })
   const id = created.data.id
+  options.remember?.(
+    `${String(octokit.request.endpoint.DEFAULTS.baseUrl).replace(/\/+$/, '')}/repos/${ctx.owner}/${ctx.repo}/check-runs/${id}`
+  )
   log.info(`progress: check run ${id} on ${headSha} follows job "${WATCHED_JOB}"`)
   let failures = 0
   let ended: 'completed' | 'timeout' | 'lost' = 'timeout'
@@ -162,5 +170,6 @@ export async function progressMode(
     completed_at: new Date().toISOString(),
     output: { title: 'Finished: see the review', summary: why }
   })
+  options.remember?.('')
   log.info(`progress: check run ${id} completed (${ended})`)
 }

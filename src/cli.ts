@@ -3,6 +3,8 @@
 // plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
 // Each command loads what it uses when it runs (`--help` and `verify` never load the engine's
 // client or the pipeline).
+import { readRunner } from './runner.js'
+import { defaultTempRoot } from './workspace/temp.js'
 import { performance } from 'node:perf_hooks'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT } from './inputs.js'
@@ -110,6 +112,8 @@ export async function main(
       runtime,
       log,
       signal: controller.signal,
+      // On a runner, under its temporary folder (RUNNER_TEMP, read once here).
+      tempRoot: defaultTempRoot(readRunner(process.env)),
       cache: { store: new FolderStore(defaultCacheRoot()) },
       local: true,
       // A published preset image's provenance, checked with the GitHub CLI where it is logged in.

@@ -135,6 +135,8 @@ export interface RunPlan {
     protectedPaths: string[]
     maxChangedFiles: number
     maxDiffBytes: number
+    /** What a malicious threat review verdict does (docs/report.md#threat-review). */
+    threatReview: 'acknowledge' | 'block'
   }
   labels: Record<string, string>
   dryRun: boolean
@@ -262,7 +264,8 @@ export function planRun(inputs: Inputs): RunPlan {
       allowedPaths: inputs.allowedPaths,
       protectedPaths: inputs.protectedPaths,
       maxChangedFiles: inputs.maxChangedFiles,
-      maxDiffBytes: inputs.maxDiffBytes
+      maxDiffBytes: inputs.maxDiffBytes,
+      threatReview: inputs.threatReview
     },
     labels: { [LABELS.managed]: 'true', [LABELS.runId]: inputs.runId },
     dryRun: inputs.dryRun,

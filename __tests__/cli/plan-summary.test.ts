@@ -34,6 +34,7 @@ function inputs(overrides: Partial<Inputs> = {}): Inputs {
     protectedPaths: [...DEFAULT_PROTECTED_PATHS],
     maxChangedFiles: 2000,
     maxDiffBytes: 20 * 1024 * 1024,
+    threatReview: 'acknowledge',
     dryRun: false,
     runId: 'r1',
     artifactName: 'airlock-r1',

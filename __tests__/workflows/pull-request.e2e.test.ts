@@ -73,10 +73,11 @@ function examplePolicy(): string {
 }
 
 /**
- * examples/policy/airlock.yml with its database kept: `isolation: auto` and `services:` as shipped,
- * the service's image replaced by `image` (a digest in the test's registry) and its command by the
- * one Debian's PostgreSQL package needs (the example names the official image's entrypoint); without
- * the install phase, whose `npm ci` would need the outside npm registry.
+ * examples/policy/airlock.yml with its database uncommented as a maintainer would: `isolation:
+ * auto` as shipped and the commented `services:` block, the service's image replaced by `image` (a
+ * digest in the test's registry) and its command by the one Debian's PostgreSQL package needs (the
+ * example names the official image's entrypoint); without the install phase, whose `npm ci` would
+ * need the outside npm registry.
  */
 function examplePolicyWithDatabase(image: string): string {
   const doc = YAML.parseDocument(
@@ -86,6 +87,14 @@ function examplePolicyWithDatabase(image: string): string {
   )
   for (const key of ['setup-command', 'setup-allow-hosts']) doc.delete(key)
   expect(doc.getIn(['isolation'])).toBe('auto')
+  // The example's database, commented out there (a placeholder image would fail every run):
+  // uncommented as a maintainer would, its image then pinned.
+  const commented = /^# services:\n(?:# {2}.*\n)+/m.exec(
+    fs.readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8')
+  )
+  expect(commented).not.toBeNull()
+  const services = YAML.parse(commented![0].replace(/^# ?/gm, '')) as { services: unknown }
+  doc.set('services', doc.createNode(services.services))
   expect(doc.hasIn(['services', 'db', 'image'])).toBe(true)
   doc.setIn(['services', 'db', 'image'], image)
   doc.setIn(['services', 'db', 'user'], '101:104')

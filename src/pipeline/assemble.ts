@@ -17,7 +17,7 @@ import type { PhaseReport, Report, RunSteps } from '../report/report.js'
 import { formatSize } from '../workspace/bounded.js'
 import type { Scratch } from '../workspace/bounded.js'
 import type { Workspace } from '../workspace/workspace.js'
-import type { ThreatReviewRecord } from '../threat-review/review.js'
+import type { ThreatStage } from './threat-review.js'
 import type { AgentRecord } from './agent.js'
 import type { RunImage } from './image.js'
 import { classifyOutcome } from './outcome.js'
@@ -52,7 +52,7 @@ export interface RunRecords {
   /** The proxy's summary, once it stopped. */
   egress?: EgressSummary
   capture?: DiffCapture
-  threatReview?: ThreatReviewRecord
+  threatReview?: ThreatStage
   tests?: TestsStageRecord
 }
 
@@ -87,7 +87,12 @@ export function assembleReport(plan: RunPlan, records: RunRecords, end: RunEnd):
   const empty = emptyReport(plan, r.startedAt)
   const { capture, agent, install, resolved } = r
   const setup = install?.setup && capture ? withLockfiles(install.setup, capture) : undefined
-  const violations = [...fullScratch(r), ...(capture?.violations ?? [])]
+  const violations = [
+    ...fullScratch(r),
+    ...(capture?.violations ?? []),
+    // threat-review: block and a malicious verdict.
+    ...(r.threatReview?.violations ?? [])
+  ]
   const classified = classifyOutcome(phaseOutcomes(plan, r), violations, end.error)
   const report: Report = {
     ...empty,
@@ -135,7 +140,7 @@ export function assembleReport(plan: RunPlan, records: RunRecords, end: RunEnd):
     ...(setup ? { setup: setup.record } : install ? { setup: install.setup } : {}),
     ...(services(r).length > 0 ? { services: services(r) } : {}),
     ...(agent?.findings ? { findings: agent.findings } : {}),
-    ...(r.threatReview ? { threatReview: r.threatReview } : {}),
+    ...(r.threatReview ? { threatReview: r.threatReview.record } : {}),
     ...(r.local ? { local: true as const } : {})
   }
   Object.assign(report.cost, phaseTotals(phasesRun(report)))

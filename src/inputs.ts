@@ -228,10 +228,14 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       INPUT.maxDiffBytes,
       read(INPUT.maxDiffBytes) ?? String(DEFAULT_DIFF_LIMITS.maxDiffBytes)
     ),
+    threatReview: oneOf(INPUT.threatReview, read(INPUT.threatReview) ?? 'acknowledge', [
+      'acknowledge',
+      'block'
+    ] as const),
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     runId: runId(read(INPUT.runId) ?? ctx.defaultRunId),
     artifactName: artifactName(
-      read(INPUT.artifactName) ?? defaultArtifactName(ctx.environment, ctx.defaultRunId)
+      read(INPUT.artifactName) ?? defaultArtifactName(ctx.event, ctx.defaultRunId)
     ),
     policy: recordFor(policy, given)
   }

@@ -36,6 +36,12 @@ export interface PhasePlan {
 
 export interface SandboxSettings {
   runtime: string
+  /**
+   * Set by the resolve step when `runtime` is gVisor's network entry (runsc-net) only because some
+   * container needs a network: the entry for the containers without one (runsc, registered with
+   * --network=none: no network stack at all).
+   */
+  offlineRuntime?: string
   network: NetworkMode
   user: string
   readOnlyRootfs: true
@@ -129,6 +135,8 @@ export interface RunPlan {
     protectedPaths: string[]
     maxChangedFiles: number
     maxDiffBytes: number
+    /** What a malicious threat review verdict does (docs/report.md#threat-review). */
+    threatReview: 'acknowledge' | 'block'
   }
   labels: Record<string, string>
   dryRun: boolean
@@ -256,7 +264,8 @@ export function planRun(inputs: Inputs): RunPlan {
       allowedPaths: inputs.allowedPaths,
       protectedPaths: inputs.protectedPaths,
       maxChangedFiles: inputs.maxChangedFiles,
-      maxDiffBytes: inputs.maxDiffBytes
+      maxDiffBytes: inputs.maxDiffBytes,
+      threatReview: inputs.threatReview
     },
     labels: { [LABELS.managed]: 'true', [LABELS.runId]: inputs.runId },
     dryRun: inputs.dryRun,

@@ -6,6 +6,7 @@ import {
 import type { Candidate, Tally } from '../../src/github/gate/approval-count.js'
 import { approvalRequest } from '../../src/github/gate/approval-request.js'
 import { gateAfterRun } from '../../src/github/gate/gate.js'
+import { parseEvent } from '../../src/event.js'
 import { parsePolicy } from '../../src/policy/policy-file.js'
 import { protectedNextStep } from '../../src/report/protected-step.js'
 import { ConfigurationError } from '../../src/errors.js'
@@ -125,17 +126,16 @@ describe('counting approvals (the latest action of each person, rebuilt from the
 
 describe('the acknowledgement in the command', () => {
   const comment = (body: string) =>
-    approvalRequest({
-      eventName: 'issue_comment',
-      owner: 'o',
-      repo: 'r',
-      serverUrl: 'https://github.com',
-      payload: {
-        action: 'created',
-        issue: { number: 3, pull_request: { url: 'u' } },
-        comment: { body, user: { login: 'w', type: 'User' } }
-      }
-    })
+    approvalRequest(
+      parseEvent(
+        { GITHUB_EVENT_NAME: 'issue_comment', GITHUB_REPOSITORY: 'o/r' },
+        JSON.stringify({
+          action: 'created',
+          issue: { number: 3, pull_request: { url: 'u' } },
+          comment: { body, user: { login: 'w', type: 'User' } }
+        })
+      )
+    )
   test.each([
     [`/airlock approve ${SHORT} protected`, true],
     [`/airlock approve ${SHORT}`, false],
@@ -167,18 +167,17 @@ describe("the review's next step for protected paths", () => {
 
 describe('a dismissed review', () => {
   test('is read as a request to rebuild the decision (never as an approval), naming who dismissed it', () => {
-    const req = approvalRequest({
-      eventName: 'pull_request_review',
-      owner: 'o',
-      repo: 'r',
-      serverUrl: 'https://github.com',
-      payload: {
-        action: 'dismissed',
-        pull_request: { number: 3 },
-        review: { id: 9, state: 'dismissed', user: { login: 'approver', type: 'User' } },
-        sender: { login: 'maintainer', type: 'User' }
-      }
-    })
+    const req = approvalRequest(
+      parseEvent(
+        { GITHUB_EVENT_NAME: 'pull_request_review', GITHUB_REPOSITORY: 'o/r' },
+        JSON.stringify({
+          action: 'dismissed',
+          pull_request: { number: 3 },
+          review: { id: 9, state: 'dismissed', user: { login: 'approver', type: 'User' } },
+          sender: { login: 'maintainer', type: 'User' }
+        })
+      )
+    )
     expect(req).toMatchObject({ kind: 'recheck', pullNumber: 3, actor: { login: 'maintainer' } })
   })
 })

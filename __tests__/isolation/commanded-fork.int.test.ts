@@ -52,7 +52,6 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 function eventOf(name: 'issue_comment' | 'workflow_dispatch'): RunEvent {
   return {
     name,
-    payload: {},
     serverUrl: 'https://github.com',
     repository: { owner: 'octo-org', repo: 'hello' },
     // These events run on the default branch: their own commit is main's.

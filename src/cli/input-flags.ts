@@ -293,6 +293,13 @@ export const INPUT_FLAGS: FlagSpec[] = [
     'size of diff.patch (default 20971520); more is a violation'
   ),
   f(
+    INPUT.threatReview,
+    'value',
+    GROUPS.review,
+    'acknowledge|block',
+    'a malicious threat review verdict: the approval must acknowledge it (default), or the run fails (block)'
+  ),
+  f(
     INPUT.dryRun,
     'switch',
     GROUPS.action,

@@ -94,6 +94,8 @@ export interface Inputs {
   protectedPaths: string[]
   maxChangedFiles: number
   maxDiffBytes: number
+  /** What a malicious verdict of the threat review does: the approval acknowledges it, or the run fails. */
+  threatReview: 'acknowledge' | 'block'
   dryRun: boolean
   runId: string
   /** Name of the run's artifact (default `airlock-<run id>-<attempt>`). */

@@ -17,7 +17,7 @@ import type { PhaseReport, Report, RunSteps } from '../report/report.js'
 import { formatSize } from '../workspace/bounded.js'
 import type { Scratch } from '../workspace/bounded.js'
 import type { Workspace } from '../workspace/workspace.js'
-import type { ThreatReviewRecord } from '../threat-review/review.js'
+import type { ThreatStage } from './threat-review.js'
 import type { AgentRecord } from './agent.js'
 import type { RunImage } from './image.js'
 import { classifyOutcome } from './outcome.js'
@@ -52,7 +52,7 @@ export interface RunRecords {
   /** The proxy's summary, once it stopped. */
   egress?: EgressSummary
   capture?: DiffCapture
-  threatReview?: ThreatReviewRecord
+  threatReview?: ThreatStage
   tests?: TestsStageRecord
 }
 
@@ -87,7 +87,12 @@ export function assembleReport(plan: RunPlan, records: RunRecords, end: RunEnd):
   const empty = emptyReport(plan, r.startedAt)
   const { capture, agent, install, resolved } = r
   const setup = install?.setup && capture ? withLockfiles(install.setup, capture) : undefined
-  const violations = [...fullScratch(r), ...(capture?.violations ?? [])]
+  const violations = [
+    ...fullScratch(r),
+    ...(capture?.violations ?? []),
+    // threat-review: block and a malicious verdict.
+    ...(r.threatReview?.violations ?? [])
+  ]
   const classified = classifyOutcome(phaseOutcomes(plan, r), violations, end.error)
   const report: Report = {
     ...empty,
@@ -101,7 +106,11 @@ export function assembleReport(plan: RunPlan, records: RunRecords, end: RunEnd):
     tests: testsRecord(plan, empty.tests, r),
     sandbox: {
       ...empty.sandbox,
-      runtime: resolved?.sandbox.runtime ?? empty.sandbox.runtime,
+      // The agent's container: without a network it keeps gVisor's entry without one (resolve.ts).
+      runtime: resolved ? agentRuntime(resolved) : empty.sandbox.runtime,
+      ...(resolved && runtimeNote(resolved) !== null
+        ? { runtimeNote: runtimeNote(resolved) as string }
+        : {}),
       ...(r.scratch
         ? {
             workspace: {
@@ -131,7 +140,7 @@ export function assembleReport(plan: RunPlan, records: RunRecords, end: RunEnd):
     ...(setup ? { setup: setup.record } : install ? { setup: install.setup } : {}),
     ...(services(r).length > 0 ? { services: services(r) } : {}),
     ...(agent?.findings ? { findings: agent.findings } : {}),
-    ...(r.threatReview ? { threatReview: r.threatReview } : {}),
+    ...(r.threatReview ? { threatReview: r.threatReview.record } : {}),
     ...(r.local ? { local: true as const } : {})
   }
   Object.assign(report.cost, phaseTotals(phasesRun(report)))
@@ -267,4 +276,20 @@ function phasesRun(report: Report): PhaseReport[] {
     report.tests.phase,
     report.tests.rerun?.phase ?? null
   ].filter((p): p is PhaseReport => p !== null)
+}
+
+/** The OCI runtime of the agent's container. */
+function agentRuntime(r: ResolvedPlan): string {
+  return r.sandbox.network === 'none'
+    ? (r.sandbox.offlineRuntime ?? r.sandbox.runtime)
+    : r.sandbox.runtime
+}
+
+/** Why the agent's runtime is not the one named, or why the containers use two gVisor entries. */
+function runtimeNote(r: ResolvedPlan): string | null {
+  const { isolation, note } = r.resolution
+  if (note !== null) return note
+  if (r.sandbox.offlineRuntime !== undefined && isolation !== null)
+    return isolation.reasons[isolation.reasons.length - 1] ?? null
+  return null
 }

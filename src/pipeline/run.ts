@@ -135,7 +135,7 @@ export async function runPipeline(
     await checkFull()
     records.capture = await capture(ws, resolved, redactor, log, records.steps)
     const threatStart = performance.now()
-    records.threatReview = await reviewThreats(records.capture, log)
+    records.threatReview = await reviewThreats(records.capture, resolved.policy.threatReview, log)
     records.steps.threatReviewMs = Math.round(performance.now() - threatStart)
     const a = agent.run.result
     if (a.cancelled) throw new CancelledError('signal')

@@ -40,7 +40,8 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   approvers: 'logins',
   'required-approvals': 'positive-integer',
   'protected-approvers': 'logins',
-  'allow-self-approval': 'boolean'
+  'allow-self-approval': 'boolean',
+  'threat-review': { oneOf: ['acknowledge', 'block'] }
 }
 const META_KEYS = ['version'] as const
 

@@ -4,7 +4,6 @@ import { escapeProductText } from '../../report/escape.js'
 import type { ApprovalRequest } from './approval-request.js'
 import { errorText } from './approvers.js'
 import type { GitHubClient } from '../client/client.js'
-import type { EventContext } from '../client/context.js'
 import { decideFromRecord, ownApprovalCheck, personCheck } from './approval-decision.js'
 import type { DecisionFacts, RecordDecision } from './approval-decision.js'
 import { latestActions } from './approval-record.js'
@@ -15,8 +14,11 @@ import { approvalRules } from './approval-count.js'
 import type { ApprovalRules } from './approval-count.js'
 import { sameEvidence } from '../review/marker.js'
 import type { Marker } from '../review/marker.js'
-import { latestReport, sharedHead } from './latest-report.js'
+import { latestReport } from '../review/reports.js'
+import { sharedHead } from './shared-head.js'
 import type { Identity, Writes } from '../client/writes.js'
+
+type Repo = { owner: string; repo: string }
 
 export interface ApproveOptions {
   gateContext: string
@@ -57,7 +59,7 @@ export type ApproveResult =
 export async function decideApproval(
   octokit: GitHubClient,
   me: Identity,
-  ctx: EventContext,
+  ctx: Repo,
   req: ApprovalRequest,
   options: ApproveOptions
 ): Promise<ApproveResult> {
@@ -200,7 +202,7 @@ function gateFor(
  */
 export async function recordApproval(
   writes: Writes,
-  ctx: EventContext,
+  ctx: Repo,
   req: ApprovalRequest,
   result: ApproveResult,
   log: Logger,

@@ -137,6 +137,8 @@ export async function run(): Promise<void> {
     const tempRoot = runner.temp ?? os.tmpdir()
     core.saveState(STATE.runId, plan.runId)
     core.saveState(STATE.tempRoot, tempRoot)
+    core.saveState(STATE.engine, plan.engine?.name ?? 'docker')
+    core.saveState(STATE.kubeNamespace, plan.engine?.namespace ?? '')
 
     const controller = new AbortController()
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)

@@ -15,7 +15,7 @@ import { planRun, secretsOf } from './plan.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
 import { stripHidden } from './text-filter.js'
 import { parse, reader } from './cli/args.js'
-import { checkOutputInside, checkPlan, planEnvironment } from './cli/checks.js'
+import { checkOutputInside, checkPlan, dockerfileBases, planEnvironment } from './cli/checks.js'
 import { verifyAttestation } from './presets/attestation.js'
 
 export async function main(
@@ -78,6 +78,7 @@ export async function main(
         : planSummary(plan, {
             cwd: ctx.workspace,
             needs: keyed.needs,
+            bases: dockerfileBases(plan),
             resolution: 'resolution' in resolved ? resolved.resolution : resolved
           })
     )

@@ -108,12 +108,14 @@ export async function main(
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
+    const runner = readRunner(process.env)
     const result = await runPipeline(plan, secretsOf(inputs), {
       runtime,
       log,
       signal: controller.signal,
-      // On a runner, under its temporary folder (RUNNER_TEMP, read once here).
-      tempRoot: defaultTempRoot(readRunner(process.env)),
+      // On a runner, under its temporary folder, with its facts (read once here).
+      tempRoot: defaultTempRoot(runner),
+      runner,
       cache: { store: new FolderStore(defaultCacheRoot()) },
       local: true,
       // A published preset image's provenance, checked with the GitHub CLI where it is logged in.

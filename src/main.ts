@@ -151,6 +151,7 @@ export async function run(): Promise<void> {
       log: new ActionLogger(),
       signal: controller.signal,
       tempRoot,
+      runner,
       // A published preset image's provenance, checked with the runner's GitHub CLI and the token.
       verifyImage: (t) =>
         verifyAttestation(t, { env: process.env, token: readInput(INPUT.githubToken) }),

@@ -10,6 +10,7 @@ import type { Marker } from './marker.js'
 import type { Identity, Writes } from '../client/writes.js'
 import { placeFindings, placeThreats, pullFiles } from './review-comments.js'
 import type { Placement } from './review-comments.js'
+import { recheckReview } from '../../threat-review/review.js'
 
 export interface PublishTarget {
   owner: string
@@ -71,6 +72,21 @@ export async function publishRun(
   // The agent's findings: on the lines of the pull request's diff where they can be, in the body
   // otherwise (none dropped).
   const findings = evidence.full.findings?.findings ?? []
+  // The threat review, read again from the hash-checked diff: a stronger verdict than the
+  // report's (an edited artifact) is the one shown and gated on.
+  const full = evidence.full
+  const threatReview = await recheckReview(full.threatReview, evidence.patch, {
+    diffSha256: full.diff.sha256,
+    secrets: full.policy.violations
+      .filter((v) => v.rule === 'secret-in-diff')
+      .map((v) => ({ path: v.path, detail: v.detail })),
+    unread: full.diff.totalFiles - full.diff.filesInPatch
+  })
+  if (threatReview !== full.threatReview) log.warn(`threat review: ${threatReview?.notes[0] ?? ''}`)
+  evidence = {
+    ...evidence,
+    full: { ...full, ...(threatReview !== undefined ? { threatReview } : {}) }
+  }
   const threats = evidence.full.threatReview?.findings ?? []
   const files = findings.length + threats.length > 0 ? await pullFiles(octokit, t, log) : null
   const placement: Placement | null = findings.length > 0 ? placeFindings(findings, files) : null

@@ -3,10 +3,12 @@
 // and completes a progress check run a cancelled progress job left in progress.
 // Bundled on its own (dist/post.js), it imports only what the cleanup needs: the HTTP cleanup
 // client of the sandbox, not dockerode; never the main step.
+import * as fs from 'node:fs'
 import * as core from '@actions/core'
 import { errorMessage } from './errors.js'
 import { httpCleanupEngine, removeRunObjects } from './sandbox/cleanup.js'
 import { STATE } from './state.js'
+import { deleteRunObjects, inClusterEndpoint } from './sandbox/kubernetes/post-cleanup.js'
 import { removeRunTemps } from './workspace/temp.js'
 
 /**
@@ -48,13 +50,38 @@ export async function cleanupAfterRun(): Promise<void> {
   try {
     const runId = core.getState(STATE.runId)
     if (runId === '') return
-    const removed = await removeRunObjects(httpCleanupEngine(), runId)
+    let objects: string
+    if (core.getState(STATE.engine) === 'kubernetes') {
+      objects = await kubernetesCleanup(runId, core.getState(STATE.kubeNamespace))
+    } else {
+      const removed = await removeRunObjects(httpCleanupEngine(), runId)
+      objects = `${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s)`
+    }
     const tempRoot = core.getState(STATE.tempRoot)
     const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
-    core.info(
-      `cleanup: ${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s), ${dirs} temp dir(s)`
-    )
+    core.info(`cleanup: ${objects}, ${dirs} temp dir(s)`)
   } catch (error) {
     core.warning(`cleanup: ${errorMessage(error)}`)
   }
+}
+
+/**
+ * A run on the Kubernetes backend: its pods, services and policies deleted with the pod's own
+ * service account (the runner of Actions Runner Controller's kubernetes mode is a pod). Elsewhere
+ * it says what to run instead.
+ */
+async function kubernetesCleanup(runId: string, namespace: string): Promise<string> {
+  const ep = inClusterEndpoint(process.env)
+  if (ep === undefined) {
+    core.warning(
+      `cleanup: the run used engine kubernetes from outside a cluster; delete what it left with: kubectl delete pods,services,networkpolicies -l dev.airlock.run-id=${runId}`
+    )
+    return 'no Kubernetes object (not in a cluster)'
+  }
+  const ns =
+    namespace !== ''
+      ? namespace
+      : fs.readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim()
+  const removed = await deleteRunObjects(ep, ns, runId)
+  return `${removed.pods} pod(s), ${removed.services} service(s), ${removed.networkpolicies} network policy(ies) in namespace ${ns}`
 }

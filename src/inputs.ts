@@ -232,7 +232,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     runId: runId(read(INPUT.runId) ?? ctx.defaultRunId),
     artifactName: artifactName(
-      read(INPUT.artifactName) ?? defaultArtifactName(ctx.environment, ctx.defaultRunId)
+      read(INPUT.artifactName) ?? defaultArtifactName(ctx.event, ctx.defaultRunId)
     ),
     policy: recordFor(policy, given)
   }

@@ -36,6 +36,12 @@ export interface PhasePlan {
 
 export interface SandboxSettings {
   runtime: string
+  /**
+   * Set by the resolve step when `runtime` is gVisor's network entry (runsc-net) only because some
+   * container needs a network: the entry for the containers without one (runsc, registered with
+   * --network=none: no network stack at all).
+   */
+  offlineRuntime?: string
   network: NetworkMode
   user: string
   readOnlyRootfs: true

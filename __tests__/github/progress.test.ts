@@ -3,6 +3,7 @@ import type { World } from '../../__fixtures__/action-harness.js'
 import type { WorkflowJob } from '../../__fixtures__/github-stand-in.js'
 import type { RunEvent } from '../../src/event.js'
 import { createClient } from '../../src/github/client/client.js'
+import { readRunner } from '../../src/runner.js'
 import {
   PROGRESS_CHECK_NAME,
   findJob,
@@ -26,7 +27,6 @@ const RUN_ID = '4242'
 function event(headSha: string): RunEvent {
   return {
     name: 'pull_request',
-    payload: {},
     repository: { owner: 'octo-org', repo: 'hello' },
     serverUrl: 'https://github.com',
     run: { id: RUN_ID, attempt: '1' },
@@ -74,7 +74,7 @@ test('an in-progress check run follows the run job, then is completed neutral wh
   await progressMode(
     read,
     log,
-    { event: event(world.base), workspace: world.workspace },
+    { event: event(world.base), workspace: world.workspace, runner: readRunner({}) },
     { intervalMs: 10, maxMs: 60_000, maxFailures: 3 },
     createClient({ token: TOKEN, log, baseUrl: world.api.url })
   )
@@ -104,7 +104,7 @@ test('the run jobs that cannot be read stop the watch after a bounded number of 
   await progressMode(
     (name) => ({ 'github-token': TOKEN })[name],
     log,
-    { event: event(world.base), workspace: world.workspace },
+    { event: event(world.base), workspace: world.workspace, runner: readRunner({}) },
     { intervalMs: 1, maxMs: 60_000, maxFailures: 3 },
     createClient({ token: TOKEN, log, baseUrl: world.api.url, retries: 0 })
   )
@@ -152,7 +152,7 @@ test('a cancelled progress job: the step saves its check run while it is in prog
   await progressMode(
     (name) => ({ 'github-token': TOKEN })[name],
     log,
-    { event: event(world.base), workspace: world.workspace },
+    { event: event(world.base), workspace: world.workspace, runner: readRunner({}) },
     { intervalMs: 10, maxMs: 60_000, maxFailures: 3, remember: (u) => remembered.push(u) },
     createClient({ token: TOKEN, log, baseUrl: world.api.url })
   )

@@ -243,7 +243,8 @@ describe('withPolicy and getInputs', () => {
   })
 
   test('artifact-name: default per run attempt, override validated', () => {
-    const c = { ...ctx(), environment: { GITHUB_RUN_ID: '55', GITHUB_RUN_ATTEMPT: '3' } }
+    // The runner's run id and attempt, as the event read them.
+    const c = { ...ctx(), event: { ...ctx().event, run: { id: '55', attempt: '3' } } }
     expect(getInputs(reader(base), c).artifactName).toBe('airlock-55-3')
     expect(getInputs(reader(base), ctx()).artifactName).toBe('airlock-r1')
     expect(getInputs(reader({ ...base, 'artifact-name': 'mine' }), c).artifactName).toBe('mine')

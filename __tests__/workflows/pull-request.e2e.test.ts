@@ -397,12 +397,11 @@ test('dry-run: true → the agent runs, nothing is written to GitHub', async () 
   expect(stage.results.artifacts()).toEqual([])
 }, 600_000)
 
-test('a call with setup-command, isolation: runsc and dependency-cache: off → the pinned gVisor step, then the action with those inputs', async () => {
-  // The registration step runs for real below: only on a daemon that already has both entries,
-  // where it reads `docker info` and changes nothing (it never reconfigures this machine's daemon).
-  expect(spawnSync('bash', [path.join(ROOT, 'scripts/register-gvisor.sh'), '--check']).status).toBe(
-    0
-  )
+/**
+ * The reusable workflow called from a pull_request caller with these extra `with:` lines (besides
+ * the Dockerfile, command and task of the test repository, without publishing): its run job.
+ */
+async function runCalledJob(extra: string[]) {
   const event = payload(false)
   const ctx: Contexts = {
     github: githubContext('pull_request', event, {
@@ -424,9 +423,7 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
     '      dockerfile: .github/airlock/Dockerfile',
     '      agent-command: agent',
     '      task: .github/airlock/review-task.md',
-    '      setup-command: mkdir -p vendor && echo installed > vendor/marker',
-    '      isolation: runsc',
-    "      dependency-cache: 'off'",
+    ...extra.map((line) => `      ${line}`),
     '      publish: false',
     ''
   ].join('\n')
@@ -442,12 +439,20 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
         ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
         : {}
   }
-  const run = await runJob(
-    call.callee,
-    'run',
-    { ...ctx, inputs: call.inputs, secrets: call.secrets },
-    setup
+  return runJob(call.callee, 'run', { ...ctx, inputs: call.inputs, secrets: call.secrets }, setup)
+}
+
+test('a call with setup-command, isolation: runsc and dependency-cache: off → the pinned gVisor step, then the action with those inputs', async () => {
+  // The registration step runs for real below: only on a daemon that already has both entries,
+  // where it reads `docker info` and changes nothing (it never reconfigures this machine's daemon).
+  expect(spawnSync('bash', [path.join(ROOT, 'scripts/register-gvisor.sh'), '--check']).status).toBe(
+    0
   )
+  const run = await runCalledJob([
+    'setup-command: mkdir -p vendor && echo installed > vendor/marker',
+    'isolation: runsc',
+    "dependency-cache: 'off'"
+  ])
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
 
   // The registration ran the script of the Agent Airlock checkout, never a file of the pull request.
@@ -575,47 +580,7 @@ test('the example policy (isolation: auto) with its PostgreSQL service, pulled b
 }, 600_000)
 
 test('the policy (isolation: auto) chooses runc for a run without network, credentials or install phase → the plan step says so and the gVisor step is skipped', async () => {
-  const event = payload(false)
-  const ctx: Contexts = {
-    github: githubContext('pull_request', event, {
-      sha: merge,
-      ref: `refs/pull/${PR_NUMBER}/merge`,
-      token: TOKEN
-    })
-  }
-  const caller = [
-    'on: pull_request',
-    'permissions: {}',
-    'jobs:',
-    '  airlock:',
-    `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
-    '    permissions: { contents: read, pull-requests: write, statuses: write, checks: write, actions: read }',
-    '    with:',
-    '      airlock-repository: OWNER/agent-airlock',
-    `      airlock-ref: '${'0'.repeat(40)}'`,
-    '      dockerfile: .github/airlock/Dockerfile',
-    '      agent-command: agent',
-    '      task: .github/airlock/review-task.md',
-    '      publish: false',
-    ''
-  ].join('\n')
-  const read: ReadWorkflow = (f) =>
-    f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
-  const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
-  const busybox = imageId('airlock-local/busybox:1')
-  const setup: RunnerSetup = {
-    ...runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`),
-    machineInputs: (step): Record<string, string> =>
-      step.with.mode === 'run' || step.with.mode === 'plan'
-        ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
-        : {}
-  }
-  const run = await runJob(
-    call.callee,
-    'run',
-    { ...ctx, inputs: call.inputs, secrets: call.secrets },
-    setup
-  )
+  const run = await runCalledJob([])
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
   const plan = run.steps.find((s) => s.step.with?.mode === 'plan')!
   expect([plan.code, plan.stdout]).toEqual([0, expect.stringContaining('isolation tier: runc')])

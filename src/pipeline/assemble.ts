@@ -106,7 +106,11 @@ export function assembleReport(plan: RunPlan, records: RunRecords, end: RunEnd):
     tests: testsRecord(plan, empty.tests, r),
     sandbox: {
       ...empty.sandbox,
-      runtime: resolved?.sandbox.runtime ?? empty.sandbox.runtime,
+      // The agent's container: without a network it keeps gVisor's entry without one (resolve.ts).
+      runtime: resolved ? agentRuntime(resolved) : empty.sandbox.runtime,
+      ...(resolved && runtimeNote(resolved) !== null
+        ? { runtimeNote: runtimeNote(resolved) as string }
+        : {}),
       ...(r.scratch
         ? {
             workspace: {
@@ -272,4 +276,20 @@ function phasesRun(report: Report): PhaseReport[] {
     report.tests.phase,
     report.tests.rerun?.phase ?? null
   ].filter((p): p is PhaseReport => p !== null)
+}
+
+/** The OCI runtime of the agent's container. */
+function agentRuntime(r: ResolvedPlan): string {
+  return r.sandbox.network === 'none'
+    ? (r.sandbox.offlineRuntime ?? r.sandbox.runtime)
+    : r.sandbox.runtime
+}
+
+/** Why the agent's runtime is not the one named, or why the containers use two gVisor entries. */
+function runtimeNote(r: ResolvedPlan): string | null {
+  const { isolation, note } = r.resolution
+  if (note !== null) return note
+  if (r.sandbox.offlineRuntime !== undefined && isolation !== null)
+    return isolation.reasons[isolation.reasons.length - 1] ?? null
+  return null
 }

@@ -41,10 +41,22 @@ export function setupFailure(why: string, record: SetupReport): SetupFailed | Co
   if (denials.length === 0)
     return new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
   const quoted = denials.map((d) => `${d.host} ${d.fix}`).join('; ')
-  return new ConfigurationError(
+  return new SettingsAdvice(
     denials[0].input as string,
     `the setup command failed (${why}) after its proxy refused ${denials.length} host(s): ${quoted}; ${logs}`
   )
+}
+
+/**
+ * A configuration error that is advice to set a setting (`host-map`, `setup-allow-hosts`), not a
+ * complaint about its value: its message starts with what failed, never with the setting's name
+ * (`error: host-map: …` reads as if the flag given were wrong). `input` still names the setting.
+ */
+export class SettingsAdvice extends ConfigurationError {
+  constructor(input: string, message: string) {
+    super(input, message)
+    this.message = this.message.slice(input.length + 2)
+  }
 }
 
 /**

@@ -136,11 +136,16 @@ export interface Report {
      */
     diagnosis?: TestsDiagnosis[]
   }
-  /** The sandbox's settings: the plan's, or as the engine applied them (`source`). */
+  /** The sandbox's settings: the plan's, or as the engine applied them (`source`). `runtime` is the agent container's. */
   sandbox: Pick<
     AppliedSettings,
     'runtime' | 'network' | 'user' | 'readOnlyRootfs' | 'capDrop' | 'noNewPrivileges' | 'init'
   > & {
+    /**
+     * Why the runtime differs from the one asked for, or why the run's containers use different
+     * gVisor entries (runsc without a network, runsc-net for those that need one).
+     */
+    runtimeNote?: string
     memory: number
     cpus: number
     pidsLimit: number

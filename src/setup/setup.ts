@@ -53,12 +53,12 @@ function denialFix(reason: string, host: string): Pick<SetupDenial, 'input' | 'f
     case 'private-address':
       return {
         input: INPUT.hostMap,
-        fix: `resolves to a non-public address: configure ${INPUT.hostMap} (name=address) for a registry of your own`
+        fix: `resolves to a non-public address: set ${INPUT.hostMap} (name=address) for a registry of your own`
       }
     case 'dns-failed':
       return {
         input: INPUT.hostMap,
-        fix: `does not resolve from the proxy: check the name, or configure ${INPUT.hostMap} (name=address)`
+        fix: `does not resolve from the proxy: check the name, or set ${INPUT.hostMap} (name=address)`
       }
     case 'ip-literal':
       return {

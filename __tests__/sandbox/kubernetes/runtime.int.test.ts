@@ -12,6 +12,10 @@ import type { ContainerSpec, RunOptions } from '../../../src/sandbox/types.js'
 import type Docker from 'dockerode'
 import { BUSYBOX, docker, imageId, uniqueRunId } from '../../support/run.js'
 import { sharedSuite } from './shared-suite.js'
+import {
+  deleteRunObjects,
+  inClusterEndpoint
+} from '../../../src/sandbox/kubernetes/post-cleanup.js'
 
 const PINNED = `airlock-local/busybox@${imageId(BUSYBOX)}`
 
@@ -252,4 +256,49 @@ test('a namespace that does not exist is a configuration error naming the input'
 
 describe('the tests shared with the real-cluster tier, on the stand-in', () => {
   sharedSuite({ runtime: () => runtime, image: PINNED, ociRuntime: 'runc' })
+})
+
+test("the post step's small client deletes what a killed run left, by its label", async () => {
+  const runId = uniqueRunId('k8s')
+  const labels = { [LABELS.managed]: 'true', [LABELS.runId]: runId }
+  const net = `airlock-${runId}-svc`
+  await runtime.createNetwork({ name: net, labels, internal: true })
+  const sidecar = await runtime.startSidecar({
+    ...phase(runId, 'exec sleep 60'),
+    name: `airlock-${runId}-db`,
+    workdir: '/',
+    network: { name: net, aliases: ['db'] }
+  })
+  sidecar.stdout.resume()
+  sidecar.stderr.resume()
+  // The run is killed here: nothing of it is removed by the run itself.
+  const removed = await deleteRunObjects(
+    { server: standIn.url, token: 'post' },
+    standIn.namespace,
+    runId
+  )
+  expect(removed).toEqual({ pods: 1, services: 1, networkpolicies: 2 })
+  for (let i = 0; i < 100 && standIn.podNames().length > 0; i++)
+    await new Promise((r) => setTimeout(r, 100))
+  expect(standIn.podNames()).toEqual([])
+  expect(
+    await deleteRunObjects({ server: standIn.url, token: 'post' }, standIn.namespace, runId)
+  ).toEqual({
+    pods: 0,
+    services: 0,
+    networkpolicies: 0
+  })
+}, 60_000)
+
+test('in a pod, the post step reads the API server, token and CA of its service account', () => {
+  const files: Record<string, string> = {
+    '/var/run/secrets/kubernetes.io/serviceaccount/token': 'tok\n',
+    '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt': 'CA'
+  }
+  const ep = inClusterEndpoint(
+    { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '6443' },
+    (f) => Buffer.from(files[f])
+  )
+  expect(ep).toEqual({ server: 'https://10.0.0.1:6443', token: 'tok', ca: Buffer.from('CA') })
+  expect(inClusterEndpoint({}, () => Buffer.from(''))).toBeUndefined()
 })

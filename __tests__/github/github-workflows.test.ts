@@ -46,11 +46,12 @@ describe('the fork publisher', () => {
 
   test('checks out nothing but Agent Airlock itself, and runs no script of the pull request', () => {
     for (const s of steps.filter((x) => String(x.uses).startsWith('actions/checkout@'))) {
-      expect(s.with.repository).toBe('${{ inputs.airlock-repository }}')
+      expect(s.with.repository).toBe('${{ inputs.airlock-repository || job.workflow_repository }}')
+      expect(s.with.ref).toBe('${{ inputs.airlock-ref || job.workflow_sha }}')
       expect(s.with['persist-credentials']).toBe(false)
     }
     expect(steps.filter((s) => s.run !== undefined).map((s) => s.name)).toEqual([
-      'Check that airlock-ref is a full commit SHA'
+      'Check the commit of Agent Airlock this workflow runs'
     ])
     expect(wf.jobs.publish.permissions).toEqual({
       actions: 'read',
@@ -65,7 +66,7 @@ describe('the comment trigger example', () => {
   test('the instructions reach the reusable workflow as an input, never a script; pinned head, base policy, preset, key and budget', () => {
     const text = fs.readFileSync('examples/comment-run.yml', 'utf8')
     const job = wf.jobs.airlock
-    expect(job.uses).toMatch(/\/\.github\/workflows\/agent-run\.yml@[0-9a-f]{40}$/)
+    expect(job.uses).toMatch(/\/\.github\/workflows\/agent-run\.yml@v1$/)
     expect(job.with).toMatchObject({
       agent: 'claude-code',
       task: '${{ needs.command.outputs.task }}',

@@ -405,11 +405,11 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
     'permissions: {}',
     'jobs:',
     '  airlock:',
-    `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
+    // By the release tag, with no airlock-repository/airlock-ref: the called workflow checks
+    // out its own repository and commit (job.workflow_repository, job.workflow_sha).
+    '    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@v1',
     '    permissions: { contents: read, pull-requests: write, statuses: write, checks: write, actions: read }',
     '    with:',
-    '      airlock-repository: OWNER/agent-airlock',
-    `      airlock-ref: '${'0'.repeat(40)}'`,
     '      dockerfile: .github/airlock/Dockerfile',
     '      agent-command: agent',
     '      task: .github/airlock/review-task.md',
@@ -438,6 +438,13 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
     setup
   )
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  // Agent Airlock was checked out from the called workflow's own repository and the commit the
+  // tag resolved to, with no value in the caller.
+  const own = run.steps.find((x) => x.step.with?.path === '.airlock/action')!
+  expect([own.step.with.repository, own.step.with.ref]).toEqual([
+    'OWNER/agent-airlock',
+    execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim()
+  ])
 
   // The registration ran the script of the Agent Airlock checkout, never a file of the pull request.
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
@@ -577,11 +584,13 @@ test('the policy (isolation: auto) chooses runc for a run without network, crede
     'permissions: {}',
     'jobs:',
     '  airlock:',
+    // Pinned by a full SHA, and airlock-repository/airlock-ref given as a caller on GitHub
+    // Enterprise Server (no job.workflow_* context) gives them: they win over the job context.
     `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
     '    permissions: { contents: read, pull-requests: write, statuses: write, checks: write, actions: read }',
     '    with:',
     '      airlock-repository: OWNER/agent-airlock',
-    `      airlock-ref: '${'0'.repeat(40)}'`,
+    `      airlock-ref: '${'a'.repeat(40)}'`,
     '      dockerfile: .github/airlock/Dockerfile',
     '      agent-command: agent',
     '      task: .github/airlock/review-task.md',
@@ -606,6 +615,9 @@ test('the policy (isolation: auto) chooses runc for a run without network, crede
     setup
   )
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  // The caller's airlock-ref wins over the job context.
+  const own = run.steps.find((x) => x.step.with?.path === '.airlock/action')!
+  expect(own.step.with.ref).toBe('a'.repeat(40))
   const plan = run.steps.find((s) => s.step.with?.mode === 'plan')!
   expect([plan.code, plan.stdout]).toEqual([0, expect.stringContaining('isolation tier: runc')])
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!

@@ -11,6 +11,7 @@ import { planRun } from '../../src/plan.js'
 import { AGENT_KEY_ENV } from '../../src/presets/presets.js'
 import { parsePublished, readPublished } from '../../src/presets/published.js'
 import { runInputs } from '../../src/presets/run-inputs.js'
+import { imageInputsKey } from '../../src/sandbox/docker/image-cache.js'
 import { ROOT } from '../support/cli.js'
 
 const D = (c: string): string => `sha256:${c.repeat(64)}`
@@ -126,6 +127,19 @@ describe("a run's plan", () => {
   ])('does not, with %s', async (_, raw) => {
     const p = await plan({ agent: 'claude-code', ...raw })
     expect(p.image.kind === 'build' ? p.image.published : undefined).toBeUndefined()
+  })
+
+  test("the release script's key is the key the action computes for the preset's plan", async () => {
+    const p = await plan({ agent: 'claude-code' })
+    const script = execFileSync(process.execPath, [
+      path.join(ROOT, 'scripts', 'published-images.mjs'),
+      'key',
+      'claude-code'
+    ])
+      .toString()
+      .trim()
+    expect(script).toMatch(/^[a-f0-9]{64}$/)
+    expect(await imageInputsKey(p.image)).toBe(script)
   })
 
   test('does not, for a preset the table does not list, or an unreleased checkout', async () => {

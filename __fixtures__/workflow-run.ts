@@ -185,7 +185,8 @@ function checkout(step: EvaluatedStep, setup: RunnerSetup, workspace: string): v
   if (w.repository !== undefined && w.repository !== '' && own === undefined) {
     // Agent Airlock itself at the pinned commit: this project (its action.yml, dist/, images/,
     // scripts/).
-    if (!/^[0-9a-f]{40}$/.test(w.ref ?? ''))
+    // Pinned by a full SHA, or by a release tag (v1: here, this checkout stands for that release).
+    if (!/^([0-9a-f]{40}|v\d+(\.\d+){0,2})$/.test(w.ref ?? ''))
       throw new Error(`checkout of ${w.repository} is not pinned`)
     fs.mkdirSync(dest, { recursive: true })
     for (const name of ['action.yml', 'dist', 'images', 'scripts']) {

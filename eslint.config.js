@@ -11,7 +11,9 @@ export default tseslint.config(
       'test-tools/*/node_modules/**',
       'airlock-out/**',
       'coverage/**',
-      'fixtures/reports/**'
+      'fixtures/reports/**',
+      // Another project's code (CommonJS, mocha's globals), run only inside the sandbox.
+      'fixtures/mocha-project/repo/**'
     ]
   },
   js.configs.recommended,

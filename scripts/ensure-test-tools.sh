@@ -20,3 +20,10 @@ if [ ! -d "$registry_tools/node_modules/verdaccio" ]; then
   printf '[airlock] installing the test registry (Verdaccio) into test-tools/registry...\n' >&2
   npm ci --prefix "$registry_tools" --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
 fi
+# mocha, for the integration test of a mocha project (its node_modules are copied into that test's
+# repository: the test phase has no network).
+mocha_tools="$(dirname "$0")/../test-tools/mocha"
+if [ ! -d "$mocha_tools/node_modules/mocha" ]; then
+  printf '[airlock] installing mocha into test-tools/mocha...\n' >&2
+  npm ci --prefix "$mocha_tools" --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+fi

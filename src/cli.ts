@@ -114,6 +114,7 @@ export async function main(
       log,
       signal: controller.signal,
       cache: { store: new FolderStore(defaultCacheRoot()) },
+      local: true,
       // A published preset image's provenance, checked with the GitHub CLI where it is logged in.
       verifyImage: (t) => verifyAttestation(t, { env: process.env }),
       ...(entry ? { startupMs: performance.now() } : {})

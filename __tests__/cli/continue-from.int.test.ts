@@ -52,6 +52,12 @@ it('carries the earlier patch on the same commit, starts from the head once it w
   ])
   expect([first.status, first.stderr]).toEqual([0, expect.any(String)])
   expect(read('out1/diff.patch')).toContain('+Hello, world')
+  // A local run: no pull request, so no approval on one; its next step is local.
+  expect(JSON.parse(read('out1/report.json'))).toMatchObject({ local: true })
+  expect(read('out1/comment.md')).toMatch(
+    /^\*\*Next step:\*\* a local run has no pull request and no gate: .*`git apply` it on your branch\.$/m
+  )
+  expect(read('out1/comment.md')).not.toContain('on this pull request')
 
   // The follow-up on the same commit: the earlier change is there when the agent starts.
   const second = run([

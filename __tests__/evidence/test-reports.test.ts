@@ -267,3 +267,52 @@ describe('collectTestReports reads from the result tree safely', () => {
     expect(JSON.stringify(results)).not.toContain('root:')
   })
 })
+
+describe('the report files read are kept as evidence', () => {
+  let root: string
+  let out: string
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-reports-'))
+    out = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-out-'))
+  })
+  afterEach(() => {
+    fs.rmSync(root, { recursive: true, force: true })
+    fs.rmSync(out, { recursive: true, force: true })
+  })
+
+  test('copied under test-reports/ by their configured path, capped, secrets masked', async () => {
+    fs.mkdirSync(path.join(root, 'reports'))
+    const xunit = fs.readFileSync(path.join(FIXTURES, 'corpus', 'mocha', 'xunit.xml'), 'utf8')
+    fs.writeFileSync(
+      path.join(root, 'reports', 'xunit.xml'),
+      xunit.replace('cannot read the input', 'token s3cr3t-value-123 leaked')
+    )
+    fs.copyFileSync(path.join(FIXTURES, 'go-test.json'), path.join(root, 'go.json'))
+    fs.symlinkSync('/etc/passwd', path.join(root, 'junit.xml'))
+    const results = await collectTestReports(
+      root,
+      ['reports/xunit.xml', 'go.json', 'junit.xml', 'absent.xml'],
+      { outDir: out, maxBytes: 3000, secretValues: ['s3cr3t-value-123'] }
+    )
+    expect(results.sources.map((s) => s.kept)).toEqual([
+      { path: 'test-reports/reports/xunit.xml', bytes: expect.any(Number) as number },
+      { path: 'test-reports/go.json', bytes: 3000, truncated: true },
+      undefined,
+      undefined
+    ])
+    const kept = fs.readFileSync(path.join(out, 'test-reports', 'reports', 'xunit.xml'), 'utf8')
+    expect(kept).toContain('token *** leaked')
+    expect(kept).not.toContain('s3cr3t')
+    expect(kept.length).toBe(results.sources[0].kept?.bytes)
+    // The counts come from the file as read, not from the capped copy.
+    expect(results.sources[1].cases).toBe(6)
+    expect(fs.readdirSync(path.join(out, 'test-reports')).sort()).toEqual(['go.json', 'reports'])
+  })
+
+  test('without keep, nothing is written', async () => {
+    fs.copyFileSync(path.join(FIXTURES, 'go-test.json'), path.join(root, 'go.json'))
+    const results = await collectTestReports(root, ['go.json'])
+    expect(results.sources[0].kept).toBeUndefined()
+    expect(fs.readdirSync(out)).toEqual([])
+  })
+})

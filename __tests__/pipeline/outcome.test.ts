@@ -245,3 +245,39 @@ describe('classifyOutcome', () => {
     ])
   })
 })
+
+describe('the tests-failed reason says what the exit code and the report files each said', () => {
+  const failed = (t: Partial<typeof tests> & { reported?: number | null }): string =>
+    classifyOutcome({ agent, tests: { ...tests, ...t }, testsConfigured: true }, []).reason
+  test.each([
+    // exit code, failing tests in the reports, test cases in the reports (null: none configured)
+    [1, 0, null, /exit 1; no test-reports configured/],
+    [1, 2, 48, /^the tests failed \(exit 1, 2 failed\)$/],
+    [
+      1,
+      0,
+      48,
+      /exit 1\), but the report files show no failing test among 48: the report and the exit code disagree, and the exit code decides/
+    ],
+    [1, 0, 0, /exit 1\); the report files hold no test case/],
+    [
+      0,
+      1,
+      48,
+      /show 1 failing test\(s\) although the test command exited 0; they disagree, and a failing test decides/
+    ]
+  ] as const)('exit %s, %s failed of %s', (exitCode, failedCount, reported, reason) => {
+    const reasonText = failed({ exitCode, failed: failedCount, reported })
+    expect(reasonText).toMatch(reason)
+    expect(
+      classifyOutcome(
+        {
+          agent,
+          tests: { ...tests, exitCode, failed: failedCount, reported },
+          testsConfigured: true
+        },
+        []
+      ).outcome
+    ).toBe('tests-failed')
+  })
+})

@@ -54,9 +54,10 @@ function linesOutsideFences(md: string): string[] {
   const out: string[] = []
   let fence: string | null = null
   for (const line of md.split('\n')) {
-    const m = /^(`{3,}|~{3,})/.exec(line)
+    // A fence may be indented up to three spaces (CommonMark), as under a list item.
+    const m = /^ {0,3}(`{3,}|~{3,})/.exec(line)
     if (fence === null && m) fence = m[1]
-    else if (fence !== null && line.startsWith(fence) && line.trim() === fence) fence = null
+    else if (fence !== null && line.trim() === fence) fence = null
     else if (fence === null) out.push(line)
   }
   expect(fence).toBeNull()
@@ -274,5 +275,56 @@ describe('what the reviewer sees', () => {
     expect(out).not.toMatch(/www\./)
     expect(out).not.toMatch(/#\d/)
     expect(out).not.toMatch(/&#64;|&commat;/)
+  })
+})
+
+describe('the failing tests are named with the first lines of their failure', () => {
+  const failing = (message: string | undefined): string => {
+    const r = sampleReport()
+    r.outcome = 'tests-failed'
+    r.tests.comparison = null
+    r.tests.cases = [
+      { id: 'typeOf::passes', name: 'passes', suite: 'typeOf', status: 'passed' },
+      {
+        id: 'typeOf::should return type for unknown types',
+        name: 'should return type for unknown types',
+        suite: 'typeOf',
+        status: 'failed',
+        ...(message !== undefined ? { message } : {})
+      }
+    ]
+    const md = renderComment(r, '')
+    return md.slice(md.indexOf('### ❌ Failing tests'), md.indexOf('### Tests'))
+  }
+
+  test('the id, then at most four lines of the failure in a fence under it', () => {
+    const section = failing(
+      "\nExpected values to be strictly equal:\n\x1b[32m+ actual\x1b[39m - expected\n\n+ 'symbol'\n- 'unknown'\n    at Context.<anonymous> (test/type.js:12:12)"
+    )
+    expect(section).toBe(
+      '### ❌ Failing tests (1)\n' +
+        '- <code>typeOf::should return type for unknown types</code>\n\n' +
+        '  ```\n' +
+        '  Expected values to be strictly equal:\n' +
+        '  + actual - expected\n' +
+        '  \n' +
+        "  + 'symbol'\n" +
+        '  …\n' +
+        '  ```\n\n\n'
+    )
+  })
+
+  test('a failure without a message is the id alone', () => {
+    expect(failing(undefined)).toBe(
+      '### ❌ Failing tests (1)\n- <code>typeOf::should return type for unknown types</code>\n\n'
+    )
+  })
+
+  test('a hostile message stays inside its fence, each line cut', () => {
+    const section = failing('```\n## Approved\n@octocat ' + 'x'.repeat(500))
+    const lines = linesOutsideFences(section)
+    expect(lines.join('\n')).not.toMatch(/Approved|@octocat/)
+    expect(section).toContain('````\n')
+    expect(section).toContain(`@octocat ${'x'.repeat(191)}…`)
   })
 })

@@ -117,6 +117,33 @@ describe('what to do next', () => {
   })
 })
 
+describe('a local run (airlock run): no pull request, so the next step is a local one', () => {
+  test.each<[Report['outcome'], RegExp]>([
+    [
+      'success',
+      /^\*\*Next step:\*\* a local run has no pull request and no gate: read the diff \(diff\.patch in the output folder, sha256 `ffffffffffff…`\); to take this exact change, `git apply` it on your branch\.$/m
+    ],
+    [
+      'tests-failed',
+      /^\*\*Next step:\*\* blocked — the tests failed after the agent: see Tests above and logs\/tests\.log; fix the cause or change the task, then run `airlock run` again\.$/m
+    ],
+    [
+      'timed-out',
+      /^\*\*Next step:\*\* blocked — .*raise --timeout-minutes.*run `airlock run` again/m
+    ],
+    ['infrastructure-error', /^\*\*Next step:\*\* blocked — .*run `airlock run` again/m]
+  ])('%s', (outcome, line) => {
+    const r = sampleReport()
+    r.local = true
+    r.outcome = outcome
+    expect(validateReport(r)).toEqual({ valid: true, errors: [] })
+    const md = renderComment(r, '')
+    expect(md).toMatch(line)
+    expect(md).not.toMatch(/pull request\.|re-run the workflow|a new push/)
+    expect(md).toMatch(/^\*\*Gate:\*\* none — a local run/m)
+  })
+})
+
 describe('the run, as a maintainer reads it', () => {
   test('the install phase, its cache and egress, and the time of each phase', () => {
     const r = sampleReport()

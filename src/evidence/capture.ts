@@ -36,6 +36,8 @@ export interface DiffRecord {
 
 export interface DiffCapture {
   diff: DiffRecord
+  /** diff.patch's bytes as written (secrets masked): what the threat review reads. */
+  patch: Buffer
   violations: PolicyFinding[]
   protected: PolicyFinding[]
   dependencies: DependencyFile[]
@@ -116,6 +118,7 @@ export async function captureDiff(
     )
   violations.push(...secretScan.violations)
   return {
+    patch,
     diff: {
       sha256: sha256(patch),
       bytes: patch.length,

@@ -34,8 +34,8 @@ export async function finishRun(
   report.cost.wallMs = Date.now() - Date.parse(report.startedAt)
   Object.assign(report.cost, phaseTotals(phasesRun(report)))
   const scanStart = Date.now()
-  await scanOutputs(out, [JSON.stringify(report)], scannedFiles(), redactor).catch((e: unknown) =>
-    log.error(`secret scan of the outputs: ${errorMessage(e)}`)
+  await scanOutputs(out, [JSON.stringify(report)], scannedFiles(report), redactor).catch(
+    (e: unknown) => log.error(`secret scan of the outputs: ${errorMessage(e)}`)
   )
   report.cost.steps = { ...report.cost.steps, scanMs: Date.now() - scanStart }
   await writeOutputs(out, report, redactor).catch((e: unknown) =>
@@ -66,9 +66,20 @@ async function cleanup(
 }
 
 /** The text files of the output folder that the secret scan reads and masks. */
-function scannedFiles(): string[] {
+function scannedFiles(report: Report): string[] {
   const o = OUTPUT_FILES
-  return [o.agentLog, o.testsLog, o.rerunLog, o.baselineLog, o.task, o.egress, o.transcript]
+  // The kept test report files too (written by the tests, which can print a token).
+  const kept = report.tests.sources.flatMap((s) => (s.kept ? [s.kept.path] : []))
+  return [
+    o.agentLog,
+    o.testsLog,
+    o.rerunLog,
+    o.baselineLog,
+    o.task,
+    o.egress,
+    o.transcript,
+    ...kept
+  ]
 }
 
 function phasesRun(report: Report): PhaseReport[] {

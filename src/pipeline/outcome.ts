@@ -21,6 +21,8 @@ export interface PhaseOutcomes {
   tests?: PhaseOutcome & {
     /** Failed test cases after the re-run. */
     failed: number
+    /** Test cases the report files held; null when no test-reports are configured. */
+    reported?: number | null
     /** The re-run (if any) exited 0 with no failed case left. */
     rerunPassed: boolean
     /** Tests found flaky by the re-run; null when there was no re-run. */
@@ -111,11 +113,29 @@ function phaseOutcome(phases: PhaseOutcomes): Classified {
     return is('infrastructure-error', `the tests container failed: ${tests.error}`)
   if (tests.timedOut) return is('timed-out', 'the tests ran past timeout-minutes')
   if ((tests.exitCode !== 0 && !tests.rerunPassed) || tests.failed > 0)
-    return is('tests-failed', `the tests failed (exit ${tests.exitCode}, ${tests.failed} failed)`)
+    return is('tests-failed', testsFailedReason(tests))
   return is(
     'success',
     tests.flaky !== null
       ? `the agent finished and the tests pass on the re-run (flaky: ${tests.flaky})`
       : 'the agent finished and the tests pass'
   )
+}
+
+/**
+ * Why the tests failed, in the words of both witnesses: the exit code and the report files. When
+ * they disagree the review says so, and which one decided: a non-zero exit fails the run whatever
+ * the report shows (a failure outside the tests — a hook, collection, a crash of the runner or of
+ * its reporter — is not in the report), and a failing test in the report fails it whatever the exit.
+ */
+export function testsFailedReason(tests: NonNullable<PhaseOutcomes['tests']>): string {
+  const exit = `exit ${tests.exitCode}`
+  if (tests.failed > 0 && tests.exitCode === 0)
+    return `the tests failed: the report files show ${tests.failed} failing test(s) although the test command exited 0; they disagree, and a failing test decides`
+  if (tests.failed > 0) return `the tests failed (${exit}, ${tests.failed} failed)`
+  if (tests.reported === null || tests.reported === undefined)
+    return `the tests failed (${exit}; no test-reports configured, so no failing test is named)`
+  if (tests.reported === 0)
+    return `the tests failed (${exit}); the report files hold no test case (not written, not read, or empty: see Tests)`
+  return `the tests failed (${exit}), but the report files show no failing test among ${tests.reported}: the report and the exit code disagree, and the exit code decides (a failure outside the tests, such as a hook, collection or a crash of the runner or its reporter, is not in the report: see logs/tests.log)`
 }

@@ -29,6 +29,7 @@ import { checkFull, openScratch } from './scratch.js'
 import { watchCancellation } from './cancel.js'
 import { alongside, timed } from './alongside.js'
 import { finishRun } from './finish.js'
+import { reviewThreats } from './threat-review.js'
 import { isResolved, resolvePlan } from './resolve.js'
 import type { ResolvedPlan } from './resolve.js'
 import { recordImage, resolveRunImage } from './image.js'
@@ -41,6 +42,7 @@ import { installFailedDiagnosis } from '../evidence/diagnosis.js'
 import { keepInstallOutput, runBaseline, runTests } from './tests.js'
 import type { InstallOutput } from './tests.js'
 import type { ServiceReport } from '../services/record.js'
+import { KEPT_REPORTS_DIR } from '../evidence/test-reports/index.js'
 
 export type { RunSecrets } from '../plan.js'
 
@@ -64,6 +66,8 @@ export interface PipelineDeps {
    * temporary folder).
    */
   cache?: { store: CacheStore; dir?: string }
+  /** A local run (the CLI): no pull request and no gate; the review's next step says so. */
+  local?: boolean
   /** Checks a published preset image's build provenance (none: the report says it was skipped). */
   verifyImage?: VerifyImage
 }
@@ -97,6 +101,7 @@ export async function runPipeline(
   const { runtime, signal } = deps
   const out = plan.outputDir
   const report = emptyReport(plan)
+  if (deps.local === true) report.local = true
   // The task as the review shows it (cut; task.md in the output folder has all of it).
   const taskChars = [...secrets.task]
   report.task.text = taskChars.slice(0, MAX_TASK_CHARS).join('')
@@ -253,6 +258,9 @@ export async function runPipeline(
     })
     recordCapture(report, capture)
     step('diffMs')(Date.now() - diffStart)
+    const threatStart = performance.now()
+    report.threatReview = await reviewThreats(capture, log)
+    step('threatReviewMs')(Math.round(performance.now() - threatStart))
     if (agent.run.result.cancelled) throw new CancelledError('signal')
 
     const testsPhase = findPhase(plan, 'tests')
@@ -374,6 +382,7 @@ async function prepareFolders(
   await fs.promises.mkdir(path.join(out, 'logs'), { recursive: true })
   for (const f of Object.values(OUTPUT_FILES))
     await fs.promises.rm(path.join(out, f), { force: true })
+  await fs.promises.rm(path.join(out, KEPT_REPORTS_DIR), { recursive: true, force: true })
   await fs.promises.writeFile(path.join(out, OUTPUT_FILES.task), redactor.redact(task))
   const tmp = await makeRunTemp(tempRoot ?? defaultTempRoot(), plan.runId)
   await fs.promises.writeFile(path.join(tmp, 'task.md'), task, { mode: 0o444 })

@@ -69,7 +69,13 @@ export async function runTests(
   }
   const dir = await fresh('tests', false)
   const tests = await runPhase(ctx, phase, dir, OUTPUT_FILES.testsLog, { onServices })
-  const results = await collectTestReports(dir, plan.capture.testReports)
+  // The report files of this run are kept in the output folder (the re-run's and the baseline's
+  // are read only).
+  const results = await collectTestReports(dir, plan.capture.testReports, {
+    outDir: plan.outputDir,
+    maxBytes: plan.capture.maxLogBytes,
+    secretValues: ctx.secretValues
+  })
   let rerun: Report['tests']['rerun'] | undefined
   let rerunPassed = false
   const base = baseline ? { exitCode: baseline.phase.exitCode, cases: baseline.cases } : null
@@ -118,6 +124,7 @@ export async function runTests(
     outcome: {
       ...tests.result,
       failed: summary.failed,
+      reported: plan.capture.testReports.length > 0 ? summary.total : null,
       rerunPassed,
       flaky: rerun ? rerun.flaky.length : null
     }

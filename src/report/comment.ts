@@ -25,6 +25,7 @@ import {
   taskSection
 } from './comment/voice.js'
 import { code, t } from './comment/text.js'
+import { threatLine, threatSection } from './comment/threat.js'
 
 /** GitHub rejects comments over 65,536 characters; stay well under. */
 export const MAX_COMMENT_CHARS = 60_000
@@ -61,6 +62,8 @@ export const UNSEEN_COMMAND = '/airlock approve <its full SHA-256> unseen'
 
 function gateLine(report: Report, patch: string, partial: boolean): string {
   const diff = report.diff.sha256 ? `\`${report.diff.sha256.slice(0, 12)}\`` : 'none'
+  if (report.local === true)
+    return `**Gate:** none — a local run (no pull request, no status); outcome ${report.outcome}, diff ${diff}`
   if (report.outcome !== 'success')
     return `**Gate:** 🚫 blocked — outcome ${report.outcome}; this run's diff ${diff} cannot be approved`
   const head = `\`${(report.repo.headSha ?? 'unknown').slice(0, 12)}\``
@@ -77,6 +80,8 @@ export interface RenderOptions {
   evidenceLine?: string | null
   /** Findings placed on the lines by the publisher (the rest are listed with why). */
   inline?: { posted: number; unanchored: Map<number, string> }
+  /** Threat review findings placed on the lines by the publisher (the rest are listed with why). */
+  threatInline?: { posted: number; unanchored: Map<number, string> }
 }
 
 /**
@@ -121,11 +126,13 @@ function render(
           `**Isolation:** ${code(report.isolation.tier, 60)} (asked: ${code(report.isolation.requested, 60)}) — ${report.isolation.reasons.map((r) => t(r, 200)).join('; ')}`
         ]
       : []),
-    ...(report.continuation !== undefined ? [continuationLine(report) as string] : [])
+    ...(report.continuation !== undefined ? [continuationLine(report) as string] : []),
+    ...(report.threatReview !== undefined ? [threatLine(report) as string] : [])
   ]
   const body = [
     taskSection(report),
     answerSection(report),
+    threatSection(report, options.threatInline),
     findingsSection(report, options.inline),
     policySection(report),
     newlyFailingSection(report),

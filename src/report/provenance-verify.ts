@@ -91,9 +91,27 @@ function reportAgrees(outDir: string, p: ProvenancePredicate): string[] {
     ['image.dockerfileSha256', p.image?.dockerfileSha256, r.image?.dockerfileSha256],
     ['task.sha256', p.task?.sha256, r.task?.sha256]
   ]
-  return pairs
+  const t = r.threatReview
+  pairs.push(
+    ['threatReview.verdict', p.threatReview?.verdict ?? null, t?.verdict ?? null],
+    ['threatReview.diffSha256', p.threatReview?.diffSha256 ?? null, t?.diffSha256 ?? null]
+  )
+  const problems = pairs
     .filter(([, a, b]) => a !== b)
     .map(([k]) => `predicate.${k}: differs from report.json`)
+  // The verdict holds for the diff it judged: the one this statement binds, and the report's.
+  if (t !== undefined && t !== null && t.diffSha256 !== r.diff?.sha256)
+    problems.push('report.json: threatReview judged another diff than diff.sha256')
+  return problems
+}
+
+/** The threat review's verdict is bound to the diff the statement's subject names. */
+function threatBound(statement: Statement): string[] {
+  const t = statement.predicate.threatReview
+  if (t === undefined || t === null) return []
+  return t.diffSha256 === statement.subject[0].digest.sha256
+    ? []
+    : ['predicate.threatReview: its verdict is for another diff than the subject (diff.patch)']
 }
 
 function safeRelative(p: string): boolean {
@@ -155,6 +173,7 @@ export function verifyProvenance(outDir: string): VerifyResult {
   if (statement.subject[0].digest.sha256 !== diffBound) {
     problems.push('subject: its digest is not the diff.patch the statement binds')
   }
+  problems.push(...threatBound(statement))
   if (problems.length === 0) problems.push(...reportAgrees(outDir, statement.predicate))
   return { ok: problems.length === 0, problems, statement, matched }
 }

@@ -64,6 +64,16 @@ export interface ProvenancePredicate {
   policyFile: { path: string; commit: string | null; blobSha: string | null }
   sandbox: Record<string, unknown>
   egress: { ledgerSha256: string | null }
+  /**
+   * The threat review's verdict and the diff it judged (null: the run had none). `airlock verify`
+   * checks that this diff is the statement's subject, and that report.json says the same.
+   */
+  threatReview?: {
+    mode: string
+    verdict: string
+    diffSha256: string | null
+    findings: number
+  } | null
   /** Every evidence file of the output folder (all but provenance.json, its signature, artifact.json, dry-run.json). */
   files: BoundFile[]
 }
@@ -188,6 +198,15 @@ export function buildStatement(outDir: string): Statement {
         ...(report.sandbox.workspace !== undefined ? { workspace: report.sandbox.workspace } : {})
       },
       egress: { ledgerSha256: boundOf(files, 'egress.jsonl') },
+      threatReview:
+        report.threatReview !== undefined
+          ? {
+              mode: report.threatReview.mode,
+              verdict: report.threatReview.verdict,
+              diffSha256: report.threatReview.diffSha256,
+              findings: report.threatReview.total
+            }
+          : null,
       files
     }
   }

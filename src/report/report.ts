@@ -17,6 +17,7 @@ import type { SetupEgress } from '../setup/record.js'
 import type { TestsDiagnosis } from '../evidence/diagnosis.js'
 import type { AgentAnswer } from '../evidence/answer.js'
 import type { FindingsRecord } from '../evidence/findings.js'
+import type { ThreatReviewRecord } from '../threat-review/review.js'
 import type { CostEstimate } from '../prices.js'
 import type { ContinuationRecord } from '../continue-context.js'
 
@@ -88,6 +89,11 @@ export interface Report {
     /** Where the task text came from (a task file is read at the base commit). */
     origin?: TaskOrigin
   }
+  /**
+   * A local run (`airlock run`): there is no pull request and no gate, so the review's next step is
+   * a local one. Absent on a runner.
+   */
+  local?: true
   /** A follow-up run: the earlier run it continues (its review is superseded by this one). */
   continuation?: ContinuationRecord
   agent: PhaseReport & {
@@ -104,6 +110,11 @@ export interface Report {
   }
   /** The agent's findings about lines (/airlock/out/review.json), when it wrote any. */
   findings?: FindingsRecord
+  /**
+   * The threat review of the diff (docs/report.md): findings of the deterministic rules, and a
+   * verdict bound to the diff it judged. Absent when the run ended before its diff was captured.
+   */
+  threatReview?: ThreatReviewRecord
   tests: {
     command: string | null
     phase: PhaseReport | null
@@ -275,4 +286,6 @@ export interface RunSteps {
   diffMs?: number
   /** The secret scan of the outputs before report.json is written. */
   scanMs?: number
+  /** The threat review of the diff. */
+  threatReviewMs?: number
 }

@@ -97,6 +97,12 @@ async function secretFindings(
 }
 
 const RANK = { high: 0, medium: 1 } as const
+const MAX_WHY = 300
+
+function capChars(text: string, max: number): string {
+  const chars = [...text]
+  return chars.length > max ? chars.slice(0, max - 1).join('') + '…' : text
+}
 
 /** The threat review of a git patch (diff.patch's bytes). */
 export async function reviewPatch(
@@ -114,6 +120,8 @@ export async function reviewPatch(
       `${options.unread} changed file(s) are not in diff.patch (max-diff-bytes or max-changed-files) and were not reviewed`
     )
   const ordered = all
+    // A finding's words quote the change (a host, a dependency's name): bounded.
+    .map((f) => ({ ...f, why: capChars(f.why, MAX_WHY) }))
     .map((f, i) => ({ f, i }))
     .sort((a, b) => RANK[a.f.severity] - RANK[b.f.severity] || a.i - b.i)
     .map((x) => x.f)

@@ -24,6 +24,11 @@ export interface TestReportSource {
   truncated?: boolean
   /** How many test cases this file contributed. */
   cases?: number
+  /**
+   * The copy of the file kept in the output folder (bound in provenance.json like every evidence
+   * file): its path there, its size, and whether it was cut at the cap.
+   */
+  kept?: { path: string; bytes: number; truncated?: boolean }
 }
 
 export interface TestSummary {

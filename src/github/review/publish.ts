@@ -9,7 +9,7 @@ import { renderReview } from '../../report/comment.js'
 import { isSuperseded, parseMarker, sameEvidence, supersededBody } from './marker.js'
 import type { Marker } from './marker.js'
 import type { Identity, Writes } from '../client/writes.js'
-import { placeFindings } from './review-comments.js'
+import { placeFindings, placeThreats } from './review-comments.js'
 import type { Placement, PullFile } from './review-comments.js'
 import { errorMessage } from '../../errors.js'
 
@@ -104,8 +104,12 @@ export async function publishRun(
   // The agent's findings: on the lines of the pull request's diff where they can be, in the body
   // otherwise (none dropped).
   const findings = evidence.full.findings?.findings ?? []
-  const placement: Placement | null =
-    findings.length > 0 ? placeFindings(findings, await pullFiles(octokit, t, log)) : null
+  const threats = evidence.full.threatReview?.findings ?? []
+  const files = findings.length + threats.length > 0 ? await pullFiles(octokit, t, log) : null
+  const placement: Placement | null = findings.length > 0 ? placeFindings(findings, files) : null
+  // The threat review's findings likewise, in words of their own.
+  const threatPlacement: Placement | null = threats.length > 0 ? placeThreats(threats, files) : null
+  const comments = [...(placement?.comments ?? []), ...(threatPlacement?.comments ?? [])]
   // Rendered here from the validated report and the hash-checked patch; no regex ever runs over
   // the assembled body, so nothing the agent named can remove or reorder a line of it. A review
   // that cannot show the whole diff says so in its gate line, its marker and the gate status.
@@ -113,6 +117,14 @@ export async function publishRun(
     evidenceLine: options.evidenceLine,
     ...(placement
       ? { inline: { posted: placement.comments.length, unanchored: placement.unanchored } }
+      : {}),
+    ...(threatPlacement
+      ? {
+          threatInline: {
+            posted: threatPlacement.comments.length,
+            unanchored: threatPlacement.unanchored
+          }
+        }
       : {})
   })
   const marker: Marker = {
@@ -189,7 +201,7 @@ export async function publishRun(
           ...base,
           commit_id: report.headSha,
           body,
-          ...(placement && placement.comments.length > 0 ? { comments: placement.comments } : {})
+          ...(comments.length > 0 ? { comments } : {})
         },
         { id: 0, html_url: '', state: 'PENDING' }
       )

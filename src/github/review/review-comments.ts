@@ -4,6 +4,8 @@
 import type { Finding } from '../../evidence/findings.js'
 import { codeBlock } from '../../report/escape.js'
 import { findingBody } from '../../report/comment/voice.js'
+import { threatCommentBody } from '../../report/comment/threat.js'
+import type { ThreatFinding } from '../../threat-review/review.js'
 
 /** A comment of `POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews` (`comments[]`). */
 export interface ReviewComment {
@@ -62,7 +64,11 @@ export function commentBody(f: Finding): string {
 }
 
 /** Places each finding on the pull request's diff, or says why it cannot be. */
-export function placeFindings(findings: Finding[], files: PullFile[] | null): Placement {
+export function placeFindings(
+  findings: Finding[],
+  files: PullFile[] | null,
+  bodyOf: (f: Finding, i: number) => string = commentBody
+): Placement {
   const comments: ReviewComment[] = []
   const unanchored = new Map<number, string>()
   const byName = new Map((files ?? []).map((f) => [f.filename, f]))
@@ -96,7 +102,7 @@ export function placeFindings(findings: Finding[], files: PullFile[] | null): Pl
     }
     comments.push({
       path: f.path,
-      body: commentBody(f),
+      body: bodyOf(f, i),
       line: f.line,
       side: f.side,
       ...(f.startLine !== undefined
@@ -105,4 +111,29 @@ export function placeFindings(findings: Finding[], files: PullFile[] | null): Pl
     })
   })
   return { comments, unanchored }
+}
+
+/**
+ * The threat review's findings on the pull request's diff, each with its own words; a finding
+ * about a whole file (no line) stays in the review's body.
+ */
+export function placeThreats(threats: ThreatFinding[], files: PullFile[] | null): Placement {
+  const withLine = threats.flatMap((f, i) => (f.line !== null ? [{ f, i }] : []))
+  const placed = placeFindings(
+    withLine.map(({ f }) => ({
+      path: f.path,
+      line: f.line as number,
+      side: f.side,
+      severity: f.severity === 'high' ? 'error' : 'warning',
+      body: ''
+    })),
+    files,
+    (_, k) => threatCommentBody(withLine[k].f)
+  )
+  const unanchored = new Map<number, string>()
+  threats.forEach((f, i) => {
+    if (f.line === null) unanchored.set(i, 'about the file as a whole')
+  })
+  for (const [k, why] of placed.unanchored) unanchored.set(withLine[k].i, why)
+  return { comments: placed.comments, unanchored }
 }

@@ -1,6 +1,7 @@
 // The comment's sections about the change: policy findings, newly failing and failed tests,
 // the changed files and the diff itself.
 import { codeBlock } from '../escape.js'
+import { revealHidden } from '../../text-filter.js'
 import type { Report } from '../report.js'
 import { code, more, t } from './text.js'
 
@@ -37,11 +38,12 @@ export function newlyFailingSection(report: Report): string | null {
   if (cmp !== null) {
     const newly = cmp.cases.filter((c) => c.classification === 'newly-failing')
     if (newly.length === 0) return null
+    const byId = new Map(report.tests.cases.map((c) => [c.id, c]))
     return (
       `### ❌ Newly failing tests (${newly.length})\n` +
       newly
         .slice(0, MAX_TESTS_LISTED)
-        .map((c) => `- ${code(c.id)}`)
+        .map((c) => failingItem(c.id, byId.get(c.id)?.message))
         .join('\n') +
       more(Math.min(MAX_TESTS_LISTED, newly.length), newly.length, 'tests')
     )
@@ -52,10 +54,39 @@ export function newlyFailingSection(report: Report): string | null {
     `### ❌ Failing tests (${failed.length})\n` +
     failed
       .slice(0, MAX_TESTS_LISTED)
-      .map((c) => `- ${code(c.id)}`)
+      .map((c) => failingItem(c.id, c.message))
       .join('\n') +
     more(Math.min(MAX_TESTS_LISTED, failed.length), failed.length, 'tests')
   )
+}
+
+/** Lines of a failure shown under its test (report.json and the kept report files have all). */
+const FAILURE_LINES = 4
+const FAILURE_LINE_CHARS = 200
+
+/**
+ * One failing test: its id, and the first lines of its failure (from the report file) in a
+ * fenced block inside the list item, where nothing renders.
+ */
+function failingItem(id: string, message: string | undefined): string {
+  // Colours a runner wrote into its report are dropped; other hidden characters are shown.
+  const lines = revealHidden(message ?? '', { dropAnsi: true })
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .filter((l, i, all) => l.trim() !== '' || (i > 0 && all[i - 1].trim() !== ''))
+  while (lines.length > 0 && lines[0].trim() === '') lines.shift()
+  const shown = lines
+    .slice(0, FAILURE_LINES)
+    .map((l) =>
+      [...l].length > FAILURE_LINE_CHARS ? [...l].slice(0, FAILURE_LINE_CHARS).join('') + '…' : l
+    )
+  while (shown.length > 0 && shown[shown.length - 1].trim() === '') shown.pop()
+  if (shown.length === 0) return `- ${code(id)}`
+  const block = codeBlock(shown.join('\n') + (lines.length > FAILURE_LINES ? '\n…' : ''))
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n')
+  return `- ${code(id)}\n\n${block}\n`
 }
 
 export function testsSection(report: Report): string | null {

@@ -163,8 +163,32 @@ const CLEAR: Record<Exclude<Report['outcome'], 'success'>, string> = {
   cancelled: 'the run was cancelled: re-run the workflow'
 }
 
+/** The same for a local run (`airlock run`): no workflow, no push, no pull request. */
+const CLEAR_LOCAL: Record<Exclude<Report['outcome'], 'success'>, string> = {
+  'agent-failed':
+    'the agent failed: read logs/agent.log in the output folder, fix the cause or change the task, then run `airlock run` again',
+  'tests-failed':
+    'the tests failed after the agent: see Tests above and logs/tests.log; fix the cause or change the task, then run `airlock run` again',
+  'timed-out':
+    'the agent ran out of time: raise --timeout-minutes or narrow the task, then run `airlock run` again',
+  'policy-violation':
+    'the change breaks the policy: see Policy above; change the task or the policy file, then run `airlock run` again',
+  'infrastructure-error':
+    'the machine failed, not the agent: check that Docker answers, then run `airlock run` again',
+  'configuration-error': 'a flag is wrong: fix the flag named above, then run `airlock run` again',
+  cancelled: 'the run was cancelled: run `airlock run` again'
+}
+
 /** The line that says what to do next: the exact approval command, or what blocks and how to clear it. */
 export function nextStepLine(report: Report, partial = false): string {
+  if (report.local === true) {
+    if (report.outcome !== 'success')
+      return `**Next step:** blocked — ${CLEAR_LOCAL[report.outcome]}.`
+    const sha = report.diff.sha256 === null ? 'none' : `\`${report.diff.sha256.slice(0, 12)}…\``
+    return report.diff.sha256 === null || report.diff.totalFiles === 0
+      ? '**Next step:** a local run has no pull request and no gate: the agent changed nothing.'
+      : `**Next step:** a local run has no pull request and no gate: read the diff (diff.patch in the output folder, sha256 ${sha}); to take this exact change, \`git apply\` it on your branch.`
+  }
   if (report.outcome !== 'success') return `**Next step:** blocked — ${CLEAR[report.outcome]}.`
   if (partial)
     return '**Next step:** this review does not show the whole diff: read diff.patch of the run artifact; to accept this exact diff, a maintainer then comments `/airlock approve <its full SHA-256> unseen` on this pull request.'

@@ -68,6 +68,16 @@ export interface RunnerSetup {
   repositories?: Record<string, string>
   /** Artifact service environments of other runs, by run id (download-artifact `run-id`). */
   artifactRuns?: Record<string, Record<string, string>>
+  /** Variables a step of this machine needs that a hosted runner does not (a stand-in's address). */
+  machineEnv?: Record<string, string>
+  /**
+   * Emulations of third-party actions a test provides, for the inputs its workflow uses: called
+   * for every `uses:` step first; undefined leaves the step to the emulations above.
+   */
+  emulate?: (
+    step: EvaluatedStep,
+    io: { workspace: string; outputFile: string; env: Record<string, string> }
+  ) => Promise<{ code: number; stdout?: string; stderr?: string } | undefined>
   /** GitHub Apps whose installation token create-github-app-token mints, by client id. */
   apps?: Record<string, { privateKey: string; slug: string; token: string; installationId: string }>
   /** The run's jobs as the Actions API lists them (the stand-in's `workflowJobs` of the run). */
@@ -344,11 +354,19 @@ export async function runJob(
       GITHUB_STEP_SUMMARY: summaryFile,
       RUNNER_TEMP: temp,
       ...setup.artifactEnv,
+      ...setup.machineEnv,
       ...step.env
     }
     let result = { code: 0 as number | null, stdout: '', stderr: '' }
     let inputs: Record<string, string> = {}
-    if (step.run !== undefined) {
+    const emulated =
+      step.uses !== undefined && setup.emulate !== undefined
+        ? await setup.emulate(step, { workspace, outputFile, env: runnerEnv })
+        : undefined
+    if (emulated !== undefined) {
+      result = { code: emulated.code, stdout: emulated.stdout ?? '', stderr: emulated.stderr ?? '' }
+      inputs = { ...step.with }
+    } else if (step.run !== undefined) {
       result = await spawnStep('bash', ['-e', '-c', step.run], runnerEnv, workspace)
     } else if (step.uses?.startsWith('actions/checkout@')) {
       checkout(step, setup, workspace)

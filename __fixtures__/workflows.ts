@@ -112,6 +112,8 @@ export interface Contexts {
   runner?: { os: string; temp: string }
   /** The job context (a called workflow's identity: see LoadedWorkflow.job). */
   job?: Record<string, unknown>
+  /** The matrix context of one job of a matrix. */
+  matrix?: Record<string, unknown>
 }
 
 /** The contexts a job of `w` sees: a called workflow's jobs get its identity in `job`. */
@@ -162,7 +164,7 @@ export function evaluate(expression: string, ctx: Contexts): unknown {
       steps: ctx.steps ?? {},
       job: ctx.job ?? {},
       runner: ctx.runner ?? { os: 'Linux', temp: '/home/runner/work/_temp' },
-      matrix: {},
+      matrix: ctx.matrix ?? {},
       strategy: {}
     }),
     data.reviver

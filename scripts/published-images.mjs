@@ -106,23 +106,37 @@ async function main() {
     if (images[m[1]] === undefined) fail(`--platform ${p}: no --image for ${m[1]}`)
     images[m[1]].platforms[m[2]] = m[3]
   }
-  const table = {
-    comment:
-      'The preset images published for this commit of Agent Airlock (written by the release workflow, .github/workflows/release.yml). The action pulls a preset image by its digest when the preset folder is the one it was built from (inputsKey); otherwise it builds it from images/agents/<preset>/.',
-    version: values.version ?? null,
-    repository: values.repository ?? null,
-    images
-  }
-  const text = `${JSON.stringify(table, null, 2)}\n`
   try {
-    code.parsePublished(text)
+    const text = await writeTable(code, {
+      version: values.version ?? null,
+      repository: values.repository ?? null,
+      images,
+      out: values.out
+    })
+    process.stdout.write(
+      `wrote ${path.relative(process.cwd(), values.out) || values.out}: ${Object.keys(images).join(', ') || 'no images'} (${text.length} bytes)\n`
+    )
   } catch (error) {
     fail(error.message)
   }
-  fs.writeFileSync(values.out, text)
-  process.stdout.write(
-    `wrote ${path.relative(process.cwd(), values.out) || values.out}: ${Object.keys(images).join(', ') || 'no images'}\n`
-  )
+}
+
+/**
+ * Writes the table to `out` after the action's own parser accepted it; returns the text.
+ * `images`: preset → {image, digest, platforms, inputsKey}.
+ */
+export async function writeTable(code, { version, repository, images, out }) {
+  const table = {
+    comment:
+      'The preset images published for this commit of Agent Airlock (written by the release workflow, .github/workflows/release.yml). The action pulls a preset image by its digest when the preset folder is the one it was built from (inputsKey); otherwise it builds it from images/agents/<preset>/.',
+    version,
+    repository,
+    images
+  }
+  const text = `${JSON.stringify(table, null, 2)}\n`
+  code.parsePublished(text)
+  fs.writeFileSync(out, text)
+  return text
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) await main()

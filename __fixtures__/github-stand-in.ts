@@ -35,11 +35,14 @@ import type {
   Fault,
   Pull,
   RecordedRequest,
+  RepositoryEvent,
   Review,
   Status,
   User,
   WorkflowJob
 } from './stand-in/state.js'
+import { ACTIONS_BOT } from './stand-in/state.js'
+import { startsWorkflows } from './github-rules.js'
 import { statusesRoutes } from './stand-in/statuses.js'
 
 export * from './stand-in/state.js'
@@ -214,6 +217,23 @@ export class GitHubStandIn {
   }[] = []
   /** Reactions added to issue comments. */
   readonly reactions: { commentId: number; content: string; user: string }[] = []
+  /**
+   * Repository settings GitHub enforces. `actionsCanCreatePullRequests`: "Allow GitHub Actions to
+   * create and approve pull requests" (Settings → Actions → General), off by default: without it
+   * `POST /pulls` with GITHUB_TOKEN is 403.
+   */
+  readonly settings = { actionsCanCreatePullRequests: false }
+  /**
+   * Branch protection of the default branch: the status contexts that must be `success` on a pull
+   * request's head before it can merge (`mergeState`). A context never reported blocks for good.
+   */
+  readonly requiredContexts: string[] = []
+  /**
+   * The webhook events the writes caused, in order, with whether GitHub starts workflows for
+   * them: an event caused by GITHUB_TOKEN starts none, except workflow_dispatch and
+   * repository_dispatch (`startsWorkflows`).
+   */
+  readonly events: RepositoryEvent[] = []
   /** Answer GraphQL with an error (the viewer cannot be read). */
   graphqlFails = false
   /** Called before a request is handled (after validation): lets a test change the world mid-run. */
@@ -270,7 +290,10 @@ export class GitHubStandIn {
       emails: this.emails,
       faults: this.faults,
       teams: this.teams,
-      reactions: this.reactions
+      reactions: this.reactions,
+      settings: this.settings,
+      requiredContexts: this.requiredContexts,
+      events: this.events
     })
     const { graphqlFails, beforeRoute, barrier, nextId } = this
     const refs = (): Map<string, string> =>
@@ -302,6 +325,9 @@ export class GitHubStandIn {
       refill(this.faults, saved.faults)
       remap(this.teams, saved.teams)
       refill(this.reactions, saved.reactions)
+      Object.assign(this.settings, structuredClone(saved.settings))
+      refill(this.requiredContexts, saved.requiredContexts)
+      refill(this.events, saved.events)
       this.graphqlFails = graphqlFails
       this.beforeRoute = beforeRoute
       this.barrier = barrier
@@ -618,6 +644,42 @@ export class GitHubStandIn {
     return handler(this, { p, b: (body ?? {}) as Record<string, unknown>, user, url, pull })
   }
 
+  /** Records the webhook event a write caused (see `events`). */
+  emit(name: string, action: string | undefined, actor: User, pull?: number): void {
+    const byWorkflowToken = actor.login === ACTIONS_BOT.login
+    this.events.push({
+      name,
+      ...(action !== undefined ? { action } : {}),
+      actor: actor.login,
+      ...(pull !== undefined ? { pull } : {}),
+      byWorkflowToken,
+      startsWorkflows: startsWorkflows(name, byWorkflowToken)
+    })
+  }
+
+  /**
+   * Whether the pull request can merge under branch protection, as its `mergeable_state` says:
+   * `blocked` while a required context has no `success` status on the head (never reported,
+   * pending or failed), `clean` otherwise.
+   */
+  mergeState(pull: Pull): 'clean' | 'blocked' {
+    const head = this.headSha(pull)
+    for (const context of this.requiredContexts) {
+      const latest = this.statuses.filter((s) => s.sha === head && s.context === context).at(-1)
+      if (latest?.state !== 'success') return 'blocked'
+    }
+    return 'clean'
+  }
+
+  branchExists(name: string): boolean {
+    try {
+      this.git(['rev-parse', '--verify', `refs/heads/${name}`])
+      return true
+    } catch {
+      return false
+    }
+  }
+
   commitExists(sha: string): boolean {
     // A fork's head commit is in GitHub's repository network, not in our local repository.
     if ([...this.pulls.values()].some((p) => p.foreignHeadSha === sha)) return true
@@ -651,6 +713,7 @@ export class GitHubStandIn {
       body: p.body,
       user: this.userJson(p.user),
       html_url: `${base}/pull/${p.number}`,
+      mergeable_state: p.state === 'open' ? this.mergeState(p) : 'unknown',
       head: { ref: p.headRef, sha: this.headSha(p), repo: { full_name: p.headRepo } },
       base: {
         ref: p.baseRef,

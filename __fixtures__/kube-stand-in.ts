@@ -104,6 +104,8 @@ class HttpError extends Error {
 export class KubeStandIn {
   readonly requests: { method: string; path: string }[] = []
   readonly refused: string[] = []
+  /** The pods as the client sent them. */
+  readonly created: IPod[] = []
   private server?: http.Server
   private readonly docker: Docker
   readonly namespace: string
@@ -360,6 +362,7 @@ export class KubeStandIn {
         throw new HttpError(422, 'Invalid', `pods: ${String(error)}`)
       }
       const n = pod.metadata?.name ?? ''
+      this.created.push(JSON.parse(JSON.stringify(pod)) as IPod)
       if (this.pods.has(n)) throw new HttpError(409, 'AlreadyExists', `pods "${n}" already exists`)
       const cls = pod.spec?.runtimeClassName
       if (cls !== undefined && (this.options.runtimeClasses ?? {})[cls] === undefined)
@@ -619,7 +622,8 @@ export class KubeStandIn {
       const vol = (spec.volumes ?? []).find((v) => v.name === m.name)
       if (vol?.emptyDir === undefined) throw new Error(`volume ${m.name}: only emptyDir is served`)
       if (vol.emptyDir.medium === 'Memory' && onlyMount(spec, m.name) && m.subPath === undefined) {
-        tmpfs[m.mountPath] = `rw,nosuid,nodev,size=${vol.emptyDir.sizeLimit ?? '64m'},mode=1777,uid=${uid ?? 0},gid=${gid ?? 0}`
+        tmpfs[m.mountPath] =
+          `rw,nosuid,nodev,size=${vol.emptyDir.sizeLimit ?? '64m'},mode=1777,uid=${uid ?? 0},gid=${gid ?? 0}`
         continue
       }
       const hostPath = path.join(

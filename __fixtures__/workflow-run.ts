@@ -17,7 +17,8 @@
  *                              reads through the REST API and so needs `github-token`), the
  *                              results stand-in of that run.
  *   actions/create-github-app-token  checks `client-id` and `private-key` against an App the
- *                              test registers and answers its outputs: `token` (an installation
+ *                              test registers, and its `permission-*` inputs against what the
+ *                              App was granted (GitHub's 422 for more), and answers its outputs: `token` (an installation
  *                              token the API stand-in knows as `<slug>[bot]`), `app-slug`,
  *                              `installation-id`.
  * A `uses: ./…` step gets its inputs as the runner gives them: every `action.yml` default
@@ -44,8 +45,10 @@ import {
   jobSteps,
   type Contexts,
   type EvaluatedStep,
-  type LoadedWorkflow
+  type LoadedWorkflow,
+  type Permissions
 } from './workflows.js'
+import { refusedAppPermissions } from './github-rules.js'
 
 export interface RunnerSetup {
   /** The local stand-in of the GitHub repository (a bare git repository). */
@@ -79,7 +82,20 @@ export interface RunnerSetup {
     io: { workspace: string; outputFile: string; env: Record<string, string> }
   ) => Promise<{ code: number; stdout?: string; stderr?: string } | undefined>
   /** GitHub Apps whose installation token create-github-app-token mints, by client id. */
-  apps?: Record<string, { privateKey: string; slug: string; token: string; installationId: string }>
+  apps?: Record<
+    string,
+    {
+      privateKey: string
+      slug: string
+      token: string
+      installationId: string
+      /**
+       * What the App was granted on this installation: a `permission-<name>` input asking for
+       * more is refused as GitHub refuses it (422). Unset: the App was granted everything asked.
+       */
+      permissions?: Permissions
+    }
+  >
   /** The run's jobs as the Actions API lists them (the stand-in's `workflowJobs` of the run). */
   apiJobs?: {
     list: WorkflowJob[]
@@ -270,6 +286,18 @@ async function downloadArtifact(
   }
 }
 
+/** An emulated action's step: an error it throws is the step failing with that message. */
+async function emulated(
+  action: () => void | Promise<void>
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    await action()
+    return { code: 0, stdout: '', stderr: '' }
+  } catch (error) {
+    return { code: 1, stdout: '', stderr: `::error::${(error as Error).message}` }
+  }
+}
+
 /** Runs one job; `ctx` holds github, inputs, secrets and needs. */
 export async function runJob(
   w: LoadedWorkflow,
@@ -316,6 +344,8 @@ export async function runJob(
     if (apiStep !== undefined) apiStep.status = 'in_progress'
     if (failed || !step.runs) {
       if (apiStep !== undefined) apiStep.status = 'completed'
+      if (step.id !== undefined)
+        stepsCtx[step.id] = { outputs: {}, outcome: 'skipped', conclusion: 'skipped' }
       steps.push({
         step,
         skipped: true,
@@ -369,17 +399,23 @@ export async function runJob(
     } else if (step.run !== undefined) {
       result = await spawnStep('bash', ['-e', '-c', step.run], runnerEnv, workspace)
     } else if (step.uses?.startsWith('actions/checkout@')) {
-      checkout(step, setup, workspace)
+      result = await emulated(() => checkout(step, setup, workspace))
     } else if (step.uses?.startsWith('actions/download-artifact@')) {
-      await downloadArtifact(step, setup, workspace)
+      result = await emulated(() => downloadArtifact(step, setup, workspace))
     } else if (step.uses?.startsWith('actions/create-github-app-token@')) {
       const app = setup.apps?.[step.with['client-id'] ?? '']
+      const refused =
+        app?.permissions !== undefined
+          ? refusedAppPermissions(app.permissions, step.with)
+          : undefined
       if (app === undefined || app.privateKey !== step.with['private-key']) {
         result = {
           code: 1,
           stdout: '',
           stderr: '::error::no GitHub App with this client id and key'
         }
+      } else if (refused !== undefined) {
+        result = { code: 1, stdout: '', stderr: `::error::${refused}` }
       } else {
         fs.appendFileSync(
           outputFile,
@@ -412,7 +448,13 @@ export async function runJob(
       await setup.apiJobs?.beforeStepCompletes?.(apiJob, apiStep.name)
       apiStep.status = 'completed'
     }
-    if (step.id !== undefined) stepsCtx[step.id] = { outputs }
+    const outcome = result.code === 0 ? 'success' : 'failure'
+    if (step.id !== undefined)
+      stepsCtx[step.id] = {
+        outputs,
+        outcome,
+        conclusion: step.continueOnError ? 'success' : outcome
+      }
     if (result.code !== 0 && !step.continueOnError) failed = true
     steps.push({ step, skipped: false, ...result, outputs, environment: runnerEnv, inputs })
   }

@@ -105,7 +105,7 @@ export interface Contexts {
   vars?: Record<string, string>
   env?: Record<string, string>
   /** Outputs of the steps run so far: `steps.<id>.outputs`. */
-  steps?: Record<string, { outputs: Record<string, string> }>
+  steps?: Record<string, { outputs: Record<string, string>; outcome?: string; conclusion?: string }>
   /** Whether the run was cancelled (the status functions). */
   cancelled?: boolean
   /** The runner context (the job's temp folder: `runner.temp`). */

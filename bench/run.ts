@@ -50,6 +50,7 @@ const BREAKDOWN = [
   { key: 'workspaceMs', label: 'the workspace, after the scratch filesystem', indent: true },
   { key: 'agentMs', label: 'the agent phase (create, start, wait, remove)' },
   { key: 'diffMs', label: 'the snapshot and the diff' },
+  { key: 'threatReviewMs', label: 'the threat review of the diff' },
   { key: 'scanMs', label: 'the secret scan of the outputs' },
   { key: 'wallMs', label: "the pipeline's wall time up to report.json" },
   { key: 'afterReportMs', label: 'after report.json: provenance, cleanup, unmount, exit' }

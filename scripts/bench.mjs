@@ -2,8 +2,9 @@
 // (not committed), makes sure the Docker engine and the busybox base image are there, then runs
 // bench/dist/run.js. Extra arguments go to the benchmark: --rounds N (default 10), --only P1,P3,
 // --markdown (also print the table as Markdown). Then the diff-capture benchmark
-// (bench/diff-capture.ts) and the masking benchmark (bench/masking.ts) run, unless --only names
-// P-benchmarks alone (--only mask runs the masking one).
+// (bench/diff-capture.ts), the masking benchmark (bench/masking.ts) and the threat review's
+// (bench/threat-review.ts) run, unless --only names P-benchmarks alone (--only mask runs the
+// masking one, --only threat the threat review's).
 import * as esbuild from 'esbuild'
 import { spawnSync } from 'node:child_process'
 import { chmod, rm } from 'node:fs/promises'
@@ -54,6 +55,12 @@ await esbuild.build({
   outdir: 'bench/dist'
 })
 
+await esbuild.build({
+  ...common,
+  entryPoints: { 'threat-review': 'bench/threat-review.ts' },
+  outdir: 'bench/dist'
+})
+
 const onlyAt = process.argv.indexOf('--only')
 const only = onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : []
 // `--only caches`: the caches' benchmark alone (it needs the Node image and the test registry).
@@ -77,4 +84,9 @@ if (only.length === 0 || only.some((o) => o.toLowerCase().startsWith('mask'))) {
   maskStatus =
     spawnSync(process.execPath, ['bench/dist/masking.js'], { stdio: 'inherit' }).status ?? 1
 }
-process.exit(r.status === 0 && diffStatus === 0 && maskStatus === 0 ? 0 : 1)
+let threatStatus = 0
+if (only.length === 0 || only.some((o) => o.toLowerCase().startsWith('threat'))) {
+  threatStatus =
+    spawnSync(process.execPath, ['bench/dist/threat-review.js'], { stdio: 'inherit' }).status ?? 1
+}
+process.exit(r.status === 0 && diffStatus === 0 && maskStatus === 0 && threatStatus === 0 ? 0 : 1)

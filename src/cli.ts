@@ -56,11 +56,13 @@ export async function main(
   const plan = planRun(inputs)
   // The checks (a `git` process) run while the engine's client is loaded; nothing starts before
   // they have passed.
-  const [, { DockerRuntime }] = await Promise.all([
+  const [, { createRuntime }] = await Promise.all([
     checkPlan(plan),
-    import('./sandbox/docker/index.js')
+    import('./sandbox/create-runtime.js')
   ])
-  const runtime = new DockerRuntime()
+  const runtime = await createRuntime(plan.engine, {
+    copySizeBytes: plan.sandbox.workspace.sizeBytes
+  })
   if (command === 'plan') {
     const { printablePlan, resolvePlan } = await import('./pipeline/resolve.js')
     const { plannedTier } = await import('./pipeline/isolation-facts.js')
@@ -74,9 +76,14 @@ export async function main(
         undecided: `the engine did not answer (${errorMessage(error)}); the runtime is decided when the run starts`
       }
     })
+    // With engine kubernetes: the manifests the backend would send (docs/kubernetes.md).
+    const kube =
+      plan.engine?.name === 'kubernetes'
+        ? { kubernetes: (await import('./cli/kube-plan.js')).kubePlan(plan) }
+        : {}
     process.stdout.write(
       values.json === true
-        ? JSON.stringify(printablePlan(plan, resolved), null, 2) + '\n'
+        ? JSON.stringify({ ...printablePlan(plan, resolved), ...kube }, null, 2) + '\n'
         : planSummary(plan, {
             cwd: ctx.workspace,
             needs: keyed.needs,

@@ -35,6 +35,8 @@ export const INPUT = {
   maxModelRequests: 'max-model-requests',
   maxModelTokens: 'max-model-tokens',
   maxCostUsd: 'max-cost-usd',
+  engine: 'engine',
+  kubernetesNamespace: 'kubernetes-namespace',
   runtime: 'runtime',
   timeoutMinutes: 'timeout-minutes',
   graceSeconds: 'grace-seconds',

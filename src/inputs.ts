@@ -45,6 +45,8 @@ import type { RunEvent } from './event.js'
 import { readWorkspaceSize } from './workspace/workspace-inputs.js'
 import type { WorkspaceBound } from './workspace/bounded.js'
 import type { PublishedImage } from './presets/published.js'
+import { engineFactsOf, readEngine } from './inputs/engine.js'
+import type { EngineChoice, EngineFacts } from './inputs/engine.js'
 
 export { INPUT } from './input-names.js'
 export { bool, list, memory } from './input-read.js'
@@ -109,6 +111,8 @@ export interface Inputs {
   network: NetworkMode
   /** With `network: allowlist`: the proxy's rules, credentials (secrets resolved) and image. */
   egress?: EgressInputs
+  /** `engine`: the backend that runs the sandbox (Docker or Kubernetes), and why. */
+  engine?: EngineChoice
   runtime: string
   timeoutMinutes: number
   graceSeconds: number
@@ -151,6 +155,8 @@ export interface InputContext {
   hostCpus: number
   /** Default run id when `run-id` is not given. */
   defaultRunId: string
+  /** What `engine: auto` looks at (default: read from `environment` and the Docker socket). */
+  engineFacts?: EngineFacts
   /** The policy file read from the base commit; an input given explicitly overrides it. */
   policy?: LoadedPolicy
   /** An agent preset's bundled Dockerfile (outside the workspace), and the preset's name. */
@@ -305,6 +311,7 @@ export function getInputs(given: InputReader, ctx: InputContext): Inputs {
       : {}),
     network,
     ...(egress !== undefined ? { egress } : {}),
+    engine: readEngine(read, ctx.engineFacts ?? engineFactsOf(ctx.environment, fs.existsSync)),
     runtime,
     timeoutMinutes: timerDuration(
       INPUT.timeoutMinutes,

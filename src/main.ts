@@ -25,7 +25,7 @@ import { withContinuation } from './pipeline/continuation.js'
 import { plannedTier } from './pipeline/isolation-facts.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
-import { DockerRuntime } from './sandbox/docker/index.js'
+import { createRuntime } from './sandbox/create-runtime.js'
 import {
   applyMode,
   approveMode,
@@ -137,7 +137,9 @@ export async function run(): Promise<void> {
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
     const result = await runPipeline(plan, secretsOf(inputs), {
-      runtime: new DockerRuntime(),
+      runtime: await createRuntime(plan.engine, {
+        copySizeBytes: plan.sandbox.workspace.sizeBytes
+      }),
       log: new ActionLogger(),
       signal: controller.signal,
       tempRoot,

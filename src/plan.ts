@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { EngineChoice } from './inputs/engine.js'
 import type { Inputs, NetworkMode } from './inputs.js'
 import type { PolicyRecord, TaskOrigin } from './policy/policy-file.js'
 import { egressSecrets, planEgress } from './egress/plan.js'
@@ -103,6 +104,8 @@ export interface RunPlan {
   /** The agent preset (`agent`) that filled defaults, recorded in the report. */
   preset?: string
   sandbox: SandboxSettings
+  /** `engine` when not the default docker: the backend chosen and why (docs/kubernetes.md). */
+  engine?: EngineChoice
   /** With `network: allowlist`: the egress proxy's rules (docs/egress.md). */
   egress?: EgressPlan
   /** The install phase (docs/setup.md): registries it may reach and the proxy that carries it. */
@@ -215,6 +218,9 @@ export function planRun(inputs: Inputs): RunPlan {
       : {}),
     ...(inputs.model !== undefined ? { model: inputs.model } : {}),
     ...(inputs.preset !== undefined ? { preset: inputs.preset } : {}),
+    ...(inputs.engine !== undefined && inputs.engine.requested !== 'docker'
+      ? { engine: inputs.engine }
+      : {}),
     sandbox: {
       runtime: inputs.runtime,
       network: inputs.network,

@@ -90,7 +90,7 @@ export const gitDataRoutes: Routes = {
       }
     ]
   },
-  'PATCH /git/refs/{ref}': (gh, { p, b }) => {
+  'PATCH /git/refs/{ref}': (gh, { p, b, user }) => {
     const ref = `refs/${p.ref}`
     let current: string
     try {
@@ -110,9 +110,10 @@ export const gitDataRoutes: Routes = {
       }
     }
     gh.git(['update-ref', ref, sha])
+    gh.emit('push', undefined, user)
     return [200, { ref, object: { sha, type: 'commit' } }]
   },
-  'POST /git/refs': (gh, { b }) => {
+  'POST /git/refs': (gh, { b, user }) => {
     const ref = String(b.ref)
     if (!/^refs\/heads\/./.test(ref)) return [422, { message: 'Reference name is invalid' }]
     try {
@@ -122,6 +123,18 @@ export const gitDataRoutes: Routes = {
       /* does not exist: create it */
     }
     gh.git(['update-ref', ref, String(b.sha)])
+    gh.emit('push', undefined, user)
     return [201, { ref, object: { sha: b.sha, type: 'commit' } }]
+  },
+  'DELETE /git/refs/{ref}': (gh, { p, user }) => {
+    const ref = `refs/${p.ref}`
+    try {
+      gh.git(['rev-parse', '--verify', ref])
+    } catch {
+      return [422, { message: 'Reference does not exist' }]
+    }
+    gh.git(['update-ref', '-d', ref])
+    gh.emit('delete', undefined, user)
+    return [204, undefined]
   }
 }

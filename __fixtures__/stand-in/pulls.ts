@@ -1,6 +1,6 @@
 /** Pull requests: one, the list, their commits and files, and opening one. */
 import { notFound, type Routes } from './routes.js'
-import type { Pull } from './state.js'
+import { ACTIONS_BOT, type Pull } from './state.js'
 
 export const pullsRoutes: Routes = {
   'GET /pulls/{pull_number}': (gh, { pull }) => {
@@ -69,6 +69,14 @@ export const pullsRoutes: Routes = {
     return [200, slice.map((x) => gh.pullJson(x)), headers]
   },
   'POST /pulls': (gh, { b, user }) => {
+    // GITHUB_TOKEN may open a pull request only when the repository allows it (off by default).
+    if (user.login === ACTIONS_BOT.login && !gh.settings.actionsCanCreatePullRequests)
+      return [
+        403,
+        { message: 'GitHub Actions is not permitted to create or approve pull requests.' }
+      ]
+    if (!gh.branchExists(String(b.head)))
+      return [422, { message: 'Validation Failed', errors: [{ field: 'head', code: 'invalid' }] }]
     const number = Math.max(0, ...gh.pulls.keys()) + 1
     const pr: Pull = {
       number,
@@ -82,6 +90,7 @@ export const pullsRoutes: Routes = {
       body: String(b.body ?? '')
     }
     gh.pulls.set(number, pr)
+    gh.emit('pull_request', 'opened', user, number)
     return [201, gh.pullJson(pr)]
   }
 }

@@ -85,6 +85,7 @@ export const reviewsRoutes: Routes = {
       ...(event === undefined ? {} : { submitted_at: new Date().toISOString() })
     }
     gh.reviews.push(review)
+    if (event !== undefined) gh.emit('pull_request_review', 'submitted', user, pull.number)
     return [200, gh.reviewJson(review)]
   },
   'GET /pulls/{pull_number}/comments': (gh, { pull }) => {
@@ -164,6 +165,7 @@ export const reviewsRoutes: Routes = {
     r.submitted_at = new Date().toISOString()
     r.state =
       b.event === 'APPROVE' ? 'APPROVED' : b.event === 'COMMENT' ? 'COMMENTED' : 'CHANGES_REQUESTED'
+    gh.emit('pull_request_review', 'submitted', user, r.pull)
     return [200, gh.reviewJson(r)]
   },
   'PUT /pulls/{pull_number}/reviews/{review_id}': (gh, { p, b, user, pull }) => {
@@ -190,6 +192,7 @@ export const reviewsRoutes: Routes = {
       body: String(b.body)
     }
     gh.comments.push(c)
+    gh.emit('issue_comment', 'created', user, c.issue)
     return [
       201,
       {

@@ -123,3 +123,17 @@ export interface Fault {
 }
 
 export const ACTIONS_BOT: User = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' }
+
+/** A webhook event a write to the stand-in caused (`GitHubStandIn.events`). */
+export interface RepositoryEvent {
+  /** The event's name (`pull_request`, `push`, `issue_comment`, `pull_request_review`). */
+  name: string
+  action?: string
+  /** Who caused it. */
+  actor: string
+  pull?: number
+  /** Caused by a workflow's GITHUB_TOKEN (`github-actions[bot]`). */
+  byWorkflowToken: boolean
+  /** Whether GitHub starts workflow runs for it. */
+  startsWorkflows: boolean
+}

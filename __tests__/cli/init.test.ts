@@ -39,6 +39,7 @@ test('writes the default workflows, the task and the policy, pinned to the relea
     '.github/airlock.yml',
     '.github/airlock/review-task.md',
     '.github/workflows/airlock-approve.yml',
+    '.github/workflows/airlock-comment-run.yml',
     '.github/workflows/airlock-fork-publish.yml',
     '.github/workflows/airlock-pull-request.yml',
     '.github/workflows/airlock-review-relay.yml'

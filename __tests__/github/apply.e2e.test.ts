@@ -241,12 +241,23 @@ describe('apply', () => {
     expect(world.api.writes()).toEqual([])
   })
 
-  test('workflow_dispatch: a new branch and a draft pull request', async () => {
+  test('workflow_dispatch, the repository letting Actions open pull requests: a new branch and a draft pull request, its commit gated (the workflow token starts no workflow for it)', async () => {
+    world.api.settings.actionsCanCreatePullRequests = true
     const payload = webhook('workflow_dispatch', undefined, (p) => {
       p.ref = 'refs/heads/main'
     })
     const run = await apply('workflow_dispatch', payload)
     expect(run.code).toBe(0)
+    const applied = remote(['rev-parse', 'refs/heads/airlock/100-1'])
+    const opened = world.api.events.find((e) => e.name === 'pull_request')
+    expect(opened).toMatchObject({ byWorkflowToken: true, startsWorkflows: false })
+    expect(world.api.statuses.filter((s) => s.sha === applied)).toEqual([
+      expect.objectContaining({
+        state: 'pending',
+        context: 'airlock/approval',
+        description: expect.stringMatching(/no workflow ran for it .*Close and reopen/)
+      })
+    ])
     const head = remote(['rev-parse', 'refs/heads/airlock/100-1'])
     expect(remote(['rev-parse', `${head}^{tree}`])).toBe(expectedTree)
     expect(remote(['rev-parse', `${head}^`])).toBe(world.base)
@@ -256,6 +267,37 @@ describe('apply', () => {
       `https://github.com/octo-org/hello/pull/${pr?.number}`
     )
     expect(pr?.number).not.toBe(PR_NUMBER)
+  })
+
+  test('workflow_dispatch with the default repository settings: a clear refusal naming the setting, no branch left behind', async () => {
+    const payload = webhook('workflow_dispatch', undefined, (p) => {
+      p.ref = 'refs/heads/main'
+    })
+    const run = await apply('workflow_dispatch', payload)
+    expect(run.code).not.toBe(0)
+    expect(run.stdout).toMatch(
+      /refused to open the pull request with this token \(403\).*Allow GitHub Actions to create and approve pull requests.*The branch airlock\/100-1 was deleted again/
+    )
+    expect(() => remote(['rev-parse', '--verify', 'refs/heads/airlock/100-1'])).toThrow()
+    expect(world.api.pulls.size).toBe(1)
+  })
+
+  test("workflow_dispatch with a GitHub App's token: the draft pull request starts its workflows", async () => {
+    world.api.tokens.set('ghs_apptoken', { login: 'airlock-gate[bot]', id: 77, type: 'Bot' })
+    const payload = webhook('workflow_dispatch', undefined, (p) => {
+      p.ref = 'refs/heads/main'
+    })
+    const run = await apply('workflow_dispatch', payload, {
+      'github-token': 'ghs_apptoken',
+      'app-slug': 'airlock-gate'
+    })
+    expect([run.code, run.stdout.slice(-1500)]).toEqual([0, expect.any(String)])
+    const opened = world.api.events.find((e) => e.name === 'pull_request')
+    expect(opened).toMatchObject({ actor: 'airlock-gate[bot]', startsWorkflows: true })
+    const applied = remote(['rev-parse', 'refs/heads/airlock/100-1'])
+    expect(world.api.statuses.filter((s) => s.sha === applied)).toEqual([
+      expect.objectContaining({ state: 'pending', context: 'airlock/approval' })
+    ])
   })
 
   test('dry-run computes the blobs, tree and commit and writes nothing', async () => {

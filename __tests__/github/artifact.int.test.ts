@@ -226,3 +226,15 @@ test('a later job finds the artifact by name; a missing one is a failed record',
   expect(missing).toMatchObject({ status: 'failed', attempts: 0 })
   if (missing.status === 'failed') expect(missing.error).toMatch(/not found/i)
 })
+
+test('an artifact whose retention ran out is gone, as on GitHub: not found by name, no download', async () => {
+  const { dir } = await outputFolder()
+  const name = uniqueName()
+  const record = await uploadOutputFolder(dir, { name, ...fast })
+  expect(record.status).toBe('uploaded')
+  service.expire(name)
+  const found = await findArtifact(name)
+  expect(found).toMatchObject({ status: 'failed', attempts: 0 })
+  if (found.status === 'failed') expect(found.error).toMatch(/not found/i)
+  await expect(new DefaultArtifactClient().getArtifact(name)).rejects.toThrow(/not found/i)
+})

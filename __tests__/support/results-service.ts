@@ -55,6 +55,11 @@ export interface StoredArtifact {
   size: number
   hash: string | null
   createdAt: Date
+  /**
+   * When GitHub deletes it (the upload's retention, else the repository's 90 days): an expired
+   * artifact is neither listed nor downloadable, as on GitHub.
+   */
+  expiresAt: Date
 }
 
 export interface RecordedRequest {
@@ -75,6 +80,8 @@ export interface ResultsService {
   faults: Fault[]
   alwaysFail: Fault[]
   artifacts(): StoredArtifact[]
+  /** Lets the named artifact's retention run out now (GitHub deletes it). */
+  expire(name: string): void
   /** The raw bytes of an artifact's blob (the zip). */
   blob(name: string): Promise<Buffer>
   /**
@@ -248,7 +255,9 @@ export async function startResultsService(): Promise<ResultsService> {
     if (body.workflow_job_run_backend_id !== jobBackendId) {
       return twirpError(403, 'permission_denied', 'job backend id does not match the token')
     }
-    const inRun = stored.filter((a) => a.runBackendId === runBackendId)
+    const inRun = stored.filter(
+      (a) => a.runBackendId === runBackendId && a.expiresAt.getTime() > Date.now()
+    )
     switch (method) {
       case 'CreateArtifact': {
         const name = String(body.name ?? '')
@@ -275,7 +284,11 @@ export async function startResultsService(): Promise<ResultsService> {
           finalized: false,
           size: 0,
           hash: null,
-          createdAt: new Date()
+          createdAt: new Date(),
+          expiresAt:
+            typeof body.expires_at === 'string'
+              ? new Date(body.expires_at)
+              : new Date(Date.now() + 90 * 24 * 3600_000)
         })
         return { status: 200, body: { ok: true, signed_upload_url: sas(blob, 'cw') } }
       }
@@ -418,6 +431,9 @@ export async function startResultsService(): Promise<ResultsService> {
     faults,
     alwaysFail,
     artifacts: () => stored.map((a) => ({ ...a })),
+    expire: (name) => {
+      for (const a of stored) if (a.name === name) a.expiresAt = new Date(Date.now() - 1000)
+    },
     async blob(name) {
       const a = stored.find((x) => x.name === name && x.finalized)
       if (!a) throw new Error(`no finalized artifact ${name}`)

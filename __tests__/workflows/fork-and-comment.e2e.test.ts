@@ -247,6 +247,24 @@ describe('fork pull requests: examples/fork-publish.yml → agent-publish.yml on
     ])
   })
 
+  test("the README's files on a fork's pull request: no agent ran (no key), so no evidence — the gate is pending with the instruction, never a red mark", async () => {
+    const { job, runs } = await publisher(finishedRun(FORK_REPO))
+    expect(runs).toBe(true)
+    expectSuccess(job)
+    const download = job.steps.find((s) => s.step.id === 'download')
+    expect(download?.code).toBe(1)
+    expect(world.api.statuses.filter((s) => s.sha === FORK_HEAD)).toEqual([
+      expect.objectContaining({
+        state: 'pending',
+        context: 'airlock/approval',
+        description:
+          'Fork: the agent has not run. A maintainer comments /airlock run on this pull request to run it.'
+      })
+    ])
+    // Nothing else: no review without evidence.
+    expect(world.api.reviews).toEqual([])
+  })
+
   test('a tampered artifact (diff.patch changed, report.json naming another head) is refused: the job fails, nothing is written', async () => {
     const tampers: [string, (d: string) => void][] = [
       ['778', (d) => fs.appendFileSync(path.join(d, 'diff.patch'), '+more\n')],

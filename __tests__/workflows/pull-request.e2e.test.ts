@@ -308,6 +308,8 @@ test('a writer approves with /airlock approve → success; a new push → a new 
 }, 900_000)
 
 test('manual-task.yml: after the apply environment, a branch and a draft PR on the approved head', async () => {
+  // GitHub's default refuses the workflow token a pull request (apply.e2e shows the refusal).
+  world.api.settings.actionsCanCreatePullRequests = true
   const task = 'Write a file GREETING.md that greets the reader.'
   const event = webhook('workflow_dispatch', undefined, (p) => {
     p.ref = 'refs/heads/main'

@@ -30,7 +30,7 @@ const INIT_FLAGS: FlagSpec[] = [
     value: 'LIST',
     kind: 'value',
     group: INIT_GROUP,
-    help: 'comma list of pull-requests, approvals, review-relay, forks, comments (default: all but comments)'
+    help: 'comma list of pull-requests, approvals, review-relay, comments, forks (default: all of them)'
   },
   {
     name: 'dry-run',
@@ -111,7 +111,7 @@ regular file, or provenance.json is missing or invalid · 2 DIR is not a folder.
   init: `
 Examples:
   npx agent-airlock init                              the default workflows, task and policy
-  airlock init --workflows pull-requests,approvals,review-relay,forks,comments
+  airlock init --workflows pull-requests,approvals,review-relay
   airlock init --dry-run                              print the files, write nothing
 
 Run it at the root of your repository's checkout. It writes .github/workflows/airlock-*.yml pinned

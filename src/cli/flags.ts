@@ -241,6 +241,20 @@ export const INPUT_FLAGS: FlagSpec[] = [
     "choose the runtime from the run's risk (auto) or a tier by name (runc, runsc, ...); one the engine cannot provide fails closed (docs/isolation.md)"
   ),
   f(
+    INPUT.engine,
+    'value',
+    GROUPS.sandbox,
+    'docker|kubernetes|auto',
+    'the backend that runs the sandbox: docker (default), kubernetes (pods through the API server; docs/kubernetes.md), or auto (kubernetes in a cluster without a Docker engine)'
+  ),
+  f(
+    INPUT.kubernetesNamespace,
+    'value',
+    GROUPS.sandbox,
+    'NAME',
+    "with engine kubernetes: the namespace of the run's pods (default: the kubeconfig context's)"
+  ),
+  f(
     INPUT.runtime,
     'value',
     GROUPS.sandbox,

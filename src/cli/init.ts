@@ -32,7 +32,7 @@ export const INIT_WORKFLOWS = {
   forks: {
     example: 'fork-publish.yml',
     file: 'airlock-fork-publish.yml',
-    says: "posts the review and gate of a fork's pull request (whose own run cannot)"
+    says: "on a fork's pull request, the pending gate with the instruction to comment /airlock run"
   },
   comments: {
     example: 'comment-run.yml',
@@ -41,10 +41,12 @@ export const INIT_WORKFLOWS = {
   }
 } as const
 export type InitWorkflow = keyof typeof INIT_WORKFLOWS
+/** All of them: a fork's pull request is run by a writer's `/airlock run` (comments). */
 export const DEFAULT_WORKFLOWS: InitWorkflow[] = [
   'pull-requests',
   'approvals',
   'review-relay',
+  'comments',
   'forks'
 ]
 

@@ -91,6 +91,7 @@ function isComment(text: string): boolean {
  * `\x65\x76\x61\x6c`.
  */
 export function joined(text: string): string {
+  if (!/["'`\\]/.test(text)) return text
   let t = text
     .replace(/(["'`])\s*\+\s*(["'`])/g, '')
     .replace(/(["'])\s*\.\s*(["'])/g, '') // PHP / Perl concatenation
@@ -116,6 +117,8 @@ interface LineRule {
   files?: (p: string) => boolean
   /** Runs on comment lines too. */
   comments?: boolean
+  /** A further check of the match. */
+  accept?: (m: RegExpExecArray) => boolean
 }
 
 const NETWORK_CALL =
@@ -216,7 +219,9 @@ const LINE_RULES: LineRule[] = [
     class: 'encoded-blob',
     rule: 'base64-blob',
     severity: 'medium',
-    re: /(?<![A-Za-z0-9+/])(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*\d)[A-Za-z0-9+/]{120,}={0,2}/,
+    re: /[A-Za-z0-9+/]{120,}={0,2}/,
+    // Upper case, lower case and digits: base64, not a long word or a hex run.
+    accept: (m) => /[A-Z]/.test(m[0]) && /[a-z]/.test(m[0]) && /\d/.test(m[0]),
     why: 'a long base64 run: content no reviewer can read'
   },
   {
@@ -774,9 +779,11 @@ export function fileFindings(f: PatchFile): ThreatFinding[] {
       severity: 'medium',
       why: 'a minified file is added: its code cannot be reviewed as written'
     })
+  const rules = LINE_RULES.filter((r) => r.files === undefined || r.files(f.path))
   for (const l of f.added) {
     const raw = l.text.length > MAX_LINE ? l.text.slice(0, MAX_LINE) : l.text
-    if (hasHidden(raw)) {
+    // Only a line with a character outside printable ASCII can hold a hidden one.
+    if (/[^\t\x20-\x7e]/.test(raw) && hasHidden(raw)) {
       out.push({
         path: f.path,
         line: l.line,
@@ -805,15 +812,14 @@ export function fileFindings(f: PatchFile): ThreatFinding[] {
     const comment = isComment(raw)
     const j = joined(raw)
     if (!comment) endpoints(f, l, j, out)
-    const done = new Set<string>()
-    for (const r of LINE_RULES) {
-      if (r.files ? !r.files(f.path) : false) continue
+    // One finding per class and line: the strongest rule of the class (listed strongest first).
+    const done = new Set<ThreatClass>()
+    for (const r of rules) {
+      if (done.has(r.class)) continue
       if (comment && !r.comments && r.class !== 'encoded-blob') continue
-      const m = r.re.exec(raw) ?? r.re.exec(j)
-      if (!m || done.has(r.class + r.rule)) continue
-      // One finding per class and line: the strongest rule of the class (rules are listed strongest first).
-      if ([...done].some((d) => d.startsWith(r.class))) continue
-      done.add(r.class + r.rule)
+      const hit = (m: RegExpExecArray | null): boolean => m !== null && (r.accept?.(m) ?? true)
+      if (!(hit(r.re.exec(raw)) || (j !== raw && hit(r.re.exec(j))))) continue
+      done.add(r.class)
       out.push({
         path: f.path,
         line: l.line,

@@ -8,7 +8,7 @@ import { checkBranch, eventPullNumber } from '../client/context.js'
 import type { RunEvidence } from '../../report/evidence-folder.js'
 import { currentGate, shortSha } from '../gate/gate.js'
 import { isSuperseded, parseMarker } from '../review/marker.js'
-import type { Identity, Writes } from '../client/writes.js'
+import { ACTIONS_BOT, type Identity, type Writes } from '../client/writes.js'
 import { ApplyRefused, computeTreeChanges } from './patch-tree.js'
 
 /** A trailer value: one line, printable, bounded. */
@@ -176,17 +176,47 @@ export async function applyRun(
     { ...repo, ref: `refs/heads/${branch}`, sha: commit.sha },
     null
   )
-  const pr = await writes.send<{ html_url: string }>(
-    'POST /repos/{owner}/{repo}/pulls',
+  let pr: { html_url: string }
+  try {
+    pr = await writes.send<{ html_url: string }>(
+      'POST /repos/{owner}/{repo}/pulls',
+      {
+        ...repo,
+        title: `Agent change from Airlock run ${trailer(r.runId)}`,
+        head: branch,
+        base,
+        draft: true,
+        body: `Applied from Airlock run \`${trailer(r.runId).replace(/`/g, '')}\` (diff ${shortSha(r.diffSha256)}, base ${r.headSha.slice(0, 12)}). Review it like any other change.`
+      },
+      { html_url: '' }
+    )
+  } catch (error) {
+    if (!hasStatus(error, 403)) throw error
+    // Leave no branch behind: the refusal changes nothing.
+    await writes.send(
+      'DELETE /repos/{owner}/{repo}/git/refs/{ref}',
+      { ...repo, ref: `heads/${branch}` },
+      null
+    )
+    throw new ApplyRefused(
+      `GitHub refused to open the pull request with this token (403). The workflow token may open pull requests only when the repository allows it: Settings → Actions → General → Workflow permissions → "Allow GitHub Actions to create and approve pull requests". A pull request opened with the workflow token starts no workflow, so give apply a GitHub App's token (github-token) instead where its checks must run. The branch ${branch} was deleted again; nothing was changed`
+    )
+  }
+  // The applied commit is a change nobody approved as a pull request yet: gate it. A pull request
+  // opened with the workflow token starts no workflow, so nothing else would report the gate.
+  await writes.send(
+    'POST /repos/{owner}/{repo}/statuses/{sha}',
     {
       ...repo,
-      title: `Agent change from Airlock run ${trailer(r.runId)}`,
-      head: branch,
-      base,
-      draft: true,
-      body: `Applied from Airlock run \`${trailer(r.runId).replace(/`/g, '')}\` (diff ${shortSha(r.diffSha256)}, base ${r.headSha.slice(0, 12)}). Review it like any other change.`
+      sha: commit.sha,
+      state: 'pending',
+      context: options.gateContext,
+      description:
+        me.login === ACTIONS_BOT
+          ? 'Applied change: no workflow ran for it (workflow token). Close and reopen the pull request to run the agent and checks.'
+          : 'Applied change: waiting for the Agent Airlock run on this pull request and an approval.'
     },
-    { html_url: '' }
+    null
   )
   return { commitSha: commit.sha, branch, pullRequestUrl: pr.html_url, changes: changes.length }
 }

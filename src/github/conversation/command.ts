@@ -101,8 +101,9 @@ export type CommandDecision =
 
 /**
  * Whether the command starts a run. Refused: edited comments (a command is what was posted, not
- * what it was changed into), bots, anyone without write access, closed pull requests, an empty
- * or over-long task.
+ * what it was changed into), bots, anyone without write access, closed pull requests, an
+ * over-long task. A bare `/airlock run` (no task) is accepted with an empty task: the workflow
+ * runs the repository's review task then, as on a pull request's push.
  */
 export async function decideCommand(
   octokit: GitHubClient,
@@ -114,7 +115,6 @@ export async function decideCommand(
   if (cmd.edited) return refuse('an edited comment is not a command; post a new comment')
   const notWriter = await writerCheck(octokit, repo, cmd.actor, 'run')
   if (notWriter !== null) return refuse(notWriter)
-  if (cmd.task === '') return refuse('say what to do: `/airlock run <task>`')
   if (cmd.task.length > MAX_COMMENT_TASK)
     return refuse(`the task is over ${MAX_COMMENT_TASK} characters; put it in a file instead`)
   const pr = (await octokit.rest.pulls.get({ ...repo, pull_number: cmd.pullNumber })).data
@@ -195,5 +195,6 @@ export function acceptedReply(
     ? ` of the fork ${escapeMarkdown(decision.headRepository)} (its code runs only inside the sandbox; the model key stays in the egress proxy)`
     : ''
   const link = runUrl !== undefined ? `: [the run](${runUrl})` : ''
-  return `Agent Airlock: run requested by @${cmd.actor.login} on \`${decision.headSha.slice(0, 12)}\`${where}${follow}; a push after this does not change what runs${link}.`
+  const review = decision.task === '' ? ' with the review task' : ''
+  return `Agent Airlock: run requested by @${cmd.actor.login} on \`${decision.headSha.slice(0, 12)}\`${review}${where}${follow}; a push after this does not change what runs${link}.`
 }

@@ -56,21 +56,8 @@ import { delay, followPod, podState } from './pods.js'
 import type { PodState } from './pods.js'
 
 export { PINNED_IMAGE } from './hardening.js'
-
-/** The OCI runtime names of the isolation tiers → the RuntimeClass that provides each. */
-export const RUNTIME_CLASSES: Readonly<Record<string, string | null>> = {
-  runc: null,
-  runsc: 'gvisor',
-  kata: 'kata',
-  'kata-qemu': 'kata-qemu',
-  'kata-fc': 'kata-fc',
-  'kata-clh': 'kata-clh'
-}
-
-/** The RuntimeClass of an OCI runtime name (null: the cluster's default runtime). */
-export function runtimeClassOf(runtime: string): string | null {
-  return runtime in RUNTIME_CLASSES ? (RUNTIME_CLASSES[runtime] ?? null) : runtime
-}
+export { RUNTIME_CLASSES, runtimeClassOf } from './runtime-classes.js'
+import { RUNTIME_CLASSES, runtimeClassOf } from './runtime-classes.js'
 
 /**
  * API groups of network plugins that enforce NetworkPolicy. The API shows which plugin runs, not
@@ -99,6 +86,12 @@ export function loadKubeConfig(kubeconfig?: string): KubeConfig {
   if (kubeconfig !== undefined) kc.loadFromFile(kubeconfig)
   else kc.loadFromDefault()
   return kc
+}
+
+/** The namespace named, else the kubeconfig context's (in a pod: its own), else `default`. */
+export function kubeNamespace(kc: KubeConfig, named: string | null): string {
+  if (named !== null) return named
+  return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default'
 }
 
 function status(error: unknown): number | undefined {

@@ -389,12 +389,12 @@ export async function runJob(
     }
     let result = { code: 0 as number | null, stdout: '', stderr: '' }
     let inputs: Record<string, string> = {}
-    const emulated =
+    const byTest =
       step.uses !== undefined && setup.emulate !== undefined
         ? await setup.emulate(step, { workspace, outputFile, env: runnerEnv })
         : undefined
-    if (emulated !== undefined) {
-      result = { code: emulated.code, stdout: emulated.stdout ?? '', stderr: emulated.stderr ?? '' }
+    if (byTest !== undefined) {
+      result = { code: byTest.code, stdout: byTest.stdout ?? '', stderr: byTest.stderr ?? '' }
       inputs = { ...step.with }
     } else if (step.run !== undefined) {
       result = await spawnStep('bash', ['-e', '-c', step.run], runnerEnv, workspace)

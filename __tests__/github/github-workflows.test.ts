@@ -51,7 +51,9 @@ describe('the fork publisher', () => {
       expect(s.with['persist-credentials']).toBe(false)
     }
     expect(steps.filter((s) => s.run !== undefined).map((s) => s.name)).toEqual([
-      'Check the commit of Agent Airlock this workflow runs'
+      'Check the commit of Agent Airlock this workflow runs',
+      "No evidence from a fork's run - the gate waits for a maintainer's /airlock run",
+      "No evidence from this repository's run"
     ])
     expect(wf.jobs.publish.permissions).toEqual({
       actions: 'read',
@@ -69,7 +71,7 @@ describe('the comment trigger example', () => {
     expect(job.uses).toMatch(/\/\.github\/workflows\/agent-run\.yml@v1$/)
     expect(job.with).toMatchObject({
       agent: 'claude-code',
-      task: '${{ needs.command.outputs.task }}',
+      task: "${{ needs.command.outputs.task || '.github/airlock/review-task.md' }}",
       'head-sha': '${{ needs.command.outputs.head-sha }}',
       'policy-base': '${{ needs.command.outputs.base-sha }}',
       'pull-request': '${{ needs.command.outputs.pull-request }}'

@@ -423,6 +423,8 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
   ].join('\n')
   const read: ReadWorkflow = (f) =>
     f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
+  // The commit the tag stands for here (this checkout's), as the call resolves it.
+  const released = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim()
   const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
   const busybox = imageId('airlock-local/busybox:1')
   const setup: RunnerSetup = {
@@ -443,10 +445,7 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
   // Agent Airlock was checked out from the called workflow's own repository and the commit the
   // tag resolved to, with no value in the caller.
   const own = run.steps.find((x) => x.step.with?.path === '.airlock/action')!
-  expect([own.step.with.repository, own.step.with.ref]).toEqual([
-    'OWNER/agent-airlock',
-    execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim()
-  ])
+  expect([own.step.with.repository, own.step.with.ref]).toEqual(['OWNER/agent-airlock', released])
 
   // The registration ran the script of the Agent Airlock checkout, never a file of the pull request.
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!

@@ -32,6 +32,7 @@ export function fixturePlan(overrides: Partial<Inputs> = {}): RunPlan {
     protectedPaths: [],
     maxChangedFiles: 2000,
     maxDiffBytes: 20 * 1024 * 1024,
+    threatReview: 'acknowledge',
     dryRun: false,
     runId: 'r1',
     artifactName: 'airlock-r1',

@@ -48,8 +48,8 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__ge
 ));
 
 // src/text-filter.ts
-function hasControl(text2) {
-  return CONTROL.test(text2);
+function hasControl(text) {
+  return CONTROL.test(text);
 }
 function codePoint(c) {
   return c.codePointAt(0) ?? 0;
@@ -57,15 +57,15 @@ function codePoint(c) {
 function visible(c) {
   return `\u27E8U+${codePoint(c).toString(16).toUpperCase().padStart(4, "0")}\u27E9`;
 }
-function revealHidden(text2, options = {}) {
-  const t2 = options.dropAnsi ? text2.normalize("NFC").replace(ANSI, "") : text2.normalize("NFC");
+function revealHidden(text, options = {}) {
+  const t2 = options.dropAnsi ? text.normalize("NFC").replace(ANSI, "") : text.normalize("NFC");
   return t2.replace(/\r\n/g, "\n").replace(HIDDEN, visible);
 }
-function stripHidden(text2) {
-  return text2.replace(ANSI, "").replace(HIDDEN, "");
+function stripHidden(text) {
+  return text.replace(ANSI, "").replace(HIDDEN, "");
 }
-function escapeHidden(text2) {
-  return text2.replace(HIDDEN, (c) => {
+function escapeHidden(text) {
+  return text.replace(HIDDEN, (c) => {
     const code2 = codePoint(c);
     return code2 <= 255 ? `\\x${code2.toString(16).padStart(2, "0")}` : code2 <= 65535 ? `\\u${code2.toString(16).padStart(4, "0")}` : `\\u{${code2.toString(16)}}`;
   });
@@ -204,17 +204,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path41) {
-      const ctrl = callVisitor(key, node, visitor, path41);
+    function visit_(key, node, visitor, path43) {
+      const ctrl = callVisitor(key, node, visitor, path43);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path41, ctrl);
-        return visit_(key, ctrl, visitor, path41);
+        replaceNode(key, path43, ctrl);
+        return visit_(key, ctrl, visitor, path43);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path41 = Object.freeze(path41.concat(node));
+          path43 = Object.freeze(path43.concat(node));
           for (let i = 0; i < node.items.length; ++i) {
-            const ci = visit_(i, node.items[i], visitor, path41);
+            const ci = visit_(i, node.items[i], visitor, path43);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -225,13 +225,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path41 = Object.freeze(path41.concat(node));
-          const ck = visit_("key", node.key, visitor, path41);
+          path43 = Object.freeze(path43.concat(node));
+          const ck = visit_("key", node.key, visitor, path43);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path41);
+          const cv = visit_("value", node.value, visitor, path43);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -252,17 +252,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path41) {
-      const ctrl = await callVisitor(key, node, visitor, path41);
+    async function visitAsync_(key, node, visitor, path43) {
+      const ctrl = await callVisitor(key, node, visitor, path43);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path41, ctrl);
-        return visitAsync_(key, ctrl, visitor, path41);
+        replaceNode(key, path43, ctrl);
+        return visitAsync_(key, ctrl, visitor, path43);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path41 = Object.freeze(path41.concat(node));
+          path43 = Object.freeze(path43.concat(node));
           for (let i = 0; i < node.items.length; ++i) {
-            const ci = await visitAsync_(i, node.items[i], visitor, path41);
+            const ci = await visitAsync_(i, node.items[i], visitor, path43);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -273,13 +273,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path41 = Object.freeze(path41.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path41);
+          path43 = Object.freeze(path43.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path43);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path41);
+          const cv = await visitAsync_("value", node.value, visitor, path43);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -306,23 +306,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path41) {
+    function callVisitor(key, node, visitor, path43) {
       if (typeof visitor === "function")
-        return visitor(key, node, path41);
+        return visitor(key, node, path43);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path41);
+        return visitor.Map?.(key, node, path43);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path41);
+        return visitor.Seq?.(key, node, path43);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path41);
+        return visitor.Pair?.(key, node, path43);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path41);
+        return visitor.Scalar?.(key, node, path43);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path41);
+        return visitor.Alias?.(key, node, path43);
       return void 0;
     }
-    function replaceNode(key, path41, node) {
-      const parent = path41[path41.length - 1];
+    function replaceNode(key, path43, node) {
+      const parent = path43[path43.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -730,22 +730,22 @@ var require_Alias = __commonJS({
       resolve(doc, ctx) {
         if (ctx?.maxAliasCount === 0)
           throw new ReferenceError("Alias resolution is disabled");
-        let nodes;
+        let nodes2;
         if (ctx?.aliasResolveCache) {
-          nodes = ctx.aliasResolveCache;
+          nodes2 = ctx.aliasResolveCache;
         } else {
-          nodes = [];
+          nodes2 = [];
           visit.visit(doc, {
             Node: (_key, node) => {
               if (identity.isAlias(node) || identity.hasAnchor(node))
-                nodes.push(node);
+                nodes2.push(node);
             }
           });
           if (ctx)
-            ctx.aliasResolveCache = nodes;
+            ctx.aliasResolveCache = nodes2;
         }
         let found = void 0;
-        for (const node of nodes) {
+        for (const node of nodes2) {
           if (node === this)
             break;
           if (node.anchor === this.source)
@@ -934,10 +934,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema, path41, value) {
+    function collectionFromPath(schema, path43, value) {
       let v = value;
-      for (let i = path41.length - 1; i >= 0; --i) {
-        const k = path41[i];
+      for (let i = path43.length - 1; i >= 0; --i) {
+        const k = path43[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -956,7 +956,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path41) => path41 == null || typeof path41 === "object" && !!path41[Symbol.iterator]().next().done;
+    var isEmptyPath = (path43) => path43 == null || typeof path43 === "object" && !!path43[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -986,11 +986,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path41, value) {
-        if (isEmptyPath(path41))
+      addIn(path43, value) {
+        if (isEmptyPath(path43))
           this.add(value);
         else {
-          const [key, ...rest] = path41;
+          const [key, ...rest] = path43;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -1004,8 +1004,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path41) {
-        const [key, ...rest] = path41;
+      deleteIn(path43) {
+        const [key, ...rest] = path43;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -1019,8 +1019,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path41, keepScalar) {
-        const [key, ...rest] = path41;
+      getIn(path43, keepScalar) {
+        const [key, ...rest] = path43;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -1038,8 +1038,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path41) {
-        const [key, ...rest] = path41;
+      hasIn(path43) {
+        const [key, ...rest] = path43;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -1049,8 +1049,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path41, value) {
-        const [key, ...rest] = path41;
+      setIn(path43, value) {
+        const [key, ...rest] = path43;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -1094,14 +1094,14 @@ var require_foldFlowLines = __commonJS({
     var FOLD_FLOW = "flow";
     var FOLD_BLOCK = "block";
     var FOLD_QUOTED = "quoted";
-    function foldFlowLines(text2, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
+    function foldFlowLines(text, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
       if (!lineWidth || lineWidth < 0)
-        return text2;
+        return text;
       if (lineWidth < minContentWidth)
         minContentWidth = 0;
       const endStep = Math.max(1 + minContentWidth, 1 + lineWidth - indent.length);
-      if (text2.length <= endStep)
-        return text2;
+      if (text.length <= endStep)
+        return text;
       const folds = [];
       const escapedFolds = {};
       let end = lineWidth - indent.length;
@@ -1118,14 +1118,14 @@ var require_foldFlowLines = __commonJS({
       let escStart = -1;
       let escEnd = -1;
       if (mode === FOLD_BLOCK) {
-        i = consumeMoreIndentedLines(text2, i, indent.length);
+        i = consumeMoreIndentedLines(text, i, indent.length);
         if (i !== -1)
           end = i + endStep;
       }
-      for (let ch; ch = text2[i += 1]; ) {
+      for (let ch; ch = text[i += 1]; ) {
         if (mode === FOLD_QUOTED && ch === "\\") {
           escStart = i;
-          switch (text2[i + 1]) {
+          switch (text[i + 1]) {
             case "x":
               i += 3;
               break;
@@ -1142,12 +1142,12 @@ var require_foldFlowLines = __commonJS({
         }
         if (ch === "\n") {
           if (mode === FOLD_BLOCK)
-            i = consumeMoreIndentedLines(text2, i, indent.length);
+            i = consumeMoreIndentedLines(text, i, indent.length);
           end = i + indent.length + endStep;
           split = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
-            const next = text2[i + 1];
+            const next = text[i + 1];
             if (next && next !== " " && next !== "\n" && next !== "	")
               split = i;
           }
@@ -1159,12 +1159,12 @@ var require_foldFlowLines = __commonJS({
             } else if (mode === FOLD_QUOTED) {
               while (prev === " " || prev === "	") {
                 prev = ch;
-                ch = text2[i += 1];
+                ch = text[i += 1];
                 overflow = true;
               }
               const j = i > escEnd + 1 ? i - 2 : escStart - 1;
               if (escapedFolds[j])
-                return text2;
+                return text;
               folds.push(j);
               escapedFolds[j] = true;
               end = j + endStep;
@@ -1179,39 +1179,39 @@ var require_foldFlowLines = __commonJS({
       if (overflow && onOverflow)
         onOverflow();
       if (folds.length === 0)
-        return text2;
+        return text;
       if (onFold)
         onFold();
-      let res = text2.slice(0, folds[0]);
+      let res = text.slice(0, folds[0]);
       for (let i2 = 0; i2 < folds.length; ++i2) {
         const fold = folds[i2];
-        const end2 = folds[i2 + 1] || text2.length;
+        const end2 = folds[i2 + 1] || text.length;
         if (fold === 0)
           res = `
-${indent}${text2.slice(0, end2)}`;
+${indent}${text.slice(0, end2)}`;
         else {
           if (mode === FOLD_QUOTED && escapedFolds[fold])
-            res += `${text2[fold]}\\`;
+            res += `${text[fold]}\\`;
           res += `
-${indent}${text2.slice(fold + 1, end2)}`;
+${indent}${text.slice(fold + 1, end2)}`;
         }
       }
       return res;
     }
-    function consumeMoreIndentedLines(text2, i, indent) {
+    function consumeMoreIndentedLines(text, i, indent) {
       let end = i;
       let start = i + 1;
-      let ch = text2[start];
+      let ch = text[start];
       while (ch === " " || ch === "	") {
         if (i < start + indent) {
-          ch = text2[++i];
+          ch = text[++i];
         } else {
           do {
-            ch = text2[++i];
+            ch = text[++i];
           } while (ch && ch !== "\n");
           end = i;
           start = i + 1;
-          ch = text2[start];
+          ch = text[start];
         }
       }
       return end;
@@ -1430,10 +1430,10 @@ ${indent}`) + "'";
             literalFallback = true;
           };
         }
-        const body = foldFlowLines.foldFlowLines(`${start}${foldedValue}${end}`, indent, foldFlowLines.FOLD_BLOCK, foldOptions);
+        const body2 = foldFlowLines.foldFlowLines(`${start}${foldedValue}${end}`, indent, foldFlowLines.FOLD_BLOCK, foldOptions);
         if (!literalFallback)
           return `>${header}
-${indent}${body}`;
+${indent}${body2}`;
       }
       value = value.replace(/\n+/g, `$&${indent}`);
       return `|${header}
@@ -3449,13 +3449,13 @@ var require_stringifyDocument = __commonJS({
           contentComment = doc.contents.comment;
         }
         const onChompKeep = contentComment ? void 0 : () => chompKeep = true;
-        let body = stringify2.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
+        let body2 = stringify2.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
         if (contentComment)
-          body += stringifyComment.lineComment(body, "", commentString(contentComment));
-        if ((body[0] === "|" || body[0] === ">") && lines[lines.length - 1] === "---") {
-          lines[lines.length - 1] = `--- ${body}`;
+          body2 += stringifyComment.lineComment(body2, "", commentString(contentComment));
+        if ((body2[0] === "|" || body2[0] === ">") && lines[lines.length - 1] === "---") {
+          lines[lines.length - 1] = `--- ${body2}`;
         } else
-          lines.push(body);
+          lines.push(body2);
       } else {
         lines.push(stringify2.stringify(doc.contents, ctx));
       }
@@ -3565,9 +3565,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path41, value) {
+      addIn(path43, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path41, value);
+          this.contents.addIn(path43, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -3642,14 +3642,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path41) {
-        if (Collection.isEmptyPath(path41)) {
+      deleteIn(path43) {
+        if (Collection.isEmptyPath(path43)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path41) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path43) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -3664,10 +3664,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path41, keepScalar) {
-        if (Collection.isEmptyPath(path41))
+      getIn(path43, keepScalar) {
+        if (Collection.isEmptyPath(path43))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path41, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path43, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -3678,10 +3678,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path41) {
-        if (Collection.isEmptyPath(path41))
+      hasIn(path43) {
+        if (Collection.isEmptyPath(path43))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path41) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path43) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -3698,13 +3698,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path41, value) {
-        if (Collection.isEmptyPath(path41)) {
+      setIn(path43, value) {
+        if (Collection.isEmptyPath(path43)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path41), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path43), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path41, value);
+          this.contents.setIn(path43, value);
         }
       }
       /**
@@ -5448,13 +5448,13 @@ var require_cst_scalar = __commonJS({
         case ">": {
           const he = source.indexOf("\n");
           const head = source.substring(0, he);
-          const body = source.substring(he + 1) + "\n";
+          const body2 = source.substring(he + 1) + "\n";
           const props = [
             { type: "block-scalar-header", offset, indent, source: head }
           ];
           if (!addEndtoBlockProps(props, end))
             props.push({ type: "newline", offset: -1, indent, source: "\n" });
-          return { type: "block-scalar", offset, indent, props, source: body };
+          return { type: "block-scalar", offset, indent, props, source: body2 };
         }
         case '"':
           return { type: "double-quoted-scalar", offset, indent, source, end };
@@ -5511,13 +5511,13 @@ var require_cst_scalar = __commonJS({
     function setBlockScalarValue(token, source) {
       const he = source.indexOf("\n");
       const head = source.substring(0, he);
-      const body = source.substring(he + 1) + "\n";
+      const body2 = source.substring(he + 1) + "\n";
       if (token.type === "block-scalar") {
         const header = token.props[0];
         if (header.type !== "block-scalar-header")
           throw new Error("Invalid block scalar header");
         header.source = head;
-        token.source = body;
+        token.source = body2;
       } else {
         const { offset } = token;
         const indent = "indent" in token ? token.indent : -1;
@@ -5529,7 +5529,7 @@ var require_cst_scalar = __commonJS({
         for (const key of Object.keys(token))
           if (key !== "type" && key !== "offset")
             delete token[key];
-        Object.assign(token, { type: "block-scalar", indent, props, source: body });
+        Object.assign(token, { type: "block-scalar", indent, props, source: body2 });
       }
     }
     function addEndtoBlockProps(props, end) {
@@ -5665,9 +5665,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path41) => {
+    visit.itemAtPath = (cst, path43) => {
       let item = cst;
-      for (const [field2, index] of path41) {
+      for (const [field2, index] of path43) {
         const tok = item?.[field2];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -5676,23 +5676,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path41) => {
-      const parent = visit.itemAtPath(cst, path41.slice(0, -1));
-      const field2 = path41[path41.length - 1][0];
+    visit.parentCollection = (cst, path43) => {
+      const parent = visit.itemAtPath(cst, path43.slice(0, -1));
+      const field2 = path43[path43.length - 1][0];
       const coll = parent?.[field2];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path41, item, visitor) {
-      let ctrl = visitor(item, path41);
+    function _visit(path43, item, visitor) {
+      let ctrl = visitor(item, path43);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field2 of ["key", "value"]) {
         const token = item[field2];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path41.concat([[field2, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path43.concat([[field2, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -5703,10 +5703,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field2 === "key")
-            ctrl = ctrl(item, path41);
+            ctrl = ctrl(item, path43);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path41) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path43) : ctrl;
     }
     exports2.visit = visit;
   }
@@ -7008,14 +7008,14 @@ var require_parser = __commonJS({
             case "scalar":
             case "single-quoted-scalar":
             case "double-quoted-scalar": {
-              const fs43 = this.flowScalar(this.type);
+              const fs44 = this.flowScalar(this.type);
               if (atNextItem || it.value) {
-                map.items.push({ start, key: fs43, sep: [] });
+                map.items.push({ start, key: fs44, sep: [] });
                 this.onKeyLine = true;
               } else if (it.sep) {
-                this.stack.push(fs43);
+                this.stack.push(fs44);
               } else {
-                Object.assign(it, { key: fs43, sep: [] });
+                Object.assign(it, { key: fs44, sep: [] });
                 this.onKeyLine = true;
               }
               return;
@@ -7143,13 +7143,13 @@ var require_parser = __commonJS({
             case "scalar":
             case "single-quoted-scalar":
             case "double-quoted-scalar": {
-              const fs43 = this.flowScalar(this.type);
+              const fs44 = this.flowScalar(this.type);
               if (!it || it.value)
-                fc.items.push({ start: [], key: fs43, sep: [] });
+                fc.items.push({ start: [], key: fs44, sep: [] });
               else if (it.sep)
-                this.stack.push(fs43);
+                this.stack.push(fs44);
               else
-                Object.assign(it, { key: fs43, sep: [] });
+                Object.assign(it, { key: fs44, sep: [] });
               return;
             }
             case "flow-map-end":
@@ -7738,15 +7738,15 @@ var init_redact = __esm({
         return node === 0 ? this.root[c] : this.edges.get(node * 65536 + c) ?? 0;
       }
       /** Spans of the text that are a form (with its line breaks), leftmost-longest, disjoint. */
-      spans(text2) {
+      spans(text) {
         if (this.longest === 0) return [];
         const ring = this.ring;
         let taken = 0;
         let state = 0;
         let gap = 0;
         const found = [];
-        for (let i = 0; i < text2.length; i++) {
-          const c = text2.charCodeAt(i);
+        for (let i = 0; i < text.length; i++) {
+          const c = text.charCodeAt(i);
           if (state === 0) {
             state = this.root[c];
             if (state === 0) continue;
@@ -7824,26 +7824,26 @@ var init_redact = __esm({
       get empty() {
         return this.matcher === null;
       }
-      redact(text2) {
-        if (this.matcher === null) return text2;
-        return this.maskSpans(text2, this.matcher.spans(text2));
+      redact(text) {
+        if (this.matcher === null) return text;
+        return this.maskSpans(text, this.matcher.spans(text));
       }
       /** The text with the given spans (from `matches`, within the text) masked. */
-      maskSpans(text2, spans) {
-        if (spans.length === 0) return text2;
+      maskSpans(text, spans) {
+        if (spans.length === 0) return text;
         let out = "";
         let at = 0;
         for (const { start, end } of spans) {
           this.count++;
-          const lines = text2.slice(start, end).split("\n").length - 1;
-          out += text2.slice(at, start) + MASK + "\n".repeat(lines);
+          const lines = text.slice(start, end).split("\n").length - 1;
+          out += text.slice(at, start) + MASK + "\n".repeat(lines);
           at = end;
         }
-        return out + text2.slice(at);
+        return out + text.slice(at);
       }
       /** Match spans, for the streaming redactor. */
-      matches(text2) {
-        return this.matcher === null ? [] : this.matcher.spans(text2);
+      matches(text) {
+        return this.matcher === null ? [] : this.matcher.spans(text);
       }
       /** Masks every string inside a JSON-like value (keys included). */
       redactValue(value) {
@@ -7874,18 +7874,18 @@ var init_redact = __esm({
       push(chunk) {
         if (this.redactor.empty) return chunk;
         const fresh = this.held === "";
-        const text2 = this.held + chunk.toString("latin1");
-        let cut2 = Math.max(0, text2.length - this.redactor.maxMatch);
-        const blank = Math.max(text2.lastIndexOf("\n\n"), text2.lastIndexOf("\n\r\n"));
+        const text = this.held + chunk.toString("latin1");
+        let cut2 = Math.max(0, text.length - this.redactor.maxMatch);
+        const blank = Math.max(text.lastIndexOf("\n\n"), text.lastIndexOf("\n\r\n"));
         if (blank >= 0) cut2 = Math.max(cut2, blank + 1);
-        const spans = this.redactor.matches(text2);
+        const spans = this.redactor.matches(text);
         for (const m of spans) {
           if (m.start < cut2 && m.end > cut2) cut2 = m.start;
         }
-        this.held = text2.slice(cut2);
+        this.held = text.slice(cut2);
         const before = spans.filter((m) => m.end <= cut2);
         if (fresh && before.length === 0) return chunk.subarray(0, cut2);
-        return Buffer.from(this.redactor.maskSpans(text2.slice(0, cut2), before), "latin1");
+        return Buffer.from(this.redactor.maskSpans(text.slice(0, cut2), before), "latin1");
       }
       flush() {
         const rest = this.redactor.redact(this.held);
@@ -8707,7 +8707,7 @@ var require_ipaddr = __commonJS({
   }
 });
 
-// src/egress/policy.ts
+// src/egress/host-rules.ts
 import * as net from "node:net";
 function normalizeHost(raw) {
   let h = raw.trim().toLowerCase();
@@ -8773,8 +8773,8 @@ function splitHostPort(authority, defaultPort) {
   return { host: v6 ? `[${m[1]}]` : m[1], port: p };
 }
 var import_ipaddr, DEFAULT_PORTS, LABEL, DENY_REASONS;
-var init_policy = __esm({
-  "src/egress/policy.ts"() {
+var init_host_rules = __esm({
+  "src/egress/host-rules.ts"() {
     "use strict";
     import_ipaddr = __toESM(require_ipaddr(), 1);
     DEFAULT_PORTS = [443, 80];
@@ -9052,8 +9052,8 @@ var require_utils = __commonJS({
       }
       return output;
     };
-    exports2.basename = (path41, { windows } = {}) => {
-      const segs = path41.split(windows ? /[\\/]/ : "/");
+    exports2.basename = (path43, { windows } = {}) => {
+      const segs = path43.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -9405,7 +9405,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports2, module) {
     "use strict";
-    var constants7 = require_constants();
+    var constants8 = require_constants();
     var utils = require_utils();
     var {
       MAX_LENGTH,
@@ -9413,7 +9413,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants7;
+    } = constants8;
     var expandRange = (args, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args, options);
@@ -9618,12 +9618,12 @@ var require_parse = __commonJS({
       }
       return depth;
     };
-    var analyzeRepeatedExtglob = (body, options) => {
+    var analyzeRepeatedExtglob = (body2, options) => {
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants7.DEFAULT_MAX_EXTGLOB_RECURSION;
-      const branches = splitTopLevel(body).map((branch) => branch.trim());
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants8.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const branches = splitTopLevel(body2).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
           return { risky: true };
@@ -9668,8 +9668,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants7.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants7.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants8.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants8.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -9794,8 +9794,8 @@ var require_parse = __commonJS({
       };
       const extglobClose = (token) => {
         const literal = input.slice(token.startIndex, state.index + 1);
-        const body = input.slice(token.startIndex + 2, state.index);
-        const analysis = analyzeRepeatedExtglob(body, opts);
+        const body2 = input.slice(token.startIndex + 2, state.index);
+        const analysis = analyzeRepeatedExtglob(body2, opts);
         if ((token.type === "plus" || token.type === "star") && analysis.risky) {
           const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
           const open = tokens[token.tokensIndex];
@@ -10365,7 +10365,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants7.globChars(opts.windows);
+      } = constants8.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -10423,7 +10423,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse3 = require_parse();
     var utils = require_utils();
-    var constants7 = require_constants();
+    var constants8 = require_constants();
     var isObject5 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch5 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -10551,7 +10551,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch5.constants = constants7;
+    picomatch5.constants = constants8;
     module.exports = picomatch5;
   }
 });
@@ -10908,11 +10908,8 @@ function artifactName(raw) {
   }
   return raw;
 }
-function defaultArtifactName(env, fallback) {
-  if (env.GITHUB_RUN_ID !== void 0 && env.GITHUB_RUN_ID !== "") {
-    return `airlock-${env.GITHUB_RUN_ID}-${env.GITHUB_RUN_ATTEMPT ?? "1"}`;
-  }
-  return `airlock-${fallback}`;
+function defaultArtifactName(event, fallback) {
+  return event.run !== void 0 ? `airlock-${event.run.id}-${event.run.attempt}` : `airlock-${fallback}`;
 }
 var PINNED_IMAGE, FORBIDDEN_ENV, INVALID_ARTIFACT_NAME;
 var init_values = __esm({
@@ -11077,8 +11074,8 @@ function cacheScope(f2) {
     return "base";
   return `ref-${hash(f2.ref ?? "")}`;
 }
-function hash(text2) {
-  return createHash("sha256").update(text2).digest("hex").slice(0, 16);
+function hash(text) {
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 function isLocalScope(scope) {
   return scope === "local" || scope.startsWith("local-");
@@ -11284,8 +11281,8 @@ function parseTreeListing(out) {
   });
 }
 function displayPath(p) {
-  const text2 = p.toString("utf8");
-  if (Buffer.from(text2, "utf8").equals(p)) return text2;
+  const text = p.toString("utf8");
+  if (Buffer.from(text, "utf8").equals(p)) return text;
   let out = "";
   for (const byte of p)
     out += byte >= 32 && byte < 127 ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`;
@@ -11674,11 +11671,11 @@ var require_codegen = __commonJS({
         const rhs = this.rhs === void 0 ? "" : ` = ${this.rhs}`;
         return `${varKind} ${this.name}${rhs};` + _n;
       }
-      optimizeNames(names, constants7) {
+      optimizeNames(names, constants8) {
         if (!names[this.name.str])
           return;
         if (this.rhs)
-          this.rhs = optimizeExpr(this.rhs, names, constants7);
+          this.rhs = optimizeExpr(this.rhs, names, constants8);
         return this;
       }
       get names() {
@@ -11695,10 +11692,10 @@ var require_codegen = __commonJS({
       render({ _n }) {
         return `${this.lhs} = ${this.rhs};` + _n;
       }
-      optimizeNames(names, constants7) {
+      optimizeNames(names, constants8) {
         if (this.lhs instanceof code_1.Name && !names[this.lhs.str] && !this.sideEffects)
           return;
-        this.rhs = optimizeExpr(this.rhs, names, constants7);
+        this.rhs = optimizeExpr(this.rhs, names, constants8);
         return this;
       }
       get names() {
@@ -11759,8 +11756,8 @@ var require_codegen = __commonJS({
       optimizeNodes() {
         return `${this.code}` ? this : void 0;
       }
-      optimizeNames(names, constants7) {
-        this.code = optimizeExpr(this.code, names, constants7);
+      optimizeNames(names, constants8) {
+        this.code = optimizeExpr(this.code, names, constants8);
         return this;
       }
       get names() {
@@ -11768,38 +11765,38 @@ var require_codegen = __commonJS({
       }
     };
     var ParentNode = class extends Node {
-      constructor(nodes = []) {
+      constructor(nodes2 = []) {
         super();
-        this.nodes = nodes;
+        this.nodes = nodes2;
       }
       render(opts) {
         return this.nodes.reduce((code2, n) => code2 + n.render(opts), "");
       }
       optimizeNodes() {
-        const { nodes } = this;
-        let i = nodes.length;
+        const { nodes: nodes2 } = this;
+        let i = nodes2.length;
         while (i--) {
-          const n = nodes[i].optimizeNodes();
+          const n = nodes2[i].optimizeNodes();
           if (Array.isArray(n))
-            nodes.splice(i, 1, ...n);
+            nodes2.splice(i, 1, ...n);
           else if (n)
-            nodes[i] = n;
+            nodes2[i] = n;
           else
-            nodes.splice(i, 1);
+            nodes2.splice(i, 1);
         }
-        return nodes.length > 0 ? this : void 0;
+        return nodes2.length > 0 ? this : void 0;
       }
-      optimizeNames(names, constants7) {
-        const { nodes } = this;
-        let i = nodes.length;
+      optimizeNames(names, constants8) {
+        const { nodes: nodes2 } = this;
+        let i = nodes2.length;
         while (i--) {
-          const n = nodes[i];
-          if (n.optimizeNames(names, constants7))
+          const n = nodes2[i];
+          if (n.optimizeNames(names, constants8))
             continue;
           subtractNames(names, n.names);
-          nodes.splice(i, 1);
+          nodes2.splice(i, 1);
         }
-        return nodes.length > 0 ? this : void 0;
+        return nodes2.length > 0 ? this : void 0;
       }
       get names() {
         return this.nodes.reduce((names, n) => addNames(names, n.names), {});
@@ -11816,8 +11813,8 @@ var require_codegen = __commonJS({
     };
     Else.kind = "else";
     var If = class _If extends BlockNode {
-      constructor(condition, nodes) {
-        super(nodes);
+      constructor(condition, nodes2) {
+        super(nodes2);
         this.condition = condition;
       }
       render(opts) {
@@ -11847,12 +11844,12 @@ var require_codegen = __commonJS({
           return void 0;
         return this;
       }
-      optimizeNames(names, constants7) {
+      optimizeNames(names, constants8) {
         var _a;
-        this.else = (_a = this.else) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants7);
-        if (!(super.optimizeNames(names, constants7) || this.else))
+        this.else = (_a = this.else) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants8);
+        if (!(super.optimizeNames(names, constants8) || this.else))
           return;
-        this.condition = optimizeExpr(this.condition, names, constants7);
+        this.condition = optimizeExpr(this.condition, names, constants8);
         return this;
       }
       get names() {
@@ -11875,10 +11872,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.iteration})` + super.render(opts);
       }
-      optimizeNames(names, constants7) {
-        if (!super.optimizeNames(names, constants7))
+      optimizeNames(names, constants8) {
+        if (!super.optimizeNames(names, constants8))
           return;
-        this.iteration = optimizeExpr(this.iteration, names, constants7);
+        this.iteration = optimizeExpr(this.iteration, names, constants8);
         return this;
       }
       get names() {
@@ -11914,10 +11911,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.varKind} ${this.name} ${this.loop} ${this.iterable})` + super.render(opts);
       }
-      optimizeNames(names, constants7) {
-        if (!super.optimizeNames(names, constants7))
+      optimizeNames(names, constants8) {
+        if (!super.optimizeNames(names, constants8))
           return;
-        this.iterable = optimizeExpr(this.iterable, names, constants7);
+        this.iterable = optimizeExpr(this.iterable, names, constants8);
         return this;
       }
       get names() {
@@ -11959,11 +11956,11 @@ var require_codegen = __commonJS({
         (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNodes();
         return this;
       }
-      optimizeNames(names, constants7) {
+      optimizeNames(names, constants8) {
         var _a, _b;
-        super.optimizeNames(names, constants7);
-        (_a = this.catch) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants7);
-        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants7);
+        super.optimizeNames(names, constants8);
+        (_a = this.catch) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants8);
+        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants8);
         return this;
       }
       get names() {
@@ -12184,10 +12181,10 @@ var require_codegen = __commonJS({
         return this._leafNode(new Throw(error));
       }
       // start self-balancing block
-      block(body, nodeCount) {
+      block(body2, nodeCount) {
         this._blockStarts.push(this._nodes.length);
-        if (body)
-          this.code(body).endBlock(nodeCount);
+        if (body2)
+          this.code(body2).endBlock(nodeCount);
         return this;
       }
       // end the current self-balancing block
@@ -12264,7 +12261,7 @@ var require_codegen = __commonJS({
     function addExprNames(names, from) {
       return from instanceof code_1._CodeOrName ? addNames(names, from.names) : names;
     }
-    function optimizeExpr(expr, names, constants7) {
+    function optimizeExpr(expr, names, constants8) {
       if (expr instanceof code_1.Name)
         return replaceName(expr);
       if (!canOptimize(expr))
@@ -12279,14 +12276,14 @@ var require_codegen = __commonJS({
         return items2;
       }, []));
       function replaceName(n) {
-        const c = constants7[n.str];
+        const c = constants8[n.str];
         if (c === void 0 || names[n.str] !== 1)
           return n;
         delete names[n.str];
         return c;
       }
       function canOptimize(e) {
-        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants7[c.str] !== void 0);
+        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants8[c.str] !== void 0);
       }
     }
     function subtractNames(names, from) {
@@ -13612,15 +13609,15 @@ var require_validate = __commonJS({
       validateFunction(it, () => (0, boolSchema_1.topBoolOrEmptySchema)(it));
     }
     exports2.validateFunctionCode = validateFunctionCode;
-    function validateFunction({ gen, validateName, schema, schemaEnv, opts }, body) {
+    function validateFunction({ gen, validateName, schema, schemaEnv, opts }, body2) {
       if (opts.code.es5) {
         gen.func(validateName, (0, codegen_1._)`${names_1.default.data}, ${names_1.default.valCxt}`, schemaEnv.$async, () => {
           gen.code((0, codegen_1._)`"use strict"; ${funcSourceUrl(schema, opts)}`);
           destructureValCxtES5(gen, opts);
-          gen.code(body);
+          gen.code(body2);
         });
       } else {
-        gen.func(validateName, (0, codegen_1._)`${names_1.default.data}, ${destructureValCxt(opts)}`, schemaEnv.$async, () => gen.code(funcSourceUrl(schema, opts)).code(body));
+        gen.func(validateName, (0, codegen_1._)`${names_1.default.data}, ${destructureValCxt(opts)}`, schemaEnv.$async, () => gen.code(funcSourceUrl(schema, opts)).code(body2));
       }
     }
     function destructureValCxt(opts) {
@@ -14526,8 +14523,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path41) {
-      let input = path41;
+    function removeDotSegments(path43) {
+      let input = path43;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -14601,11 +14598,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path41) {
-      if (path41 === "" || path41[0] === "/") {
-        return removeDotSegments(path41);
+    function removeDotSegmentsRelative(path43) {
+      if (path43 === "" || path43[0] === "/") {
+        return removeDotSegments(path43);
       }
-      const segments = path41.split("/");
+      const segments = path43.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -14968,8 +14965,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path41 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path41 && path41 !== "/" ? path41 : void 0;
+        const path43 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path43 && path43 !== "/" ? path43 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -15945,7 +15942,7 @@ var require_core = __commonJS({
       errorsText(errors = this.errors, { separator = ", ", dataVar = "data" } = {}) {
         if (!errors || errors.length === 0)
           return "No errors";
-        return errors.map((e) => `${dataVar}${e.instancePath} ${e.message}`).reduce((text2, msg) => text2 + separator + msg);
+        return errors.map((e) => `${dataVar}${e.instancePath} ${e.message}`).reduce((text, msg) => text + separator + msg);
       }
       $dataMetaSchema(metaSchema, keywordsJsonPointers) {
         const rules2 = this.RULES.all;
@@ -19330,12 +19327,12 @@ var require_dist2 = __commonJS({
         throw new Error(`Unknown format "${name}"`);
       return f2;
     };
-    function addFormats(ajv, list2, fs43, exportName) {
+    function addFormats(ajv, list2, fs44, exportName) {
       var _a;
       var _b;
       (_a = (_b = ajv.opts.code).formats) !== null && _a !== void 0 ? _a : _b.formats = (0, codegen_1._)`require("ajv-formats/dist/formats").${exportName}`;
       for (const f2 of list2)
-        ajv.addFormat(f2, fs43[f2]);
+        ajv.addFormat(f2, fs44[f2]);
     }
     module.exports = exports2 = formatsPlugin;
     Object.defineProperty(exports2, "__esModule", { value: true });
@@ -19344,13 +19341,13 @@ var require_dist2 = __commonJS({
 });
 
 // src/report/provenance.ts
-import { createHash as createHash3 } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 import * as fs9 from "node:fs";
 import * as path11 from "node:path";
 function fileSha256(file) {
   const fd = fs9.openSync(file, fs9.constants.O_RDONLY | fs9.constants.O_NOFOLLOW);
   try {
-    const h = createHash3("sha256");
+    const h = createHash2("sha256");
     const buf = Buffer.alloc(1024 * 1024);
     let bytes3 = 0;
     for (; ; ) {
@@ -19392,7 +19389,7 @@ function buildStatement(outDir) {
     throw new Error(`the output folder holds entries that are not files: ${listing.odd.join(", ")}`);
   }
   const files = listing.files.filter((f2) => !UNBOUND_FILES.has(f2)).map((f2) => ({ path: f2, ...fileSha256(path11.join(outDir, f2)) }));
-  const diffSha = boundOf(files, "diff.patch") ?? createHash3("sha256").update("").digest("hex");
+  const diffSha = boundOf(files, "diff.patch") ?? createHash2("sha256").update("").digest("hex");
   const models = [
     report.agent.model,
     report.cost.tokens?.model ?? null,
@@ -19455,7 +19452,7 @@ async function writeProvenance(outDir) {
   );
   return statement;
 }
-var PROVENANCE_FILE, PROVENANCE_BUNDLE_FILE, STATEMENT_TYPE, PREDICATE_TYPE, DRY_RUN_FILE, UNBOUND_FILES, MAX_STATEMENT_BYTES, MAX_FILES, SHA2563;
+var PROVENANCE_FILE, PROVENANCE_BUNDLE_FILE, STATEMENT_TYPE, PREDICATE_TYPE, DRY_RUN_FILE, UNBOUND_FILES, MAX_STATEMENT_BYTES, MAX_FILES, SHA2562;
 var init_provenance = __esm({
   "src/report/provenance.ts"() {
     "use strict";
@@ -19472,12 +19469,12 @@ var init_provenance = __esm({
     ]);
     MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
     MAX_FILES = 1e4;
-    SHA2563 = /^[0-9a-f]{64}$/;
+    SHA2562 = /^[0-9a-f]{64}$/;
   }
 });
 
 // src/report/provenance-verify.ts
-import { createHash as createHash4 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 import * as fs10 from "node:fs";
 import * as path12 from "node:path";
 function readStatement(outDir) {
@@ -19492,7 +19489,7 @@ function readStatement(outDir) {
   if (raw.predicateType !== PREDICATE_TYPE)
     throw new Error(`predicateType is not ${PREDICATE_TYPE}`);
   const subject = raw.subject;
-  if (!Array.isArray(subject) || subject.length !== 1 || subject[0]?.name !== "diff.patch" || typeof subject[0]?.digest?.sha256 !== "string" || !SHA2563.test(subject[0].digest.sha256)) {
+  if (!Array.isArray(subject) || subject.length !== 1 || subject[0]?.name !== "diff.patch" || typeof subject[0]?.digest?.sha256 !== "string" || !SHA2562.test(subject[0].digest.sha256)) {
     throw new Error("the subject is not the diff (diff.patch with a sha256 digest)");
   }
   const files = raw.predicate?.files;
@@ -19501,7 +19498,7 @@ function readStatement(outDir) {
   const seen = /* @__PURE__ */ new Set();
   for (const f2 of files) {
     const b = f2;
-    if (b === null || typeof b !== "object" || typeof b.path !== "string" || typeof b.sha256 !== "string" || !SHA2563.test(b.sha256) || typeof b.bytes !== "number" || !safeRelative(b.path) || seen.has(b.path)) {
+    if (b === null || typeof b !== "object" || typeof b.path !== "string" || typeof b.sha256 !== "string" || !SHA2562.test(b.sha256) || typeof b.bytes !== "number" || !safeRelative(b.path) || seen.has(b.path)) {
       throw new Error(`predicate.files has an invalid entry: ${JSON.stringify(f2).slice(0, 200)}`);
     }
     seen.add(b.path);
@@ -19565,7 +19562,7 @@ function verifyProvenance(outDir) {
     } else matched++;
   }
   for (const extra of present) problems.push(`${extra}: not in the statement`);
-  const diffBound = boundOf(statement.predicate.files, "diff.patch") ?? createHash4("sha256").update("").digest("hex");
+  const diffBound = boundOf(statement.predicate.files, "diff.patch") ?? createHash3("sha256").update("").digest("hex");
   if (statement.subject[0].digest.sha256 !== diffBound) {
     problems.push("subject: its digest is not the diff.patch the statement binds");
   }
@@ -19598,11 +19595,11 @@ var init_provenance_verify = __esm({
 });
 
 // src/report/escape.ts
-function escapeMarkdown(text2) {
-  return revealHidden(text2, { dropAnsi: true }).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/([\\`*_{}[\]()#+!|~])/g, "\\$1").replace(/@/g, "@\u2060").replace(/#/g, "#\u2060").replace(/:\/\//g, ":\u2060//").replace(/\b(www)\./gi, "$1\u2060.").replace(/\n/g, " ");
+function escapeMarkdown(text) {
+  return revealHidden(text, { dropAnsi: true }).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/([\\`*_{}[\]()#+!|~])/g, "\\$1").replace(/@/g, "@\u2060").replace(/#/g, "#\u2060").replace(/:\/\//g, ":\u2060//").replace(/\b(www)\./gi, "$1\u2060.").replace(/\n/g, " ");
 }
-function codeBlock(text2, lang = "") {
-  const clean = revealHidden(text2);
+function codeBlock(text, lang = "") {
+  const clean = revealHidden(text);
   const longest = Math.max(2, ...(clean.match(/`+/g) ?? []).map((r) => r.length));
   const fence = "`".repeat(longest + 1);
   return `${fence}${lang.replace(/[^A-Za-z0-9_-]/g, "")}
@@ -19617,18 +19614,18 @@ var init_escape = __esm({
 });
 
 // src/git-path.ts
-import * as path13 from "node:path";
+import * as path14 from "node:path";
 function isDotGitAlias(component) {
   const folded = component.replace(IGNORABLE, "");
   if (folded.toLowerCase() === ".git") return true;
   return component.split("\\").some((part) => NTFS_DOTGIT.test(part.replace(IGNORABLE, "")));
 }
 function treePathProblem(p) {
-  const text2 = typeof p === "string" ? p : p.toString("utf8");
-  if (text2 === "") return "is empty";
-  if (text2.includes("\0")) return "contains a NUL byte";
-  if (text2.startsWith("/")) return "is absolute";
-  for (const c of text2.split("/")) {
+  const text = typeof p === "string" ? p : p.toString("utf8");
+  if (text === "") return "is empty";
+  if (text.includes("\0")) return "contains a NUL byte";
+  if (text.startsWith("/")) return "is absolute";
+  for (const c of text.split("/")) {
     if (c === "") return "has an empty component (//)";
     if (c === "." || c === "..") return `has a "${c}" component`;
     if (isDotGitAlias(c)) return `has a component that is .git on some filesystem ("${c}")`;
@@ -19636,8 +19633,8 @@ function treePathProblem(p) {
   return null;
 }
 function staysInside(root, target) {
-  const rel = path13.relative(path13.resolve(root), path13.resolve(root, target));
-  return rel !== "" && !rel.startsWith("..") && !path13.isAbsolute(rel);
+  const rel = path14.relative(path14.resolve(root), path14.resolve(root, target));
+  return rel !== "" && !rel.startsWith("..") && !path14.isAbsolute(rel);
 }
 var IGNORABLE, NTFS_DOTGIT, UnsafePathError;
 var init_git_path = __esm({
@@ -19661,8 +19658,8 @@ var init_git_path = __esm({
 });
 
 // src/workspace/stat-record.ts
-import * as fs11 from "node:fs";
-import * as path14 from "node:path";
+import * as fs12 from "node:fs";
+import * as path15 from "node:path";
 function statKey(st) {
   return { dev: st.dev, ino: st.ino, mode: st.mode, size: st.size, ctimeNs: st.ctimeNs };
 }
@@ -19674,12 +19671,12 @@ function recordedOid(record, rel, now) {
   return e !== void 0 && sameKey(e.key, now) ? e.oid : void 0;
 }
 async function markerCtime(dir, latestCtimeNs) {
-  const marker2 = path14.join(dir, "stat-record-marker");
+  const marker2 = path15.join(dir, "stat-record-marker");
   let ctime = 0n;
   try {
     for (let attempt = 0; attempt < 20; attempt++) {
-      fs11.writeFileSync(marker2, String(attempt));
-      ctime = fs11.lstatSync(marker2, { bigint: true }).ctimeNs;
+      fs12.writeFileSync(marker2, String(attempt));
+      ctime = fs12.lstatSync(marker2, { bigint: true }).ctimeNs;
       if (ctime > latestCtimeNs) break;
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -19719,8 +19716,8 @@ var init_stat_record = __esm({
 });
 
 // src/workspace/workspace.ts
-import * as fs12 from "node:fs";
-import * as path15 from "node:path";
+import * as fs13 from "node:fs";
+import * as path16 from "node:path";
 async function resolveCommit(repoPath, ref) {
   try {
     const out = await git(["rev-parse", "--verify", "--end-of-options", `${ref}^{commit}`], {
@@ -19751,10 +19748,10 @@ async function locate(repoPath, ref) {
       { cwd: repoPath }
     );
     const [common, commit] = out.stdout.toString("utf8").trim().split("\n");
-    return { commit, objects: path15.join(common, "objects") };
+    return { commit, objects: path16.join(common, "objects") };
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
-    if (/not a git repository/i.test(error.stderr) || !fs12.existsSync(repoPath))
+    if (/not a git repository/i.test(error.stderr) || !fs13.existsSync(repoPath))
       throw new ConfigurationError(
         INPUT.path,
         `${repoPath} is not a git repository; point path at a checkout`
@@ -19765,11 +19762,11 @@ async function locate(repoPath, ref) {
     );
   }
 }
-async function prepareWorkspace(repoPath, ref, root, dir = path15.join(root, "workspace"), options = {}) {
+async function prepareWorkspace(repoPath, ref, root, dir = path16.join(root, "workspace"), options = {}) {
   const { commit, objects } = await locate(repoPath, ref);
-  const gitDir = path15.join(root, "git");
+  const gitDir = path16.join(root, "git");
   initBare(gitDir, objects);
-  await fs12.promises.mkdir(dir, { recursive: true });
+  await fs13.promises.mkdir(dir, { recursive: true });
   const record = new StatRecorder();
   const { carry, ...materialize } = options;
   const carried = carry !== void 0 ? await applyToTree(gitDir, commit, carry, root) : void 0;
@@ -19778,29 +19775,29 @@ async function prepareWorkspace(repoPath, ref, root, dir = path15.join(root, "wo
     record
   });
   const tree = carried === void 0 ? startTree : await treeOf(gitDir, commit);
-  const stats = record.seal(await markerCtime(path15.dirname(dir), record.latestCtimeNs));
+  const stats = record.seal(await markerCtime(path16.dirname(dir), record.latestCtimeNs));
   return { dir, gitDir, commit, tree, startTree, stats };
 }
 async function applyToTree(gitDir, commit, patch, root) {
-  const indexFile = path15.join(root, "carry-index");
+  const indexFile = path16.join(root, "carry-index");
   try {
     const refused = await applyInIndex(gitDir, indexFile, commit, patch);
     if (refused !== null)
       throw new CarryRefused(`it does not apply to ${commit.slice(0, 12)}: ${refused}`);
     return (await git(["write-tree"], { gitDir, indexFile })).stdout.toString("utf8").trim();
   } finally {
-    await fs12.promises.rm(indexFile, { force: true });
+    await fs13.promises.rm(indexFile, { force: true });
   }
 }
 async function treeOf(gitDir, commit) {
   return (await git(["rev-parse", "--verify", `${commit}^{tree}`], { gitDir })).stdout.toString("utf8").trim();
 }
 function initBare(gitDir, alternate) {
-  fs12.mkdirSync(path15.join(gitDir, "objects", "info"), { recursive: true });
-  fs12.mkdirSync(path15.join(gitDir, "refs", "heads"), { recursive: true });
-  fs12.mkdirSync(path15.join(gitDir, "refs", "tags"));
-  fs12.writeFileSync(path15.join(gitDir, "HEAD"), "ref: refs/heads/main\n");
-  fs12.writeFileSync(path15.join(gitDir, "objects", "info", "alternates"), alternate + "\n");
+  fs13.mkdirSync(path16.join(gitDir, "objects", "info"), { recursive: true });
+  fs13.mkdirSync(path16.join(gitDir, "refs", "heads"), { recursive: true });
+  fs13.mkdirSync(path16.join(gitDir, "refs", "tags"));
+  fs13.writeFileSync(path16.join(gitDir, "HEAD"), "ref: refs/heads/main\n");
+  fs13.writeFileSync(path16.join(gitDir, "objects", "info", "alternates"), alternate + "\n");
 }
 async function materializeTree(gitDir, treeish, dest, options = {}) {
   const listing = await git(["ls-tree", "-r", "-t", "-z", "--full-tree", treeish], { gitDir });
@@ -19810,9 +19807,9 @@ async function materializeTree(gitDir, treeish, dest, options = {}) {
   const blobs = entries.filter((e) => e.type === "blob");
   const { owner, record } = options;
   const destBuf = Buffer.from(dest);
-  const join31 = (p) => Buffer.concat([destBuf, Buffer.from("/"), p]);
+  const join33 = (p) => Buffer.concat([destBuf, Buffer.from("/"), p]);
   const own = (p) => {
-    if (owner) fs12.lchownSync(bufPath(p), owner.uid, owner.gid);
+    if (owner) fs13.lchownSync(bufPath(p), owner.uid, owner.gid);
   };
   own(destBuf);
   const made = /* @__PURE__ */ new Set();
@@ -19821,8 +19818,8 @@ async function materializeTree(gitDir, treeish, dest, options = {}) {
     if (made.has(key)) return;
     const parent = rel.lastIndexOf(47);
     if (parent > 0) mkdirs(rel.subarray(0, parent));
-    const abs = join31(rel);
-    fs12.mkdirSync(bufPath(abs), { recursive: true });
+    const abs = join33(rel);
+    fs13.mkdirSync(bufPath(abs), { recursive: true });
     own(abs);
     made.add(key);
   };
@@ -19840,8 +19837,8 @@ async function materializeTree(gitDir, treeish, dest, options = {}) {
   const out = contents.stdout;
   const nl0 = out.indexOf(10);
   const [oid0, type0, size0] = out.subarray(0, nl0).toString("latin1").split(" ");
-  const body = out.subarray(nl0 + 1, nl0 + 1 + Number(size0)).toString("latin1");
-  const tree = type0 === "tree" ? oid0 : type0 === "commit" ? /^tree ([0-9a-f]+)\n/.exec(body)?.[1] : void 0;
+  const body2 = out.subarray(nl0 + 1, nl0 + 1 + Number(size0)).toString("latin1");
+  const tree = type0 === "tree" ? oid0 : type0 === "commit" ? /^tree ([0-9a-f]+)\n/.exec(body2)?.[1] : void 0;
   if (tree === void 0) throw new Error(`${treeish} is not a tree or a commit (${type0})`);
   let offset = nl0 + 1 + Number(size0) + 1;
   if (record) {
@@ -19854,14 +19851,14 @@ async function materializeTree(gitDir, treeish, dest, options = {}) {
     const size2 = Number(header[2]);
     const data = out.subarray(nl + 1, nl + 1 + size2);
     offset = nl + 1 + size2 + 1;
-    const target = bufPath(join31(b.path));
+    const target = bufPath(join33(b.path));
     if (b.mode === "120000") {
-      fs12.symlinkSync(data, target);
+      fs13.symlinkSync(data, target);
     } else {
-      fs12.writeFileSync(target, data, { mode: b.mode === "100755" ? 493 : 420, flag: "wx" });
+      fs13.writeFileSync(target, data, { mode: b.mode === "100755" ? 493 : 420, flag: "wx" });
     }
     own(target);
-    record?.add(b.path.toString("latin1"), fs12.lstatSync(target, { bigint: true }), b.oid);
+    record?.add(b.path.toString("latin1"), fs13.lstatSync(target, { bigint: true }), b.oid);
   }
   return tree;
 }
@@ -19880,10 +19877,10 @@ function bufPath(p) {
 }
 async function chownTree(dir, uid, gid) {
   const walk = async (p) => {
-    await fs12.promises.lchown(bufPath(p), uid, gid);
-    const st = await fs12.promises.lstat(bufPath(p));
+    await fs13.promises.lchown(bufPath(p), uid, gid);
+    const st = await fs13.promises.lstat(bufPath(p));
     if (!st.isDirectory()) return;
-    for (const name of await fs12.promises.readdir(bufPath(p), { encoding: "buffer" })) {
+    for (const name of await fs13.promises.readdir(bufPath(p), { encoding: "buffer" })) {
       await walk(Buffer.concat([p, Buffer.from("/"), name]));
     }
   };
@@ -20025,7 +20022,8 @@ function planRun(inputs) {
       dockerfile: inputs.dockerfile,
       context: inputs.buildContext,
       buildArgs: inputs.buildArgs,
-      allowUnpinnedBase: inputs.allowUnpinnedBase
+      allowUnpinnedBase: inputs.allowUnpinnedBase,
+      ...inputs.publishedImage !== void 0 ? { published: inputs.publishedImage } : {}
     },
     task: {
       sha256: sha256(inputs.task.text),
@@ -21280,8 +21278,8 @@ var require_command = __commonJS({
   "node_modules/commander/lib/command.js"(exports2) {
     var EventEmitter2 = __require("node:events").EventEmitter;
     var childProcess = __require("node:child_process");
-    var path41 = __require("node:path");
-    var fs43 = __require("node:fs");
+    var path43 = __require("node:path");
+    var fs44 = __require("node:fs");
     var process2 = __require("node:process");
     var { Argument: Argument2, humanReadableArgName } = require_argument();
     var { CommanderError: CommanderError2 } = require_error();
@@ -22275,7 +22273,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} subcommandName
        */
       _checkForMissingExecutable(executableFile, executableDir, subcommandName) {
-        if (fs43.existsSync(executableFile)) return;
+        if (fs44.existsSync(executableFile)) return;
         const executableDirMessage = executableDir ? `searched for local subcommand relative to directory '${executableDir}'` : "no directory for search for local subcommand, use .executableDir() to supply a custom directory";
         const executableMissing = `'${executableFile}' does not exist
  - if '${subcommandName}' is not meant to be an executable command, remove description parameter from '.command()' and use '.description()' instead
@@ -22293,11 +22291,11 @@ Expecting one of '${allowedValues.join("', '")}'`);
         let launchWithNode = false;
         const sourceExt = [".js", ".ts", ".tsx", ".mjs", ".cjs"];
         function findFile(baseDir, baseName) {
-          const localBin = path41.resolve(baseDir, baseName);
-          if (fs43.existsSync(localBin)) return localBin;
-          if (sourceExt.includes(path41.extname(baseName))) return void 0;
+          const localBin = path43.resolve(baseDir, baseName);
+          if (fs44.existsSync(localBin)) return localBin;
+          if (sourceExt.includes(path43.extname(baseName))) return void 0;
           const foundExt = sourceExt.find(
-            (ext) => fs43.existsSync(`${localBin}${ext}`)
+            (ext) => fs44.existsSync(`${localBin}${ext}`)
           );
           if (foundExt) return `${localBin}${foundExt}`;
           return void 0;
@@ -22309,21 +22307,21 @@ Expecting one of '${allowedValues.join("', '")}'`);
         if (this._scriptPath) {
           let resolvedScriptPath;
           try {
-            resolvedScriptPath = fs43.realpathSync(this._scriptPath);
+            resolvedScriptPath = fs44.realpathSync(this._scriptPath);
           } catch {
             resolvedScriptPath = this._scriptPath;
           }
-          executableDir = path41.resolve(
-            path41.dirname(resolvedScriptPath),
+          executableDir = path43.resolve(
+            path43.dirname(resolvedScriptPath),
             executableDir
           );
         }
         if (executableDir) {
           let localFile = findFile(executableDir, executableFile);
           if (!localFile && !subcommand._executableFile && this._scriptPath) {
-            const legacyName = path41.basename(
+            const legacyName = path43.basename(
               this._scriptPath,
-              path41.extname(this._scriptPath)
+              path43.extname(this._scriptPath)
             );
             if (legacyName !== this._name) {
               localFile = findFile(
@@ -22334,7 +22332,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
           }
           executableFile = localFile || executableFile;
         }
-        launchWithNode = sourceExt.includes(path41.extname(executableFile));
+        launchWithNode = sourceExt.includes(path43.extname(executableFile));
         let proc;
         if (process2.platform !== "win32") {
           if (launchWithNode) {
@@ -23249,7 +23247,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @return {Command}
        */
       nameFromFilename(filename) {
-        this._name = path41.basename(filename, path41.extname(filename));
+        this._name = path43.basename(filename, path43.extname(filename));
         return this;
       }
       /**
@@ -23263,9 +23261,9 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} [path]
        * @return {(string|null|Command)}
        */
-      executableDir(path42) {
-        if (path42 === void 0) return this._executableDir;
-        this._executableDir = path42;
+      executableDir(path44) {
+        if (path44 === void 0) return this._executableDir;
+        this._executableDir = path44;
         return this;
       }
       /**
@@ -23282,9 +23280,9 @@ Expecting one of '${allowedValues.join("', '")}'`);
           helpWidth: context.helpWidth,
           outputHasColors: context.hasColors
         });
-        const text2 = helper.formatHelp(this, helper);
-        if (context.hasColors) return text2;
-        return this._outputConfiguration.stripColor(text2);
+        const text = helper.formatHelp(this, helper);
+        if (context.hasColors) return text;
+        return this._outputConfiguration.stripColor(text);
       }
       /**
        * @typedef HelpContext
@@ -23444,7 +23442,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {(string | Function)} text - string to add, or a function returning a string
        * @return {Command} `this` command for chaining
        */
-      addHelpText(position, text2) {
+      addHelpText(position, text) {
         const allowedValues = ["beforeAll", "before", "after", "afterAll"];
         if (!allowedValues.includes(position)) {
           throw new Error(`Unexpected value for position to addHelpText.
@@ -23453,10 +23451,10 @@ Expecting one of '${allowedValues.join("', '")}'`);
         const helpEvent = `${position}Help`;
         this.on(helpEvent, (context) => {
           let helpStr;
-          if (typeof text2 === "function") {
-            helpStr = text2({ error: context.error, command: context.command });
+          if (typeof text === "function") {
+            helpStr = text({ error: context.error, command: context.command });
           } else {
-            helpStr = text2;
+            helpStr = text;
           }
           if (helpStr) {
             context.write(`${helpStr}
@@ -23544,9 +23542,9 @@ var require_commander = __commonJS({
 });
 
 // src/sandbox/dockerfile.ts
-function instructions(text2) {
+function instructions(text) {
   const out = [];
-  const lines = text2.split(/\r?\n/);
+  const lines = text.split(/\r?\n/);
   let current = "";
   let startLine = 0;
   let escape2 = "\\";
@@ -23616,19 +23614,19 @@ function baseImages(dockerfile, buildArgs) {
 function classify(ref, line, stages) {
   if (ref.toLowerCase() === "scratch") return { ref, pin: "scratch", line };
   if (stages.has(ref.toLowerCase())) return { ref, pin: "stage", line };
-  const digest2 = DIGEST.exec(ref);
+  const digest2 = DIGEST2.exec(ref);
   if (digest2) return { ref, pin: "digest", digest: digest2[1], line };
   const id = IMAGE_ID.exec(ref);
   if (id) return { ref, pin: "image-id", digest: id[1], line };
   return { ref, pin: "unpinned", line };
 }
-var DIGEST, IMAGE_ID, UnpinnedBaseError;
+var DIGEST2, IMAGE_ID, UnpinnedBaseError;
 var init_dockerfile = __esm({
   "src/sandbox/dockerfile.ts"() {
     "use strict";
     init_errors();
     init_input_names();
-    DIGEST = /@(sha256:[a-f0-9]{64})$/;
+    DIGEST2 = /@(sha256:[a-f0-9]{64})$/;
     IMAGE_ID = /^(sha256:[a-f0-9]{64})$/;
     UnpinnedBaseError = class extends ConfigurationError {
       constructor(bases) {
@@ -31285,10 +31283,10 @@ ${formatted}-----END ${type} KEY-----`;
         let m = regexp.exec(str4);
         if (m === null)
           return null;
-        const body = m[1];
+        const body2 = m[1];
         let dataStart = 0;
         let comment = "";
-        while (m = RE_HEADER.exec(body)) {
+        while (m = RE_HEADER.exec(body2)) {
           const headerName = m[1];
           const headerValue = m[2].replace(RE_HEADER_ENDS, "");
           if (headerValue.length > 1024) {
@@ -31303,7 +31301,7 @@ ${formatted}-----END ${type} KEY-----`;
             }
           }
         }
-        let data = body.slice(dataStart);
+        let data = body2.slice(dataStart);
         if (!RE_DATA.test(data))
           return new Error("Malformed RFC4716 public key");
         data = Buffer.from(data, "base64");
@@ -31507,7 +31505,7 @@ var require_agent = __commonJS({
     var { Duplex } = __require("stream");
     var { resolve: resolve11 } = __require("path");
     var { readFile } = __require("fs");
-    var { execFile: execFile3, spawn: spawn2 } = __require("child_process");
+    var { execFile: execFile4, spawn: spawn2 } = __require("child_process");
     var { isParsedKey, parseKey: parseKey2 } = require_keyParser();
     var {
       makeBufferParser,
@@ -31728,7 +31726,7 @@ var require_agent = __commonJS({
             if (err) {
               if (triedCygpath)
                 return cb(new Error("Invalid cygwin unix socket path"));
-              execFile3("cygpath", ["-w", socketPath], (err2, stdout, stderr) => {
+              execFile4("cygpath", ["-w", socketPath], (err2, stdout, stderr) => {
                 if (err2 || stdout.length === 0)
                   return cb(new Error("Invalid cygwin unix socket path"));
                 triedCygpath = true;
@@ -31807,11 +31805,11 @@ var require_agent = __commonJS({
       };
     })();
     var WINDOWS_PIPE_REGEX = /^[/\\][/\\]\.[/\\]pipe[/\\].+/;
-    function createAgent(path41) {
-      if (process.platform === "win32" && !WINDOWS_PIPE_REGEX.test(path41)) {
-        return path41 === "pageant" ? new PageantAgent() : new CygwinAgent(path41);
+    function createAgent(path43) {
+      if (process.platform === "win32" && !WINDOWS_PIPE_REGEX.test(path43)) {
+        return path43 === "pageant" ? new PageantAgent() : new CygwinAgent(path43);
       }
-      return new OpenSSHAgent(path41);
+      return new OpenSSHAgent(path43);
     }
     var AgentProtocol = (() => {
       const SSH_AGENTC_REQUEST_IDENTITIES = 11;
@@ -35123,7 +35121,7 @@ var require_package = __commonJS({
 var require_Protocol = __commonJS({
   "node_modules/ssh2/lib/protocol/Protocol.js"(exports2, module) {
     "use strict";
-    var { inspect: inspect2 } = __require("util");
+    var { inspect: inspect3 } = __require("util");
     var { bindingAvailable, NullCipher, NullDecipher } = require_crypto();
     var {
       COMPAT_CHECKS,
@@ -35343,7 +35341,7 @@ var require_Protocol = __commonJS({
             this._debug("Custom crypto binding not available");
         }
         this._debug && this._debug(
-          `Local ident: ${inspect2(this._identRaw.toString())}`
+          `Local ident: ${inspect3(this._identRaw.toString())}`
         );
         this.start = () => {
           this.start = void 0;
@@ -36571,7 +36569,7 @@ var require_Protocol = __commonJS({
               comments: m[3]
             };
             this._remoteIdentRaw = Buffer.from(identRaw);
-            this._debug && this._debug(`Remote ident: ${inspect2(identRaw)}`);
+            this._debug && this._debug(`Remote ident: ${inspect3(identRaw)}`);
             this._compatFlags = getCompatFlags(header);
             this._buffer = void 0;
             this._decipher = new NullDecipher(0, onKEXPayload.bind(this, { firstPacket: true }));
@@ -36689,7 +36687,7 @@ var require_node_fs_compat = __commonJS({
   "node_modules/ssh2/lib/protocol/node-fs-compat.js"(exports2) {
     "use strict";
     var assert = __require("assert");
-    var { inspect: inspect2 } = __require("util");
+    var { inspect: inspect3 } = __require("util");
     function addNumericalSeparator(val) {
       let res = "";
       let i = val.length;
@@ -36744,7 +36742,7 @@ ${suffix}`;
             received = addNumericalSeparator(received);
           received += "n";
         } else {
-          received = inspect2(input);
+          received = inspect3(input);
         }
         msg += ` It must be ${range}. Received ${received}`;
         this.message = msg;
@@ -36786,8 +36784,8 @@ var require_SFTP = __commonJS({
   "node_modules/ssh2/lib/protocol/SFTP.js"(exports2, module) {
     "use strict";
     var EventEmitter2 = __require("events");
-    var fs43 = __require("fs");
-    var { constants: constants7 } = fs43;
+    var fs44 = __require("fs");
+    var { constants: constants8 } = fs44;
     var {
       Readable: ReadableStream,
       Writable: WritableStream
@@ -37055,17 +37053,17 @@ var require_SFTP = __commonJS({
       // ===========================================================================
       // Client-specific ===========================================================
       // ===========================================================================
-      createReadStream(path41, options) {
+      createReadStream(path43, options) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        return new ReadStream(this, path41, options);
+        return new ReadStream(this, path43, options);
       }
-      createWriteStream(path41, options) {
+      createWriteStream(path43, options) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        return new WriteStream(this, path41, options);
+        return new WriteStream(this, path43, options);
       }
-      open(path41, flags_, attrs, cb) {
+      open(path43, flags_, attrs, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         if (typeof attrs === "function") {
@@ -37084,7 +37082,7 @@ var require_SFTP = __commonJS({
           attrsFlags = attrs.flags;
           attrsLen = attrs.nb;
         }
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen + 4 + 4 + attrsLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37092,7 +37090,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         writeUInt32BE(buf, flags, p += pathLen);
         writeUInt32BE(buf, attrsFlags, p += 4);
         if (attrsLen) {
@@ -37216,14 +37214,14 @@ var require_SFTP = __commonJS({
       fastGet(remotePath, localPath, opts, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        fastXfer(this, fs43, remotePath, localPath, opts, cb);
+        fastXfer(this, fs44, remotePath, localPath, opts, cb);
       }
       fastPut(localPath, remotePath, opts, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        fastXfer(fs43, this, localPath, remotePath, opts, cb);
+        fastXfer(fs44, this, localPath, remotePath, opts, cb);
       }
-      readFile(path41, options, callback_) {
+      readFile(path43, options, callback_) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let callback;
@@ -37296,13 +37294,13 @@ var require_SFTP = __commonJS({
             return callback && callback(er, buffer);
           });
         };
-        this.open(path41, flag, 438, (er, handle_) => {
+        this.open(path43, flag, 438, (er, handle_) => {
           if (er)
             return callback && callback(er);
           handle = handle_;
           const tryStat = (er2, st) => {
             if (er2) {
-              this.stat(path41, (er_, st_) => {
+              this.stat(path43, (er_, st_) => {
                 if (er_) {
                   return this.close(handle, () => {
                     callback && callback(er2);
@@ -37323,7 +37321,7 @@ var require_SFTP = __commonJS({
           this.fstat(handle, tryStat);
         });
       }
-      writeFile(path41, data, options, callback_) {
+      writeFile(path43, data, options, callback_) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let callback;
@@ -37342,7 +37340,7 @@ var require_SFTP = __commonJS({
         if (options.encoding && !Buffer.isEncoding(options.encoding))
           throw new Error(`Unknown encoding: ${options.encoding}`);
         const flag = options.flag || "w";
-        this.open(path41, flag, options.mode, (openErr, handle) => {
+        this.open(path43, flag, options.mode, (openErr, handle) => {
           if (openErr) {
             callback && callback(openErr);
           } else {
@@ -37351,7 +37349,7 @@ var require_SFTP = __commonJS({
             if (position === null) {
               const tryStat = (er, st) => {
                 if (er) {
-                  this.stat(path41, (er_, st_) => {
+                  this.stat(path43, (er_, st_) => {
                     if (er_) {
                       return this.close(handle, () => {
                         callback && callback(er);
@@ -37370,7 +37368,7 @@ var require_SFTP = __commonJS({
           }
         });
       }
-      appendFile(path41, data, options, callback_) {
+      appendFile(path43, data, options, callback_) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let callback;
@@ -37388,12 +37386,12 @@ var require_SFTP = __commonJS({
           throw new TypeError("Bad arguments");
         if (!options.flag)
           options = Object.assign({ flag: "a" }, options);
-        this.writeFile(path41, data, options, callback);
+        this.writeFile(path43, data, options, callback);
       }
-      exists(path41, cb) {
+      exists(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        this.stat(path41, (err) => {
+        this.stat(path43, (err) => {
           cb && cb(err ? false : true);
         });
       }
@@ -37436,7 +37434,7 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} RENAME`
         );
       }
-      mkdir(path41, attrs, cb) {
+      mkdir(path43, attrs, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let flags = 0;
@@ -37450,7 +37448,7 @@ var require_SFTP = __commonJS({
           flags = attrs.flags;
           attrsLen = attrs.nb;
         }
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen + 4 + attrsLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37458,7 +37456,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         writeUInt32BE(buf, flags, p += pathLen);
         if (attrsLen) {
           p += 4;
@@ -37474,10 +37472,10 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} MKDIR`
         );
       }
-      rmdir(path41, cb) {
+      rmdir(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37485,7 +37483,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         this._requests[reqid] = { cb };
         const isBuffered = sendOrBuffer(this, buf);
         this._debug && this._debug(
@@ -37575,10 +37573,10 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} FSTAT`
         );
       }
-      stat(path41, cb) {
+      stat(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37586,17 +37584,17 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         this._requests[reqid] = { cb };
         const isBuffered = sendOrBuffer(this, buf);
         this._debug && this._debug(
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} STAT`
         );
       }
-      lstat(path41, cb) {
+      lstat(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37604,17 +37602,17 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         this._requests[reqid] = { cb };
         const isBuffered = sendOrBuffer(this, buf);
         this._debug && this._debug(
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} LSTAT`
         );
       }
-      opendir(path41, cb) {
+      opendir(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37622,14 +37620,14 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         this._requests[reqid] = { cb };
         const isBuffered = sendOrBuffer(this, buf);
         this._debug && this._debug(
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} OPENDIR`
         );
       }
-      setstat(path41, attrs, cb) {
+      setstat(path43, attrs, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         let flags = 0;
@@ -37641,7 +37639,7 @@ var require_SFTP = __commonJS({
         } else if (typeof attrs === "function") {
           cb = attrs;
         }
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen + 4 + attrsLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37649,7 +37647,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         writeUInt32BE(buf, flags, p += pathLen);
         if (attrsLen) {
           p += 4;
@@ -37709,8 +37707,8 @@ var require_SFTP = __commonJS({
           mtime: toUnixTimestamp(mtime)
         }, cb);
       }
-      utimes(path41, atime, mtime, cb) {
-        return this.setstat(path41, {
+      utimes(path43, atime, mtime, cb) {
+        return this.setstat(path43, {
           atime: toUnixTimestamp(atime),
           mtime: toUnixTimestamp(mtime)
         }, cb);
@@ -37721,8 +37719,8 @@ var require_SFTP = __commonJS({
           gid
         }, cb);
       }
-      chown(path41, uid, gid, cb) {
-        return this.setstat(path41, {
+      chown(path43, uid, gid, cb) {
+        return this.setstat(path43, {
           uid,
           gid
         }, cb);
@@ -37732,15 +37730,15 @@ var require_SFTP = __commonJS({
           mode
         }, cb);
       }
-      chmod(path41, mode, cb) {
-        return this.setstat(path41, {
+      chmod(path43, mode, cb) {
+        return this.setstat(path43, {
           mode
         }, cb);
       }
-      readlink(path41, cb) {
+      readlink(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37748,7 +37746,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         this._requests[reqid] = {
           cb: (err, names) => {
             if (typeof cb !== "function")
@@ -37793,10 +37791,10 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} SYMLINK`
         );
       }
-      realpath(path41, cb) {
+      realpath(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37804,7 +37802,7 @@ var require_SFTP = __commonJS({
         const reqid = this._writeReqid = this._writeReqid + 1 & MAX_REQID;
         writeUInt32BE(buf, reqid, 5);
         writeUInt32BE(buf, pathLen, p);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         this._requests[reqid] = {
           cb: (err, names) => {
             if (typeof cb !== "function")
@@ -37849,13 +37847,13 @@ var require_SFTP = __commonJS({
           this._debug(`SFTP: Outbound: ${which} posix-rename@openssh.com`);
         }
       }
-      ext_openssh_statvfs(path41, cb) {
+      ext_openssh_statvfs(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         const ext = this._extensions["statvfs@openssh.com"];
         if (!ext || ext !== "2")
           throw new Error("Server does not support this extended request");
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + 19 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37865,7 +37863,7 @@ var require_SFTP = __commonJS({
         writeUInt32BE(buf, 19, p);
         buf.utf8Write("statvfs@openssh.com", p += 4, 19);
         writeUInt32BE(buf, pathLen, p += 19);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         this._requests[reqid] = { extended: "statvfs@openssh.com", cb };
         const isBuffered = sendOrBuffer(this, buf);
         if (this._debug) {
@@ -37951,7 +37949,7 @@ var require_SFTP = __commonJS({
           `SFTP: Outbound: ${isBuffered ? "Buffered" : "Sending"} fsync@openssh.com`
         );
       }
-      ext_openssh_lsetstat(path41, attrs, cb) {
+      ext_openssh_lsetstat(path43, attrs, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         const ext = this._extensions["lsetstat@openssh.com"];
@@ -37966,7 +37964,7 @@ var require_SFTP = __commonJS({
         } else if (typeof attrs === "function") {
           cb = attrs;
         }
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + 20 + 4 + pathLen + 4 + attrsLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -37976,7 +37974,7 @@ var require_SFTP = __commonJS({
         writeUInt32BE(buf, 20, p);
         buf.utf8Write("lsetstat@openssh.com", p += 4, 20);
         writeUInt32BE(buf, pathLen, p += 20);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         writeUInt32BE(buf, flags, p += pathLen);
         if (attrsLen) {
           p += 4;
@@ -37993,13 +37991,13 @@ var require_SFTP = __commonJS({
           this._debug(`SFTP: Outbound: ${status} lsetstat@openssh.com`);
         }
       }
-      ext_openssh_expandPath(path41, cb) {
+      ext_openssh_expandPath(path43, cb) {
         if (this.server)
           throw new Error("Client-only method called in server mode");
         const ext = this._extensions["expand-path@openssh.com"];
         if (ext !== "1")
           throw new Error("Server does not support this extended request");
-        const pathLen = Buffer.byteLength(path41);
+        const pathLen = Buffer.byteLength(path43);
         let p = 9;
         const buf = Buffer.allocUnsafe(4 + 1 + 4 + 4 + 23 + 4 + pathLen);
         writeUInt32BE(buf, buf.length - 4, 0);
@@ -38009,7 +38007,7 @@ var require_SFTP = __commonJS({
         writeUInt32BE(buf, 23, p);
         buf.utf8Write("expand-path@openssh.com", p += 4, 23);
         writeUInt32BE(buf, pathLen, p += 20);
-        buf.utf8Write(path41, p += 4, pathLen);
+        buf.utf8Write(path43, p += 4, pathLen);
         this._requests[reqid] = {
           cb: (err, names) => {
             if (typeof cb !== "function")
@@ -38324,13 +38322,13 @@ var require_SFTP = __commonJS({
               p += len;
             }
           }
-          const attr = attrs[i];
-          if (attr) {
-            writeUInt32BE(buf, attr.flags, p);
+          const attr2 = attrs[i];
+          if (attr2) {
+            writeUInt32BE(buf, attr2.flags, p);
             p += 4;
-            if (attr.flags && attr.bytes) {
-              buf.set(attr.bytes, p);
-              p += attr.nb;
+            if (attr2.flags && attr2.bytes) {
+              buf.set(attr2.bytes, p);
+              p += attr2.nb;
             }
           } else {
             writeUInt32BE(buf, 0, p);
@@ -38482,13 +38480,13 @@ var require_SFTP = __commonJS({
             if (--left === 0)
               cb(err);
           };
-          if (srcHandle && (src === fs43 || src.outgoing.state === "open"))
+          if (srcHandle && (src === fs44 || src.outgoing.state === "open"))
             ++left;
-          if (dstHandle && (dst === fs43 || dst.outgoing.state === "open"))
+          if (dstHandle && (dst === fs44 || dst.outgoing.state === "open"))
             ++left;
-          if (srcHandle && (src === fs43 || src.outgoing.state === "open"))
+          if (srcHandle && (src === fs44 || src.outgoing.state === "open"))
             src.close(srcHandle, cbfinal);
-          if (dstHandle && (dst === fs43 || dst.outgoing.state === "open"))
+          if (dstHandle && (dst === fs44 || dst.outgoing.state === "open"))
             dst.close(dstHandle, cbfinal);
         } else {
           cb(err);
@@ -38504,7 +38502,7 @@ var require_SFTP = __commonJS({
           tryStat(null, { size: fileSize });
         function tryStat(err2, attrs) {
           if (err2) {
-            if (src !== fs43) {
+            if (src !== fs44) {
               src.stat(srcPath, (err_, attrs_) => {
                 if (err_)
                   return onerror(err2);
@@ -38642,25 +38640,25 @@ var require_SFTP = __commonJS({
         this.extended = initial && initial.extended;
       }
       isDirectory() {
-        return (this.mode & constants7.S_IFMT) === constants7.S_IFDIR;
+        return (this.mode & constants8.S_IFMT) === constants8.S_IFDIR;
       }
       isFile() {
-        return (this.mode & constants7.S_IFMT) === constants7.S_IFREG;
+        return (this.mode & constants8.S_IFMT) === constants8.S_IFREG;
       }
       isBlockDevice() {
-        return (this.mode & constants7.S_IFMT) === constants7.S_IFBLK;
+        return (this.mode & constants8.S_IFMT) === constants8.S_IFBLK;
       }
       isCharacterDevice() {
-        return (this.mode & constants7.S_IFMT) === constants7.S_IFCHR;
+        return (this.mode & constants8.S_IFMT) === constants8.S_IFCHR;
       }
       isSymbolicLink() {
-        return (this.mode & constants7.S_IFMT) === constants7.S_IFLNK;
+        return (this.mode & constants8.S_IFMT) === constants8.S_IFLNK;
       }
       isFIFO() {
-        return (this.mode & constants7.S_IFMT) === constants7.S_IFIFO;
+        return (this.mode & constants8.S_IFMT) === constants8.S_IFIFO;
       }
       isSocket() {
-        return (this.mode & constants7.S_IFMT) === constants7.S_IFSOCK;
+        return (this.mode & constants8.S_IFMT) === constants8.S_IFSOCK;
       }
     };
     function attrsToBytes(attrs) {
@@ -39287,12 +39285,12 @@ var require_SFTP = __commonJS({
       [REQUEST.LSTAT]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path41 === void 0)
+        if (path43 === void 0)
           return doFatalSFTPError(sftp, "Malformed LSTAT packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received LSTAT (id:${reqID})`);
-        if (!sftp.emit("LSTAT", reqID, path41)) {
+        if (!sftp.emit("LSTAT", reqID, path43)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -39311,13 +39309,13 @@ var require_SFTP = __commonJS({
       [REQUEST.SETSTAT]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         const attrs = readAttrs(sftp._biOpt);
         bufferParser.clear();
         if (attrs === void 0)
           return doFatalSFTPError(sftp, "Malformed SETSTAT packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received SETSTAT (id:${reqID})`);
-        if (!sftp.emit("SETSTAT", reqID, path41, attrs)) {
+        if (!sftp.emit("SETSTAT", reqID, path43, attrs)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -39339,12 +39337,12 @@ var require_SFTP = __commonJS({
       [REQUEST.OPENDIR]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path41 === void 0)
+        if (path43 === void 0)
           return doFatalSFTPError(sftp, "Malformed OPENDIR packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received OPENDIR (id:${reqID})`);
-        if (!sftp.emit("OPENDIR", reqID, path41)) {
+        if (!sftp.emit("OPENDIR", reqID, path43)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -39363,63 +39361,63 @@ var require_SFTP = __commonJS({
       [REQUEST.REMOVE]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path41 === void 0)
+        if (path43 === void 0)
           return doFatalSFTPError(sftp, "Malformed REMOVE packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received REMOVE (id:${reqID})`);
-        if (!sftp.emit("REMOVE", reqID, path41)) {
+        if (!sftp.emit("REMOVE", reqID, path43)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
       [REQUEST.MKDIR]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         const attrs = readAttrs(sftp._biOpt);
         bufferParser.clear();
         if (attrs === void 0)
           return doFatalSFTPError(sftp, "Malformed MKDIR packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received MKDIR (id:${reqID})`);
-        if (!sftp.emit("MKDIR", reqID, path41, attrs)) {
+        if (!sftp.emit("MKDIR", reqID, path43, attrs)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
       [REQUEST.RMDIR]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path41 === void 0)
+        if (path43 === void 0)
           return doFatalSFTPError(sftp, "Malformed RMDIR packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received RMDIR (id:${reqID})`);
-        if (!sftp.emit("RMDIR", reqID, path41)) {
+        if (!sftp.emit("RMDIR", reqID, path43)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
       [REQUEST.REALPATH]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path41 === void 0)
+        if (path43 === void 0)
           return doFatalSFTPError(sftp, "Malformed REALPATH packet");
         sftp._debug && sftp._debug(
           `SFTP: Inbound: Received REALPATH (id:${reqID})`
         );
-        if (!sftp.emit("REALPATH", reqID, path41)) {
+        if (!sftp.emit("REALPATH", reqID, path43)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
       [REQUEST.STAT]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path41 === void 0)
+        if (path43 === void 0)
           return doFatalSFTPError(sftp, "Malformed STAT packet");
         sftp._debug && sftp._debug(`SFTP: Inbound: Received STAT (id:${reqID})`);
-        if (!sftp.emit("STAT", reqID, path41)) {
+        if (!sftp.emit("STAT", reqID, path43)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -39439,14 +39437,14 @@ var require_SFTP = __commonJS({
       [REQUEST.READLINK]: (sftp, payload) => {
         bufferParser.init(payload, 1);
         const reqID = bufferParser.readUInt32BE();
-        const path41 = bufferParser.readString(true);
+        const path43 = bufferParser.readString(true);
         bufferParser.clear();
-        if (path41 === void 0)
+        if (path43 === void 0)
           return doFatalSFTPError(sftp, "Malformed READLINK packet");
         sftp._debug && sftp._debug(
           `SFTP: Inbound: Received READLINK (id:${reqID})`
         );
-        if (!sftp.emit("READLINK", reqID, path41)) {
+        if (!sftp.emit("READLINK", reqID, path43)) {
           sftp.status(reqID, STATUS_CODE.OP_UNSUPPORTED);
         }
       },
@@ -39517,7 +39515,7 @@ var require_SFTP = __commonJS({
     function roundUpToMultipleOf8(n) {
       return n + 7 & ~7;
     }
-    function ReadStream(sftp, path41, options) {
+    function ReadStream(sftp, path43, options) {
       if (options === void 0)
         options = {};
       else if (typeof options === "string")
@@ -39531,7 +39529,7 @@ var require_SFTP = __commonJS({
       options.emitClose = false;
       options.autoDestroy = false;
       ReadableStream.call(this, options);
-      this.path = path41;
+      this.path = path43;
       this.flags = options.flags === void 0 ? "r" : options.flags;
       this.mode = options.mode === void 0 ? 438 : options.mode;
       this.start = options.start;
@@ -39662,7 +39660,7 @@ var require_SFTP = __commonJS({
       },
       configurable: true
     });
-    function WriteStream(sftp, path41, options) {
+    function WriteStream(sftp, path43, options) {
       if (options === void 0)
         options = {};
       else if (typeof options === "string")
@@ -39674,7 +39672,7 @@ var require_SFTP = __commonJS({
       options.emitClose = false;
       options.autoDestroy = false;
       WritableStream.call(this, options);
-      this.path = path41;
+      this.path = path43;
       this.flags = options.flags === void 0 ? "w" : options.flags;
       this.mode = options.mode === void 0 ? 438 : options.mode;
       this.start = options.start;
@@ -44011,8 +44009,8 @@ var require_buffer_list = __commonJS({
     var _require = __require("buffer");
     var Buffer2 = _require.Buffer;
     var _require2 = __require("util");
-    var inspect2 = _require2.inspect;
-    var custom = inspect2 && inspect2.custom || "inspect";
+    var inspect3 = _require2.inspect;
+    var custom = inspect3 && inspect3.custom || "inspect";
     function copyBuffer(src, target, offset) {
       Buffer2.prototype.copy.call(src, target, offset);
     }
@@ -44064,7 +44062,7 @@ var require_buffer_list = __commonJS({
         }
       }, {
         key: "join",
-        value: function join31(s) {
+        value: function join33(s) {
           if (this.length === 0) return "";
           var p = this.head;
           var ret = "" + p.data;
@@ -44169,7 +44167,7 @@ var require_buffer_list = __commonJS({
       }, {
         key: custom,
         value: function value(_, options) {
-          return inspect2(this, _objectSpread(_objectSpread({}, options), {}, {
+          return inspect3(this, _objectSpread(_objectSpread({}, options), {}, {
             // Only inspect one level.
             depth: 0,
             // It should not recurse.
@@ -46917,8 +46915,8 @@ var require_common = __commonJS({
         }
         return debug2;
       }
-      function extend(namespace, delimiter) {
-        const newDebug = createDebug(this.namespace + (typeof delimiter === "undefined" ? ":" : delimiter) + namespace);
+      function extend(namespace, delimiter2) {
+        const newDebug = createDebug(this.namespace + (typeof delimiter2 === "undefined" ? ":" : delimiter2) + namespace);
         newDebug.log = this.log;
         return newDebug;
       }
@@ -47474,12 +47472,12 @@ var require_src = __commonJS({
 // node_modules/split-ca/index.js
 var require_split_ca = __commonJS({
   "node_modules/split-ca/index.js"(exports2, module) {
-    var fs43 = __require("fs");
+    var fs44 = __require("fs");
     module.exports = function(filepath, split, encoding) {
       split = typeof split !== "undefined" ? split : "\n";
       encoding = typeof encoding !== "undefined" ? encoding : "utf8";
       var ca = [];
-      var chain = fs43.readFileSync(filepath, encoding);
+      var chain = fs44.readFileSync(filepath, encoding);
       if (chain.indexOf("-END CERTIFICATE-") < 0 || chain.indexOf("-BEGIN CERTIFICATE-") < 0) {
         throw Error("File does not contain 'BEGIN CERTIFICATE' or 'END CERTIFICATE'");
       }
@@ -47507,8 +47505,8 @@ var require_modem = __commonJS({
   "node_modules/docker-modem/lib/modem.js"(exports2, module) {
     var querystring = __require("querystring");
     var http = require_http();
-    var fs43 = __require("fs");
-    var path41 = __require("path");
+    var fs44 = __require("fs");
+    var path43 = __require("path");
     var url = __require("url");
     var ssh = require_ssh2();
     var HttpDuplex = require_http_duplex();
@@ -47557,9 +47555,9 @@ var require_modem = __commonJS({
         }
         opts.host = host2.hostname;
         if (process.env.DOCKER_CERT_PATH) {
-          opts.ca = splitca(path41.join(process.env.DOCKER_CERT_PATH, "ca.pem"));
-          opts.cert = fs43.readFileSync(path41.join(process.env.DOCKER_CERT_PATH, "cert.pem"));
-          opts.key = fs43.readFileSync(path41.join(process.env.DOCKER_CERT_PATH, "key.pem"));
+          opts.ca = splitca(path43.join(process.env.DOCKER_CERT_PATH, "ca.pem"));
+          opts.cert = fs44.readFileSync(path43.join(process.env.DOCKER_CERT_PATH, "cert.pem"));
+          opts.key = fs44.readFileSync(path43.join(process.env.DOCKER_CERT_PATH, "key.pem"));
         }
         if (process.env.DOCKER_CLIENT_TIMEOUT) {
           opts.timeout = parseInt(process.env.DOCKER_CLIENT_TIMEOUT, 10);
@@ -47569,8 +47567,8 @@ var require_modem = __commonJS({
     };
     var findDefaultUnixSocket = function() {
       return new Promise(function(resolve11) {
-        var userDockerSocket = path41.join(os6.homedir(), ".docker", "run", "docker.sock");
-        fs43.access(userDockerSocket, function(err) {
+        var userDockerSocket = path43.join(os6.homedir(), ".docker", "run", "docker.sock");
+        fs44.access(userDockerSocket, function(err) {
           if (err) resolve11("/var/run/docker.sock");
           else resolve11(userDockerSocket);
         });
@@ -47663,7 +47661,7 @@ var require_modem = __commonJS({
       }
       if (options.file) {
         if (typeof options.file === "string") {
-          data = fs43.createReadStream(path41.resolve(options.file));
+          data = fs44.createReadStream(path43.resolve(options.file));
         } else {
           data = options.file;
         }
@@ -47981,7 +47979,7 @@ var require_modem = __commonJS({
 var require_ignore = __commonJS({
   "node_modules/@balena/dockerignore/ignore.js"(exports2, module) {
     "use strict";
-    var path41 = __require("path");
+    var path43 = __require("path");
     var factory = (options) => new IgnoreBase(options);
     factory.default = factory;
     module.exports = factory;
@@ -47990,22 +47988,22 @@ var require_ignore = __commonJS({
     }
     var REGEX_TRAILING_SLASH = /(?<=.)\/$/;
     var REGEX_TRAILING_BACKSLASH = /(?<=.)\\$/;
-    var REGEX_TRAILING_PATH_SEP = path41.sep === "\\" ? REGEX_TRAILING_BACKSLASH : REGEX_TRAILING_SLASH;
+    var REGEX_TRAILING_PATH_SEP = path43.sep === "\\" ? REGEX_TRAILING_BACKSLASH : REGEX_TRAILING_SLASH;
     var KEY_IGNORE = typeof Symbol !== "undefined" ? /* @__PURE__ */ Symbol.for("dockerignore") : "dockerignore";
     function cleanPath(file) {
-      return path41.normalize(file).replace(REGEX_TRAILING_PATH_SEP, "");
+      return path43.normalize(file).replace(REGEX_TRAILING_PATH_SEP, "");
     }
     function toSlash(file) {
-      if (path41.sep === "/") {
+      if (path43.sep === "/") {
         return file;
       }
       return file.replace(/\\/g, "/");
     }
     function fromSlash(file) {
-      if (path41.sep === "/") {
+      if (path43.sep === "/") {
         return file;
       }
-      return file.replace(/\//g, path41.sep);
+      return file.replace(/\//g, path43.sep);
     }
     var IgnoreBase = class {
       constructor({
@@ -48054,13 +48052,13 @@ var require_ignore = __commonJS({
         return pattern && typeof pattern === "string" && pattern.indexOf("#") !== 0 && pattern.trim() !== "";
       }
       filter(paths) {
-        return make_array(paths).filter((path42) => this._filter(path42));
+        return make_array(paths).filter((path44) => this._filter(path44));
       }
       createFilter() {
-        return (path42) => this._filter(path42);
+        return (path44) => this._filter(path44);
       }
-      ignores(path42) {
-        return !this._filter(path42);
+      ignores(path44) {
+        return !this._filter(path44);
       }
       // https://github.com/moby/moby/blob/v19.03.8/builder/dockerignore/dockerignore.go#L41-L53
       // https://github.com/moby/moby/blob/v19.03.8/pkg/fileutils/fileutils.go#L29-L55
@@ -48099,36 +48097,36 @@ var require_ignore = __commonJS({
           origin,
           pattern,
           // https://github.com/moby/moby/blob/v19.03.8/pkg/fileutils/fileutils.go#L54
-          dirs: pattern.split(path41.sep),
+          dirs: pattern.split(path43.sep),
           negative
         };
       }
       // @returns `Boolean` true if the `path` is NOT ignored
-      _filter(path42) {
-        if (!path42) {
+      _filter(path44) {
+        if (!path44) {
           return false;
         }
-        if (path42 in this._cache) {
-          return this._cache[path42];
+        if (path44 in this._cache) {
+          return this._cache[path44];
         }
-        return this._cache[path42] = this._test(path42);
+        return this._cache[path44] = this._test(path44);
       }
       // @returns {Boolean} true if a file is NOT ignored
       // https://github.com/moby/moby/blob/v19.03.8/pkg/fileutils/fileutils.go#L62
       _test(file) {
         file = fromSlash(file);
-        const parentPath = cleanPath(path41.dirname(file));
-        const parentPathDirs = parentPath.split(path41.sep);
+        const parentPath = cleanPath(path43.dirname(file));
+        const parentPathDirs = parentPath.split(path43.sep);
         let matched = false;
         this._rules.forEach((rule) => {
           let match = this._match(file, rule);
           if (!match && parentPath !== ".") {
             if (rule.dirs.includes("**")) {
               for (let i = rule.dirs.filter((x) => x !== "**").length; i <= parentPathDirs.length; i++) {
-                match = match || this._match(parentPathDirs.slice(0, i).join(path41.sep), rule);
+                match = match || this._match(parentPathDirs.slice(0, i).join(path43.sep), rule);
               }
             } else if (rule.dirs.length <= parentPathDirs.length) {
-              match = this._match(parentPathDirs.slice(0, rule.dirs.length).join(path41.sep), rule);
+              match = this._match(parentPathDirs.slice(0, rule.dirs.length).join(path43.sep), rule);
             }
           }
           if (match) {
@@ -48147,13 +48145,13 @@ var require_ignore = __commonJS({
           return rule;
         }
         let regStr = "^";
-        let escapedSlash = path41.sep === "\\" ? "\\\\" : path41.sep;
+        let escapedSlash = path43.sep === "\\" ? "\\\\" : path43.sep;
         for (let i = 0; i < rule.pattern.length; i++) {
           const ch = rule.pattern[i];
           if (ch === "*") {
             if (rule.pattern[i + 1] === "*") {
               i++;
-              if (rule.pattern[i + 1] === path41.sep) {
+              if (rule.pattern[i + 1] === path43.sep) {
                 i++;
               }
               if (rule.pattern[i + 1] === void 0) {
@@ -48169,7 +48167,7 @@ var require_ignore = __commonJS({
           } else if (ch === "." || ch === "$") {
             regStr += `\\${ch}`;
           } else if (ch === "\\") {
-            if (path41.sep === "\\") {
+            if (path43.sep === "\\") {
               regStr += escapedSlash;
               continue;
             }
@@ -48195,69 +48193,69 @@ var require_ignore = __commonJS({
 var require_chownr = __commonJS({
   "node_modules/chownr/chownr.js"(exports2, module) {
     "use strict";
-    var fs43 = __require("fs");
-    var path41 = __require("path");
-    var LCHOWN = fs43.lchown ? "lchown" : "chown";
-    var LCHOWNSYNC = fs43.lchownSync ? "lchownSync" : "chownSync";
-    var needEISDIRHandled = fs43.lchown && !process.version.match(/v1[1-9]+\./) && !process.version.match(/v10\.[6-9]/);
-    var lchownSync2 = (path42, uid, gid) => {
+    var fs44 = __require("fs");
+    var path43 = __require("path");
+    var LCHOWN = fs44.lchown ? "lchown" : "chown";
+    var LCHOWNSYNC = fs44.lchownSync ? "lchownSync" : "chownSync";
+    var needEISDIRHandled = fs44.lchown && !process.version.match(/v1[1-9]+\./) && !process.version.match(/v10\.[6-9]/);
+    var lchownSync2 = (path44, uid, gid) => {
       try {
-        return fs43[LCHOWNSYNC](path42, uid, gid);
+        return fs44[LCHOWNSYNC](path44, uid, gid);
       } catch (er) {
         if (er.code !== "ENOENT")
           throw er;
       }
     };
-    var chownSync = (path42, uid, gid) => {
+    var chownSync = (path44, uid, gid) => {
       try {
-        return fs43.chownSync(path42, uid, gid);
+        return fs44.chownSync(path44, uid, gid);
       } catch (er) {
         if (er.code !== "ENOENT")
           throw er;
       }
     };
-    var handleEISDIR = needEISDIRHandled ? (path42, uid, gid, cb) => (er) => {
+    var handleEISDIR = needEISDIRHandled ? (path44, uid, gid, cb) => (er) => {
       if (!er || er.code !== "EISDIR")
         cb(er);
       else
-        fs43.chown(path42, uid, gid, cb);
+        fs44.chown(path44, uid, gid, cb);
     } : (_, __, ___, cb) => cb;
-    var handleEISDirSync = needEISDIRHandled ? (path42, uid, gid) => {
+    var handleEISDirSync = needEISDIRHandled ? (path44, uid, gid) => {
       try {
-        return lchownSync2(path42, uid, gid);
+        return lchownSync2(path44, uid, gid);
       } catch (er) {
         if (er.code !== "EISDIR")
           throw er;
-        chownSync(path42, uid, gid);
+        chownSync(path44, uid, gid);
       }
-    } : (path42, uid, gid) => lchownSync2(path42, uid, gid);
+    } : (path44, uid, gid) => lchownSync2(path44, uid, gid);
     var nodeVersion = process.version;
-    var readdir = (path42, options, cb) => fs43.readdir(path42, options, cb);
-    var readdirSync5 = (path42, options) => fs43.readdirSync(path42, options);
+    var readdir = (path44, options, cb) => fs44.readdir(path44, options, cb);
+    var readdirSync5 = (path44, options) => fs44.readdirSync(path44, options);
     if (/^v4\./.test(nodeVersion))
-      readdir = (path42, options, cb) => fs43.readdir(path42, cb);
+      readdir = (path44, options, cb) => fs44.readdir(path44, cb);
     var chown = (cpath, uid, gid, cb) => {
-      fs43[LCHOWN](cpath, uid, gid, handleEISDIR(cpath, uid, gid, (er) => {
+      fs44[LCHOWN](cpath, uid, gid, handleEISDIR(cpath, uid, gid, (er) => {
         cb(er && er.code !== "ENOENT" ? er : null);
       }));
     };
     var chownrKid = (p, child, uid, gid, cb) => {
       if (typeof child === "string")
-        return fs43.lstat(path41.resolve(p, child), (er, stats) => {
+        return fs44.lstat(path43.resolve(p, child), (er, stats) => {
           if (er)
             return cb(er.code !== "ENOENT" ? er : null);
           stats.name = child;
           chownrKid(p, stats, uid, gid, cb);
         });
       if (child.isDirectory()) {
-        chownr(path41.resolve(p, child.name), uid, gid, (er) => {
+        chownr(path43.resolve(p, child.name), uid, gid, (er) => {
           if (er)
             return cb(er);
-          const cpath = path41.resolve(p, child.name);
+          const cpath = path43.resolve(p, child.name);
           chown(cpath, uid, gid, cb);
         });
       } else {
-        const cpath = path41.resolve(p, child.name);
+        const cpath = path43.resolve(p, child.name);
         chown(cpath, uid, gid, cb);
       }
     };
@@ -48287,7 +48285,7 @@ var require_chownr = __commonJS({
     var chownrKidSync = (p, child, uid, gid) => {
       if (typeof child === "string") {
         try {
-          const stats = fs43.lstatSync(path41.resolve(p, child));
+          const stats = fs44.lstatSync(path43.resolve(p, child));
           stats.name = child;
           child = stats;
         } catch (er) {
@@ -48298,8 +48296,8 @@ var require_chownr = __commonJS({
         }
       }
       if (child.isDirectory())
-        chownrSync(path41.resolve(p, child.name), uid, gid);
-      handleEISDirSync(path41.resolve(p, child.name), uid, gid);
+        chownrSync(path43.resolve(p, child.name), uid, gid);
+      handleEISDirSync(path43.resolve(p, child.name), uid, gid);
     };
     var chownrSync = (p, uid, gid) => {
       let children;
@@ -48400,8 +48398,8 @@ var require_buffer_list2 = __commonJS({
     var _require = __require("buffer");
     var Buffer2 = _require.Buffer;
     var _require2 = __require("util");
-    var inspect2 = _require2.inspect;
-    var custom = inspect2 && inspect2.custom || "inspect";
+    var inspect3 = _require2.inspect;
+    var custom = inspect3 && inspect3.custom || "inspect";
     function copyBuffer(src, target, offset) {
       Buffer2.prototype.copy.call(src, target, offset);
     }
@@ -48453,7 +48451,7 @@ var require_buffer_list2 = __commonJS({
         }
       }, {
         key: "join",
-        value: function join31(s) {
+        value: function join33(s) {
           if (this.length === 0) return "";
           var p = this.head;
           var ret = "" + p.data;
@@ -48558,7 +48556,7 @@ var require_buffer_list2 = __commonJS({
       }, {
         key: custom,
         value: function value(_, options) {
-          return inspect2(this, _objectSpread(_objectSpread({}, options), {}, {
+          return inspect3(this, _objectSpread(_objectSpread({}, options), {}, {
             // Only inspect one level.
             depth: 0,
             // It should not recurse.
@@ -51390,8 +51388,8 @@ var require_buffer_list3 = __commonJS({
     var _require = __require("buffer");
     var Buffer2 = _require.Buffer;
     var _require2 = __require("util");
-    var inspect2 = _require2.inspect;
-    var custom = inspect2 && inspect2.custom || "inspect";
+    var inspect3 = _require2.inspect;
+    var custom = inspect3 && inspect3.custom || "inspect";
     function copyBuffer(src, target, offset) {
       Buffer2.prototype.copy.call(src, target, offset);
     }
@@ -51443,7 +51441,7 @@ var require_buffer_list3 = __commonJS({
         }
       }, {
         key: "join",
-        value: function join31(s) {
+        value: function join33(s) {
           if (this.length === 0) return "";
           var p = this.head;
           var ret = "" + p.data;
@@ -51548,7 +51546,7 @@ var require_buffer_list3 = __commonJS({
       }, {
         key: custom,
         value: function value(_, options) {
-          return inspect2(this, _objectSpread(_objectSpread({}, options), {}, {
+          return inspect3(this, _objectSpread(_objectSpread({}, options), {}, {
             // Only inspect one level.
             depth: 0,
             // It should not recurse.
@@ -54073,7 +54071,7 @@ var require_end_of_stream4 = __commonJS({
 // node_modules/tar-fs/node_modules/tar-stream/pack.js
 var require_pack = __commonJS({
   "node_modules/tar-fs/node_modules/tar-stream/pack.js"(exports2, module) {
-    var constants7 = require_fs_constants();
+    var constants8 = require_fs_constants();
     var eos = require_end_of_stream4();
     var inherits = require_inherits();
     var alloc = Buffer.alloc;
@@ -54091,16 +54089,16 @@ var require_pack = __commonJS({
       if (size2) self2.push(END_OF_TAR.slice(0, 512 - size2));
     };
     function modeToType(mode) {
-      switch (mode & constants7.S_IFMT) {
-        case constants7.S_IFBLK:
+      switch (mode & constants8.S_IFMT) {
+        case constants8.S_IFBLK:
           return "block-device";
-        case constants7.S_IFCHR:
+        case constants8.S_IFCHR:
           return "character-device";
-        case constants7.S_IFDIR:
+        case constants8.S_IFDIR:
           return "directory";
-        case constants7.S_IFIFO:
+        case constants8.S_IFIFO:
           return "fifo";
-        case constants7.S_IFLNK:
+        case constants8.S_IFLNK:
           return "symlink";
       }
       return "file";
@@ -54298,9 +54296,9 @@ var require_pump = __commonJS({
   "node_modules/pump/index.js"(exports2, module) {
     var once = require_once();
     var eos = require_end_of_stream4();
-    var fs43;
+    var fs44;
     try {
-      fs43 = __require("fs");
+      fs44 = __require("fs");
     } catch (e) {
     }
     var noop = function() {
@@ -54311,8 +54309,8 @@ var require_pump = __commonJS({
     };
     var isFS = function(stream) {
       if (!ancient) return false;
-      if (!fs43) return false;
-      return (stream instanceof (fs43.ReadStream || noop) || stream instanceof (fs43.WriteStream || noop)) && isFn(stream.close);
+      if (!fs44) return false;
+      return (stream instanceof (fs44.ReadStream || noop) || stream instanceof (fs44.WriteStream || noop)) && isFn(stream.close);
     };
     var isRequest = function(stream) {
       return stream.setHeader && isFn(stream.abort);
@@ -54371,8 +54369,8 @@ var require_pump = __commonJS({
 // node_modules/mkdirp-classic/index.js
 var require_mkdirp_classic = __commonJS({
   "node_modules/mkdirp-classic/index.js"(exports2, module) {
-    var path41 = __require("path");
-    var fs43 = __require("fs");
+    var path43 = __require("path");
+    var fs44 = __require("fs");
     var _0777 = parseInt("0777", 8);
     module.exports = mkdirP.mkdirp = mkdirP.mkdirP = mkdirP;
     function mkdirP(p, opts, f2, made) {
@@ -54383,14 +54381,14 @@ var require_mkdirp_classic = __commonJS({
         opts = { mode: opts };
       }
       var mode = opts.mode;
-      var xfs = opts.fs || fs43;
+      var xfs = opts.fs || fs44;
       if (mode === void 0) {
         mode = _0777 & ~process.umask();
       }
       if (!made) made = null;
       var cb = f2 || function() {
       };
-      p = path41.resolve(p);
+      p = path43.resolve(p);
       xfs.mkdir(p, mode, function(er) {
         if (!er) {
           made = made || p;
@@ -54398,7 +54396,7 @@ var require_mkdirp_classic = __commonJS({
         }
         switch (er.code) {
           case "ENOENT":
-            mkdirP(path41.dirname(p), opts, function(er2, made2) {
+            mkdirP(path43.dirname(p), opts, function(er2, made2) {
               if (er2) cb(er2, made2);
               else mkdirP(p, opts, cb, made2);
             });
@@ -54420,19 +54418,19 @@ var require_mkdirp_classic = __commonJS({
         opts = { mode: opts };
       }
       var mode = opts.mode;
-      var xfs = opts.fs || fs43;
+      var xfs = opts.fs || fs44;
       if (mode === void 0) {
         mode = _0777 & ~process.umask();
       }
       if (!made) made = null;
-      p = path41.resolve(p);
+      p = path43.resolve(p);
       try {
         xfs.mkdirSync(p, mode);
         made = made || p;
       } catch (err0) {
         switch (err0.code) {
           case "ENOENT":
-            made = sync(path41.dirname(p), opts, made);
+            made = sync(path43.dirname(p), opts, made);
             sync(p, opts, made);
             break;
           // In the case of any other error, just see if there's a dir
@@ -54461,8 +54459,8 @@ var require_tar_fs = __commonJS({
     var tar3 = require_tar_stream();
     var pump = require_pump();
     var mkdirp = require_mkdirp_classic();
-    var fs43 = __require("fs");
-    var path41 = __require("path");
+    var fs44 = __require("fs");
+    var path43 = __require("path");
     var os6 = __require("os");
     var win32 = os6.platform() === "win32";
     var DOTDOT_LEADING = 1;
@@ -54475,23 +54473,23 @@ var require_tar_fs = __commonJS({
     var normalize2 = !win32 ? echo : function(name) {
       return name.replace(/\\/g, "/").replace(/[:?<>|]/g, "_");
     };
-    var statAll = function(fs44, stat, cwd, ignore2, entries, sort) {
+    var statAll = function(fs45, stat, cwd, ignore2, entries, sort) {
       var queue = entries || ["."];
       for (var i = 0; i < queue.length; i++) {
-        if (!inCwd(path41.resolve(cwd, queue[i]), cwd)) throw new Error(queue[i] + " is not a valid path");
+        if (!inCwd(path43.resolve(cwd, queue[i]), cwd)) throw new Error(queue[i] + " is not a valid path");
       }
       return function loop(callback) {
         if (!queue.length) return callback();
         var next = queue.shift();
-        var nextAbs = path41.join(cwd, next);
-        stat.call(fs44, nextAbs, function(err, stat2) {
+        var nextAbs = path43.join(cwd, next);
+        stat.call(fs45, nextAbs, function(err, stat2) {
           if (err) return callback(err);
           if (!stat2.isDirectory()) return callback(null, next, stat2);
-          fs44.readdir(nextAbs, function(err2, files) {
+          fs45.readdir(nextAbs, function(err2, files) {
             if (err2) return callback(err2);
             if (sort) files.sort();
             for (var i2 = 0; i2 < files.length; i2++) {
-              if (!ignore2(path41.join(cwd, next, files[i2]))) queue.push(path41.join(next, files[i2]));
+              if (!ignore2(path43.join(cwd, next, files[i2]))) queue.push(path43.join(next, files[i2]));
             }
             callback(null, next, stat2);
           });
@@ -54502,7 +54500,7 @@ var require_tar_fs = __commonJS({
       return function(header) {
         header.name = header.name.split("/").slice(level).join("/");
         var linkname = header.linkname;
-        if (linkname && (header.type === "link" || path41.isAbsolute(linkname))) {
+        if (linkname && (header.type === "link" || path43.isAbsolute(linkname))) {
           header.linkname = linkname.split("/").slice(level).join("/");
         }
         return map(header);
@@ -54511,7 +54509,7 @@ var require_tar_fs = __commonJS({
     exports2.pack = function(cwd, opts) {
       if (!cwd) cwd = ".";
       if (!opts) opts = {};
-      var xfs = opts.fs || fs43;
+      var xfs = opts.fs || fs44;
       var ignore2 = opts.ignore || opts.filter || noop;
       var map = opts.map || noop;
       var mapStream = opts.mapStream || echo;
@@ -54532,7 +54530,7 @@ var require_tar_fs = __commonJS({
         fmode |= parseInt(222, 8);
       }
       var onsymlink = function(filename, header) {
-        xfs.readlink(path41.join(cwd, filename), function(err, linkname) {
+        xfs.readlink(path43.join(cwd, filename), function(err, linkname) {
           if (err) return pack3.destroy(err);
           header.linkname = normalize2(linkname);
           pack3.entry(header, onnextentry);
@@ -54573,7 +54571,7 @@ var require_tar_fs = __commonJS({
         }
         var entry = pack3.entry(header, onnextentry);
         if (!entry) return;
-        var rs = mapStream(xfs.createReadStream(path41.join(cwd, filename), { start: 0, end: header.size > 0 ? header.size - 1 : header.size }), header);
+        var rs = mapStream(xfs.createReadStream(path43.join(cwd, filename), { start: 0, end: header.size > 0 ? header.size - 1 : header.size }), header);
         rs.on("error", function(err2) {
           entry.destroy(err2);
         });
@@ -54598,7 +54596,7 @@ var require_tar_fs = __commonJS({
     exports2.extract = function(cwd, opts) {
       if (!cwd) cwd = ".";
       if (!opts) opts = {};
-      var xfs = opts.fs || fs43;
+      var xfs = opts.fs || fs44;
       var ignore2 = opts.ignore || opts.filter || noop;
       var map = opts.map || noop;
       var mapStream = opts.mapStream || echo;
@@ -54655,7 +54653,7 @@ var require_tar_fs = __commonJS({
       extract2.on("entry", function(header, stream, next) {
         header = map(header) || header;
         header.name = normalize2(header.name);
-        var name = path41.join(cwd, path41.join("/", header.name));
+        var name = path43.join(cwd, path43.join("/", header.name));
         if (ignore2(name, header)) {
           stream.resume();
           return next();
@@ -54663,7 +54661,7 @@ var require_tar_fs = __commonJS({
         if (!validPath(header.name, DOTDOT_NONE)) {
           return next(new Error(JSON.stringify(header.name) + " is not a valid path"));
         }
-        var isRoot = path41.join(name, ".") === path41.join(cwd, ".");
+        var isRoot = path43.join(name, ".") === path43.join(cwd, ".");
         var stat = function(err) {
           if (err) return next(err);
           if (isRoot) return next();
@@ -54693,9 +54691,9 @@ var require_tar_fs = __commonJS({
         var onsymlink = function() {
           if (win32) return next();
           if (!validPath(header.linkname, DOTDOT_LEADING)) return next(new Error(name + " is not a valid symlink"));
-          var dst = path41.resolve(path41.dirname(name), header.linkname);
+          var dst = path43.resolve(path43.dirname(name), header.linkname);
           if (!inCwd(dst, cwd)) return next(new Error(name + " is not a valid symlink"));
-          validateNotSymlink(xfs, dst, path41.resolve(cwd), function(err, valid) {
+          validateNotSymlink(xfs, dst, path43.resolve(cwd), function(err, valid) {
             if (err) return next(err);
             if (!valid) return next(new Error(name + " is not a valid symlink"));
             xfs.unlink(name, function() {
@@ -54706,7 +54704,7 @@ var require_tar_fs = __commonJS({
         var onlink = function() {
           if (win32) return next();
           if (!validPath(header.linkname, DOTDOT_NONE)) return next(new Error(name + " is not a valid hardlink"));
-          var srcpath = path41.join(cwd, path41.join("/", header.linkname));
+          var srcpath = path43.join(cwd, path43.join("/", header.linkname));
           xfs.realpath(srcpath, function(err, dst) {
             if (err || !inCwd(dst, cwd)) return next(new Error(name + " is not a valid hardlink"));
             xfs.unlink(name, function() {
@@ -54738,8 +54736,8 @@ var require_tar_fs = __commonJS({
             });
           }
         };
-        var dir = isRoot ? path41.join(cwd, ".") : path41.dirname(name);
-        validate2(xfs, dir, path41.join(cwd, "."), function(err, valid) {
+        var dir = isRoot ? path43.join(cwd, ".") : path43.dirname(name);
+        validate2(xfs, dir, path43.join(cwd, "."), function(err, valid) {
           if (err) return next(err);
           if (!valid) return next(new Error(dir + " is not a valid path"));
           if (header.type === "directory") return ondirectory();
@@ -54767,20 +54765,20 @@ var require_tar_fs = __commonJS({
       if (opts.finish) extract2.on("finish", opts.finish);
       return extract2;
     };
-    function validate2(fs44, name, root, cb) {
+    function validate2(fs45, name, root, cb) {
       if (name === root) return cb(null, true);
-      fs44.lstat(name, function(err, st) {
+      fs45.lstat(name, function(err, st) {
         if (err && err.code !== "ENOENT") return cb(err);
-        if (err || st.isDirectory()) return validate2(fs44, path41.join(name, ".."), root, cb);
+        if (err || st.isDirectory()) return validate2(fs45, path43.join(name, ".."), root, cb);
         cb(null, false);
       });
     }
-    function validateNotSymlink(fs44, name, root, cb) {
+    function validateNotSymlink(fs45, name, root, cb) {
       if (name === root) return cb(null, true);
-      if (!name.startsWith(root + path41.sep)) return cb(null, false);
-      fs44.lstat(name, function(err, st) {
+      if (!name.startsWith(root + path43.sep)) return cb(null, false);
+      fs45.lstat(name, function(err, st) {
         if (err && err.code !== "ENOENT" && err.code !== "EPERM") return cb(err);
-        if (err || !st.isSymbolicLink()) return validateNotSymlink(fs44, path41.join(name, ".."), root, cb);
+        if (err || !st.isSymbolicLink()) return validateNotSymlink(fs45, path43.join(name, ".."), root, cb);
         cb(null, false);
       });
     }
@@ -54811,8 +54809,8 @@ var require_tar_fs = __commonJS({
       });
     }
     function inCwd(dst, cwd) {
-      cwd = path41.resolve(cwd);
-      return cwd === dst || dst.startsWith(cwd + path41.sep);
+      cwd = path43.resolve(cwd);
+      return cwd === dst || dst.startsWith(cwd + path43.sep);
     }
   }
 });
@@ -54821,8 +54819,8 @@ var require_tar_fs = __commonJS({
 var require_util2 = __commonJS({
   "node_modules/dockerode/lib/util.js"(exports2, module) {
     var DockerIgnore = require_ignore();
-    var fs43 = __require("fs");
-    var path41 = __require("path");
+    var fs44 = __require("fs");
+    var path43 = __require("path");
     var tar3 = require_tar_fs();
     var zlib2 = __require("zlib");
     var arr = [];
@@ -54874,14 +54872,14 @@ var require_util2 = __commonJS({
     };
     module.exports.prepareBuildContext = function(file, next) {
       if (file && file.context) {
-        fs43.readFile(path41.join(file.context, ".dockerignore"), (err, data) => {
+        fs44.readFile(path43.join(file.context, ".dockerignore"), (err, data) => {
           let ignoreFn;
           let filterFn;
           if (!err) {
             const dockerIgnore = DockerIgnore({ ignorecase: false }).add(data.toString());
             filterFn = dockerIgnore.createFilter();
-            ignoreFn = (path42) => {
-              return !filterFn(path42);
+            ignoreFn = (path44) => {
+              return !filterFn(path44);
             };
           }
           const entries = file.src.slice() || [];
@@ -57376,9 +57374,9 @@ var require_logging = __commonJS({
     }
     var allEnabled = enabledTracers.has("all");
     var anyTracerEnabled = allEnabled || enabledTracers.size > 0;
-    function trace(severity, tracer, text2) {
+    function trace(severity, tracer, text) {
       if (isTracerEnabled(tracer)) {
-        (0, exports2.log)(severity, (/* @__PURE__ */ new Date()).toISOString() + " | v" + clientVersion + " " + process_1.pid + " | " + tracer + " | " + text2);
+        (0, exports2.log)(severity, (/* @__PURE__ */ new Date()).toISOString() + " | v" + clientVersion + " " + process_1.pid + " | " + tracer + " | " + text);
       }
     }
     function isTracerEnabled(tracer) {
@@ -57815,14 +57813,14 @@ var require_tls_helpers = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.CIPHER_SUITES = void 0;
     exports2.getDefaultRootsData = getDefaultRootsData;
-    var fs43 = __require("fs");
+    var fs44 = __require("fs");
     exports2.CIPHER_SUITES = process.env.GRPC_SSL_CIPHER_SUITES;
     var DEFAULT_ROOTS_FILE_PATH = process.env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH;
     var defaultRootsData = null;
     function getDefaultRootsData() {
       if (DEFAULT_ROOTS_FILE_PATH) {
         if (defaultRootsData === null) {
-          defaultRootsData = fs43.readFileSync(DEFAULT_ROOTS_FILE_PATH);
+          defaultRootsData = fs44.readFileSync(DEFAULT_ROOTS_FILE_PATH);
         }
         return defaultRootsData;
       }
@@ -57855,19 +57853,19 @@ var require_uri_parser = __commonJS({
       };
     }
     var NUMBER_REGEX = /^\d+$/;
-    function splitHostPort2(path41) {
-      if (path41.startsWith("[")) {
-        const hostEnd = path41.indexOf("]");
+    function splitHostPort2(path43) {
+      if (path43.startsWith("[")) {
+        const hostEnd = path43.indexOf("]");
         if (hostEnd === -1) {
           return null;
         }
-        const host2 = path41.substring(1, hostEnd);
+        const host2 = path43.substring(1, hostEnd);
         if (host2.indexOf(":") === -1) {
           return null;
         }
-        if (path41.length > hostEnd + 1) {
-          if (path41[hostEnd + 1] === ":") {
-            const portString = path41.substring(hostEnd + 2);
+        if (path43.length > hostEnd + 1) {
+          if (path43[hostEnd + 1] === ":") {
+            const portString = path43.substring(hostEnd + 2);
             if (NUMBER_REGEX.test(portString)) {
               return {
                 host: host2,
@@ -57885,7 +57883,7 @@ var require_uri_parser = __commonJS({
           };
         }
       } else {
-        const splitPath = path41.split(":");
+        const splitPath = path43.split(":");
         if (splitPath.length === 2) {
           if (NUMBER_REGEX.test(splitPath[1])) {
             return {
@@ -57897,7 +57895,7 @@ var require_uri_parser = __commonJS({
           }
         } else {
           return {
-            host: path41
+            host: path43
           };
         }
       }
@@ -58961,9 +58959,9 @@ var require_backoff_timeout = __commonJS({
       get traceEnabled() {
         return logging.isTracerEnabled(TRACER_NAME);
       }
-      trace(text2) {
+      trace(text) {
         if (this.traceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "{" + this.id + "} " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "{" + this.id + "} " + text);
         }
       }
       runTimer(delay2) {
@@ -59212,8 +59210,8 @@ var require_resolving_load_balancer = __commonJS({
     var uri_parser_1 = require_uri_parser();
     var load_balancer_child_handler_1 = require_load_balancer_child_handler();
     var TRACER_NAME = "resolving_load_balancer";
-    function trace(text2) {
-      logging.trace(constants_2.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_2.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     var NAME_MATCH_LEVEL_ORDER = [
       "SERVICE_AND_METHOD",
@@ -60933,14 +60931,14 @@ var require_client_interceptors = __commonJS({
       }
     };
     exports2.InterceptingCall = InterceptingCall;
-    function getCall(channel, path41, options) {
+    function getCall(channel, path43, options) {
       var _a, _b;
       const deadline = (_a = options.deadline) !== null && _a !== void 0 ? _a : Infinity;
       const host2 = options.host;
       const parent = (_b = options.parent) !== null && _b !== void 0 ? _b : null;
       const propagateFlags = options.propagate_flags;
       const credentials = options.credentials;
-      const call = channel.createCall(path41, deadline, host2, parent, propagateFlags);
+      const call = channel.createCall(path43, deadline, host2, parent, propagateFlags);
       if (credentials) {
         call.setCredentials(credentials);
       }
@@ -61510,9 +61508,9 @@ var require_make_client = __commonJS({
       ServiceClientImpl.serviceName = serviceName;
       return ServiceClientImpl;
     }
-    function partial(fn, path41, serialize, deserialize) {
+    function partial(fn, path43, serialize, deserialize) {
       return function(...args) {
-        return fn.call(this, path41, serialize, deserialize, ...args);
+        return fn.call(this, path43, serialize, deserialize, ...args);
       };
     }
     function isProtobufTypeDefinition(obj3) {
@@ -64329,7 +64327,7 @@ var require_codegen2 = __commonJS({
         functionName = functionParams;
         functionParams = void 0;
       }
-      var body = [];
+      var body2 = [];
       function Codegen(formatStringOrScope) {
         if (typeof formatStringOrScope !== "string") {
           var source = toString();
@@ -64368,11 +64366,11 @@ var require_codegen2 = __commonJS({
         });
         if (formatOffset !== formatParams.length)
           throw Error("parameter count mismatch");
-        body.push(formatStringOrScope);
+        body2.push(formatStringOrScope);
         return Codegen;
       }
       function toString(functionNameOverride) {
-        return "function " + safeFunctionName(functionNameOverride || functionName) + "(" + (functionParams && functionParams.join(",") || "") + "){\n  " + body.join("\n  ") + "\n}";
+        return "function " + safeFunctionName(functionNameOverride || functionName) + "(" + (functionParams && functionParams.join(",") || "") + "){\n  " + body2.join("\n  ") + "\n}";
       }
       Codegen.toString = toString;
       return Codegen;
@@ -64395,17 +64393,17 @@ var require_codegen2 = __commonJS({
 var require_fs = __commonJS({
   "node_modules/@protobufjs/fetch/util/fs.js"(exports2, module) {
     "use strict";
-    var fs43 = null;
+    var fs44 = null;
     try {
-      fs43 = __require(
+      fs44 = __require(
         /* webpackIgnore: true */
         "fs"
       );
-      if (!fs43 || !fs43.readFile || !fs43.readFileSync)
-        fs43 = null;
+      if (!fs44 || !fs44.readFile || !fs44.readFileSync)
+        fs44 = null;
     } catch (e) {
     }
-    module.exports = fs43;
+    module.exports = fs44;
   }
 });
 
@@ -64415,7 +64413,7 @@ var require_fetch = __commonJS({
     "use strict";
     module.exports = fetch2;
     var asPromise = require_aspromise();
-    var fs43 = require_fs();
+    var fs44 = require_fs();
     function fetch2(filename, options, callback) {
       if (typeof options === "function") {
         callback = options;
@@ -64424,8 +64422,8 @@ var require_fetch = __commonJS({
         options = {};
       if (!callback)
         return asPromise(fetch2, this, filename, options);
-      if (!options.xhr && fs43 && fs43.readFile)
-        return fs43.readFile(filename, function fetchReadFileCallback(err, contents) {
+      if (!options.xhr && fs44 && fs44.readFile)
+        return fs44.readFile(filename, function fetchReadFileCallback(err, contents) {
           return err && typeof XMLHttpRequest !== "undefined" ? fetch2.xhr(filename, options, callback) : err ? callback(err) : callback(null, options.binary ? contents : contents.toString("utf8"));
         });
       return fetch2.xhr(filename, options, callback);
@@ -64463,15 +64461,15 @@ var require_fetch = __commonJS({
 var require_path = __commonJS({
   "node_modules/@protobufjs/path/index.js"(exports2) {
     "use strict";
-    var path41 = exports2;
+    var path43 = exports2;
     var isAbsolute10 = (
       /**
        * Tests if the specified path is absolute.
        * @param {string} path Path to test
        * @returns {boolean} `true` if path is absolute
        */
-      path41.isAbsolute = function isAbsolute11(path42) {
-        return /^(?:\/|\w+:)/.test(path42);
+      path43.isAbsolute = function isAbsolute11(path44) {
+        return /^(?:\/|\w+:)/.test(path44);
       }
     );
     var normalize2 = (
@@ -64480,9 +64478,9 @@ var require_path = __commonJS({
        * @param {string} path Path to normalize
        * @returns {string} Normalized path
        */
-      path41.normalize = function normalize3(path42) {
-        path42 = path42.replace(/\\/g, "/").replace(/\/{2,}/g, "/");
-        var parts = path42.split("/"), absolute = isAbsolute10(path42), prefix = "";
+      path43.normalize = function normalize3(path44) {
+        path44 = path44.replace(/\\/g, "/").replace(/\/{2,}/g, "/");
+        var parts = path44.split("/"), absolute = isAbsolute10(path44), prefix = "";
         if (absolute)
           prefix = parts.shift() + "/";
         for (var i = 0; i < parts.length; ) {
@@ -64501,7 +64499,7 @@ var require_path = __commonJS({
         return prefix + parts.join("/");
       }
     );
-    path41.resolve = function resolve11(originPath, includePath, alreadyNormalized) {
+    path43.resolve = function resolve11(originPath, includePath, alreadyNormalized) {
       if (!alreadyNormalized)
         includePath = normalize2(includePath);
       if (isAbsolute10(includePath))
@@ -64528,17 +64526,17 @@ var require_patterns = __commonJS({
 var require_fs2 = __commonJS({
   "node_modules/protobufjs/src/util/fs.js"(exports2, module) {
     "use strict";
-    var fs43 = null;
+    var fs44 = null;
     try {
-      fs43 = __require(
+      fs44 = __require(
         /* webpackIgnore: true */
         "fs"
       );
-      if (!fs43 || !fs43.readFile || !fs43.readFileSync)
-        fs43 = null;
+      if (!fs44 || !fs44.readFile || !fs44.readFileSync)
+        fs44 = null;
     } catch (e) {
     }
-    module.exports = fs43;
+    module.exports = fs44;
   }
 });
 
@@ -64685,18 +64683,18 @@ var require_namespace = __commonJS({
       object.onRemove(this);
       return clearCache(this);
     };
-    Namespace.prototype.define = function define2(path41, json) {
-      if (util.isString(path41))
-        path41 = path41.split(".");
-      else if (!Array.isArray(path41))
+    Namespace.prototype.define = function define2(path43, json) {
+      if (util.isString(path43))
+        path43 = path43.split(".");
+      else if (!Array.isArray(path43))
         throw TypeError("illegal path");
-      if (path41 && path41.length && path41[0] === "")
+      if (path43 && path43.length && path43[0] === "")
         throw Error("path must be relative");
-      if (path41.length > util.recursionLimit)
+      if (path43.length > util.recursionLimit)
         throw Error("max depth exceeded");
       var ptr = this;
-      while (path41.length > 0) {
-        var part = path41.shift();
+      while (path43.length > 0) {
+        var part = path43.shift();
         if (ptr.nested && ptr.nested[part]) {
           ptr = ptr.nested[part];
           if (!(ptr instanceof Namespace))
@@ -64731,26 +64729,26 @@ var require_namespace = __commonJS({
       });
       return this;
     };
-    Namespace.prototype.lookup = function lookup(path41, filterTypes, parentAlreadyChecked) {
+    Namespace.prototype.lookup = function lookup(path43, filterTypes, parentAlreadyChecked) {
       if (typeof filterTypes === "boolean") {
         parentAlreadyChecked = filterTypes;
         filterTypes = void 0;
       } else if (filterTypes && !Array.isArray(filterTypes))
         filterTypes = [filterTypes];
-      if (util.isString(path41) && path41.length) {
-        if (path41 === ".")
+      if (util.isString(path43) && path43.length) {
+        if (path43 === ".")
           return this.root;
-        path41 = path41.split(".");
-      } else if (!path41.length)
+        path43 = path43.split(".");
+      } else if (!path43.length)
         return this;
-      var flatPath = path41.join(".");
-      if (path41[0] === "")
-        return this.root.lookup(path41.slice(1), filterTypes);
+      var flatPath = path43.join(".");
+      if (path43[0] === "")
+        return this.root.lookup(path43.slice(1), filterTypes);
       var found = this.root._fullyQualifiedObjects && this.root._fullyQualifiedObjects["." + flatPath];
       if (found && (!filterTypes || filterTypes.indexOf(found.constructor) > -1)) {
         return found;
       }
-      found = this._lookupImpl(path41, flatPath);
+      found = this._lookupImpl(path43, flatPath);
       if (found && (!filterTypes || filterTypes.indexOf(found.constructor) > -1)) {
         return found;
       }
@@ -64758,7 +64756,7 @@ var require_namespace = __commonJS({
         return null;
       var current = this;
       while (current.parent) {
-        found = current.parent._lookupImpl(path41, flatPath);
+        found = current.parent._lookupImpl(path43, flatPath);
         if (found && (!filterTypes || filterTypes.indexOf(found.constructor) > -1)) {
           return found;
         }
@@ -64766,22 +64764,22 @@ var require_namespace = __commonJS({
       }
       return null;
     };
-    Namespace.prototype._lookupImpl = function lookup(path41, flatPath) {
+    Namespace.prototype._lookupImpl = function lookup(path43, flatPath) {
       if (Object.prototype.hasOwnProperty.call(this._lookupCache, flatPath)) {
         return this._lookupCache[flatPath];
       }
-      var found = this.get(path41[0]);
+      var found = this.get(path43[0]);
       var exact = null;
       if (found) {
-        if (path41.length === 1) {
+        if (path43.length === 1) {
           exact = found;
         } else if (found instanceof Namespace) {
-          path41 = path41.slice(1);
-          exact = found._lookupImpl(path41, path41.join("."));
+          path43 = path43.slice(1);
+          exact = found._lookupImpl(path43, path43.join("."));
         }
       } else {
         for (var i = 0; i < this.nestedArray.length; ++i)
-          if (this._nestedArray[i] instanceof Namespace && (found = this._nestedArray[i]._lookupImpl(path41, flatPath))) {
+          if (this._nestedArray[i] instanceof Namespace && (found = this._nestedArray[i]._lookupImpl(path43, flatPath))) {
             exact = found;
             break;
           }
@@ -64789,28 +64787,28 @@ var require_namespace = __commonJS({
       this._lookupCache[flatPath] = exact;
       return exact;
     };
-    Namespace.prototype.lookupType = function lookupType(path41) {
-      var found = this.lookup(path41, [Type]);
+    Namespace.prototype.lookupType = function lookupType(path43) {
+      var found = this.lookup(path43, [Type]);
       if (!found)
-        throw Error("no such type: " + path41);
+        throw Error("no such type: " + path43);
       return found;
     };
-    Namespace.prototype.lookupEnum = function lookupEnum(path41) {
-      var found = this.lookup(path41, [Enum]);
+    Namespace.prototype.lookupEnum = function lookupEnum(path43) {
+      var found = this.lookup(path43, [Enum]);
       if (!found)
-        throw Error("no such Enum '" + path41 + "' in " + this);
+        throw Error("no such Enum '" + path43 + "' in " + this);
       return found;
     };
-    Namespace.prototype.lookupTypeOrEnum = function lookupTypeOrEnum(path41) {
-      var found = this.lookup(path41, [Type, Enum]);
+    Namespace.prototype.lookupTypeOrEnum = function lookupTypeOrEnum(path43) {
+      var found = this.lookup(path43, [Type, Enum]);
       if (!found)
-        throw Error("no such Type or Enum '" + path41 + "' in " + this);
+        throw Error("no such Type or Enum '" + path43 + "' in " + this);
       return found;
     };
-    Namespace.prototype.lookupService = function lookupService(path41) {
-      var found = this.lookup(path41, [Service]);
+    Namespace.prototype.lookupService = function lookupService(path43) {
+      var found = this.lookup(path43, [Service]);
       if (!found)
-        throw Error("no such Service '" + path41 + "' in " + this);
+        throw Error("no such Service '" + path43 + "' in " + this);
       return found;
     };
     Namespace._configure = function(Type_, Service_, Enum_) {
@@ -66227,13 +66225,13 @@ var require_util3 = __commonJS({
       Object.defineProperty(object, "$type", { value: enm, enumerable: false });
       return enm;
     };
-    util.setProperty = function setProperty(dst, path41, value, ifNotSet) {
-      function setProp(dst2, path42, value2) {
-        var part = path42.shift();
+    util.setProperty = function setProperty(dst, path43, value, ifNotSet) {
+      function setProp(dst2, path44, value2) {
+        var part = path44.shift();
         if (util.isUnsafeProperty(part))
           return dst2;
-        if (path42.length > 0) {
-          dst2[part] = setProp(dst2[part] || {}, path42, value2);
+        if (path44.length > 0) {
+          dst2[part] = setProp(dst2[part] || {}, path44, value2);
         } else {
           var prevValue = dst2[part];
           if (prevValue && ifNotSet)
@@ -66246,12 +66244,12 @@ var require_util3 = __commonJS({
       }
       if (typeof dst !== "object")
         throw TypeError("dst must be an object");
-      if (!path41)
+      if (!path43)
         throw TypeError("path must be specified");
-      path41 = path41.split(".");
-      if (path41.length > util.recursionLimit)
+      path43 = path43.split(".");
+      if (path43.length > util.recursionLimit)
         throw Error("max depth exceeded");
-      return setProp(dst, path41, value);
+      return setProp(dst, path43, value);
     };
     Object.defineProperty(util, "decorateRoot", {
       get: function() {
@@ -66797,12 +66795,12 @@ var require_object = __commonJS({
        */
       fullName: {
         get: function() {
-          var path41 = [this.name], ptr = this.parent;
+          var path43 = [this.name], ptr = this.parent;
           while (ptr) {
-            path41.unshift(ptr.name);
+            path43.unshift(ptr.name);
             ptr = ptr.parent;
           }
-          return path41.join(".");
+          return path43.join(".");
         }
       }
     });
@@ -70839,19 +70837,19 @@ var require_util4 = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.addCommonProtos = exports2.loadProtosWithOptionsSync = exports2.loadProtosWithOptions = void 0;
-    var fs43 = __require("fs");
-    var path41 = __require("path");
+    var fs44 = __require("fs");
+    var path43 = __require("path");
     var Protobuf = require_protobufjs();
     function addIncludePathResolver(root, includePaths) {
       const originalResolvePath = root.resolvePath;
       root.resolvePath = (origin, target) => {
-        if (path41.isAbsolute(target)) {
+        if (path43.isAbsolute(target)) {
           return target;
         }
         for (const directory of includePaths) {
-          const fullPath = path41.join(directory, target);
+          const fullPath = path43.join(directory, target);
           try {
-            fs43.accessSync(fullPath, fs43.constants.R_OK);
+            fs44.accessSync(fullPath, fs44.constants.R_OK);
             return fullPath;
           } catch (err) {
             continue;
@@ -72474,14 +72472,14 @@ var require_subchannel = __commonJS({
       get refTraceEnabled() {
         return logging.isTracerEnabled("subchannel_refcount");
       }
-      trace(text2) {
+      trace(text) {
         if (this.traceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text);
         }
       }
-      refTrace(text2) {
+      refTrace(text) {
         if (this.refTraceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, "subchannel_refcount", "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, "subchannel_refcount", "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text);
         }
       }
       handleBackoffTimer() {
@@ -72768,8 +72766,8 @@ var require_resolver_dns = __commonJS({
     var backoff_timeout_1 = require_backoff_timeout();
     var environment_1 = require_environment();
     var TRACER_NAME = "dns_resolver";
-    function trace(text2) {
-      logging.trace(constants_2.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_2.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     exports2.DEFAULT_PORT = 443;
     var DEFAULT_MIN_TIME_BETWEEN_RESOLUTIONS_MS = 3e4;
@@ -73054,8 +73052,8 @@ var require_http_proxy = __commonJS({
     var url_1 = __require("url");
     var resolver_dns_1 = require_resolver_dns();
     var TRACER_NAME = "proxy";
-    function trace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     function getProxyInfo() {
       let proxyEnv = "";
@@ -73585,9 +73583,9 @@ var require_subchannel_call = __commonJS({
       get traceEnabled() {
         return logging.isTracerEnabled(TRACER_NAME);
       }
-      trace(text2) {
+      trace(text) {
         if (this.traceEnabled) {
-          logging.trace(constants_2.LogVerbosity.DEBUG, TRACER_NAME, "[" + this.callId + "] " + text2);
+          logging.trace(constants_2.LogVerbosity.DEBUG, TRACER_NAME, "[" + this.callId + "] " + text);
         }
       }
       /**
@@ -73959,24 +73957,24 @@ var require_transport = __commonJS({
       get internalsTraceEnabled() {
         return logging.isTracerEnabled("transport_internals");
       }
-      trace(text2) {
+      trace(text) {
         if (this.traceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text);
         }
       }
-      keepaliveTrace(text2) {
+      keepaliveTrace(text) {
         if (this.keepaliveTraceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, "keepalive", "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, "keepalive", "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text);
         }
       }
-      flowControlTrace(text2) {
+      flowControlTrace(text) {
         if (this.flowControlTraceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, FLOW_CONTROL_TRACER_NAME, "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, FLOW_CONTROL_TRACER_NAME, "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text);
         }
       }
-      internalsTrace(text2) {
+      internalsTrace(text) {
         if (this.internalsTraceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, "transport_internals", "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, "transport_internals", "(" + this.channelzRef.id + ") " + this.subchannelAddressString + " " + text);
         }
       }
       /**
@@ -74214,9 +74212,9 @@ var require_transport = __commonJS({
       get traceEnabled() {
         return logging.isTracerEnabled(TRACER_NAME);
       }
-      trace(text2) {
+      trace(text) {
         if (this.traceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, (0, uri_parser_1.uriToString)(this.channelTarget) + " " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, (0, uri_parser_1.uriToString)(this.channelTarget) + " " + text);
         }
       }
       createSession(secureConnectResult, address, options) {
@@ -74530,9 +74528,9 @@ var require_load_balancing_call = __commonJS({
       get traceEnabled() {
         return logging.isTracerEnabled(TRACER_NAME);
       }
-      trace(text2) {
+      trace(text) {
         if (this.traceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "[" + this.callNumber + "] " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "[" + this.callNumber + "] " + text);
         }
       }
       getSubchannelString(subchannel) {
@@ -74792,9 +74790,9 @@ var require_resolving_call = __commonJS({
       get traceEnabled() {
         return logging.isTracerEnabled(TRACER_NAME);
       }
-      trace(text2) {
+      trace(text) {
         if (this.traceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "[" + this.callNumber + "] " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "[" + this.callNumber + "] " + text);
         }
       }
       runDeadlineTimer() {
@@ -75184,9 +75182,9 @@ var require_retrying_call = __commonJS({
       get traceEnabled() {
         return logging.isTracerEnabled(TRACER_NAME);
       }
-      trace(text2) {
+      trace(text) {
         if (this.traceEnabled) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "[" + this.callNumber + "] " + text2);
+          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "[" + this.callNumber + "] " + text);
         }
       }
       reportStatus(statusObject) {
@@ -76063,9 +76061,9 @@ var require_internal_channel = __commonJS({
       get traceEnabled() {
         return (0, logging_1.isTracerEnabled)("channel");
       }
-      trace(text2, verbosityOverride) {
+      trace(text, verbosityOverride) {
         if (this.traceEnabled) {
-          (0, logging_1.trace)(verbosityOverride !== null && verbosityOverride !== void 0 ? verbosityOverride : constants_1.LogVerbosity.DEBUG, "channel", "(" + this.channelzRef.id + ") " + (0, uri_parser_1.uriToString)(this.target) + " " + text2);
+          (0, logging_1.trace)(verbosityOverride !== null && verbosityOverride !== void 0 ? verbosityOverride : constants_1.LogVerbosity.DEBUG, "channel", "(" + this.channelzRef.id + ") " + (0, uri_parser_1.uriToString)(this.target) + " " + text);
         }
       }
       callRefTimerRef() {
@@ -76462,9 +76460,9 @@ var require_server_call = __commonJS({
       return status;
     }
     var ServerUnaryCallImpl = class extends events_1.EventEmitter {
-      constructor(path41, call, metadata, request) {
+      constructor(path43, call, metadata, request) {
         super();
-        this.path = path41;
+        this.path = path43;
         this.call = call;
         this.metadata = metadata;
         this.request = request;
@@ -76494,9 +76492,9 @@ var require_server_call = __commonJS({
     };
     exports2.ServerUnaryCallImpl = ServerUnaryCallImpl;
     var ServerReadableStreamImpl = class extends stream_1.Readable {
-      constructor(path41, call, metadata) {
+      constructor(path43, call, metadata) {
         super({ objectMode: true });
-        this.path = path41;
+        this.path = path43;
         this.call = call;
         this.metadata = metadata;
         this.cancelled = false;
@@ -76528,9 +76526,9 @@ var require_server_call = __commonJS({
     };
     exports2.ServerReadableStreamImpl = ServerReadableStreamImpl;
     var ServerWritableStreamImpl = class extends stream_1.Writable {
-      constructor(path41, call, metadata, request) {
+      constructor(path43, call, metadata, request) {
         super({ objectMode: true });
-        this.path = path41;
+        this.path = path43;
         this.call = call;
         this.metadata = metadata;
         this.request = request;
@@ -76584,9 +76582,9 @@ var require_server_call = __commonJS({
     };
     exports2.ServerWritableStreamImpl = ServerWritableStreamImpl;
     var ServerDuplexStreamImpl = class extends stream_1.Duplex {
-      constructor(path41, call, metadata) {
+      constructor(path43, call, metadata) {
         super({ objectMode: true });
-        this.path = path41;
+        this.path = path43;
         this.call = call;
         this.metadata = metadata;
         this.pendingStatus = {
@@ -77309,8 +77307,8 @@ var require_server_interceptors = __commonJS({
     var orca_1 = require_orca();
     var environment_1 = require_environment();
     var TRACER_NAME = "server_call";
-    function trace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     var ServerListenerBuilder = class {
       constructor() {
@@ -78126,8 +78124,8 @@ var require_server2 = __commonJS({
     var { HTTP2_HEADER_PATH } = http2.constants;
     var TRACER_NAME = "server";
     var kMaxAge = Buffer.from("max_age");
-    function serverCallTrace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, "server_call", text2);
+    function serverCallTrace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, "server_call", text);
     }
     function noop() {
     }
@@ -78266,11 +78264,11 @@ var require_server2 = __commonJS({
           };
           return socketInfo;
         }
-        trace(text2) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "(" + this.channelzRef.id + ") " + text2);
+        trace(text) {
+          logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, "(" + this.channelzRef.id + ") " + text);
         }
-        keepaliveTrace(text2) {
-          logging.trace(constants_1.LogVerbosity.DEBUG, "keepalive", "(" + this.channelzRef.id + ") " + text2);
+        keepaliveTrace(text) {
+          logging.trace(constants_1.LogVerbosity.DEBUG, "keepalive", "(" + this.channelzRef.id + ") " + text);
         }
         addProtoService() {
           throw new Error("Not implemented. Use addService() instead");
@@ -78887,11 +78885,11 @@ var require_server2 = __commonJS({
           }
           return true;
         }
-        _retrieveHandler(path41) {
-          serverCallTrace("Received call to method " + path41 + " at address " + this.serverAddressString);
-          const handler = this.handlers.get(path41);
+        _retrieveHandler(path43) {
+          serverCallTrace("Received call to method " + path43 + " at address " + this.serverAddressString);
+          const handler = this.handlers.get(path43);
           if (handler === void 0) {
-            serverCallTrace("No handler registered for method " + path41 + ". Sending UNIMPLEMENTED status.");
+            serverCallTrace("No handler registered for method " + path43 + ". Sending UNIMPLEMENTED status.");
             return null;
           }
           return handler;
@@ -78915,10 +78913,10 @@ var require_server2 = __commonJS({
             channelzSessionInfo === null || channelzSessionInfo === void 0 ? void 0 : channelzSessionInfo.streamTracker.addCallFailed();
             return;
           }
-          const path41 = headers[HTTP2_HEADER_PATH];
-          const handler = this._retrieveHandler(path41);
+          const path43 = headers[HTTP2_HEADER_PATH];
+          const handler = this._retrieveHandler(path43);
           if (!handler) {
-            this._respondWithError(getUnimplementedStatusResponse(path41), stream, channelzSessionInfo);
+            this._respondWithError(getUnimplementedStatusResponse(path43), stream, channelzSessionInfo);
             return;
           }
           const callEventTracker = {
@@ -78968,10 +78966,10 @@ var require_server2 = __commonJS({
           if (this._verifyContentType(stream, headers) !== true) {
             return;
           }
-          const path41 = headers[HTTP2_HEADER_PATH];
-          const handler = this._retrieveHandler(path41);
+          const path43 = headers[HTTP2_HEADER_PATH];
+          const handler = this._retrieveHandler(path43);
           if (!handler) {
-            this._respondWithError(getUnimplementedStatusResponse(path41), stream, null);
+            this._respondWithError(getUnimplementedStatusResponse(path43), stream, null);
             return;
           }
           const call = (0, server_interceptors_1.getServerInterceptingCall)([...extraInterceptors, ...this.interceptors], stream, headers, null, handler, this.options);
@@ -79609,8 +79607,8 @@ var require_load_balancer_pick_first = __commonJS({
     var net_1 = __require("net");
     var call_interface_1 = require_call_interface();
     var TRACER_NAME = "pick_first";
-    function trace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     var TYPE_NAME = "pick_first";
     var CONNECTION_DELAY_INTERVAL_MS = 250;
@@ -80016,15 +80014,15 @@ var require_certificate_provider = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.FileWatcherCertificateProvider = void 0;
-    var fs43 = __require("fs");
+    var fs44 = __require("fs");
     var logging = require_logging();
     var constants_1 = require_constants3();
     var util_1 = __require("util");
     var TRACER_NAME = "certificate_provider";
-    function trace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
-    var readFilePromise = (0, util_1.promisify)(fs43.readFile);
+    var readFilePromise = (0, util_1.promisify)(fs44.readFile);
     var FileWatcherCertificateProvider = class {
       constructor(config) {
         this.config = config;
@@ -80279,13 +80277,13 @@ var require_resolver_uds = __commonJS({
         this.listener = listener;
         this.hasReturnedResult = false;
         this.endpoints = [];
-        let path41;
+        let path43;
         if (target.authority === "") {
-          path41 = "/" + target.path;
+          path43 = "/" + target.path;
         } else {
-          path41 = target.path;
+          path43 = target.path;
         }
-        this.endpoints = [{ addresses: [{ path: path41 }] }];
+        this.endpoints = [{ addresses: [{ path: path43 }] }];
       }
       updateResolution() {
         if (!this.hasReturnedResult) {
@@ -80321,8 +80319,8 @@ var require_resolver_ip = __commonJS({
     var uri_parser_1 = require_uri_parser();
     var logging = require_logging();
     var TRACER_NAME = "ip_resolver";
-    function trace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     var IPV4_SCHEME = "ipv4";
     var IPV6_SCHEME = "ipv6";
@@ -80345,12 +80343,12 @@ var require_resolver_ip = __commonJS({
           return;
         }
         const pathList = target.path.split(",");
-        for (const path41 of pathList) {
-          const hostPort = (0, uri_parser_1.splitHostPort)(path41);
+        for (const path43 of pathList) {
+          const hostPort = (0, uri_parser_1.splitHostPort)(path43);
           if (hostPort === null) {
             this.error = {
               code: constants_1.Status.UNAVAILABLE,
-              details: `Failed to parse ${target.scheme} address ${path41}`,
+              details: `Failed to parse ${target.scheme} address ${path43}`,
               metadata: new metadata_1.Metadata()
             };
             return;
@@ -80358,7 +80356,7 @@ var require_resolver_ip = __commonJS({
           if (target.scheme === IPV4_SCHEME && !(0, net_1.isIPv4)(hostPort.host) || target.scheme === IPV6_SCHEME && !(0, net_1.isIPv6)(hostPort.host)) {
             this.error = {
               code: constants_1.Status.UNAVAILABLE,
-              details: `Failed to parse ${target.scheme} address ${path41}`,
+              details: `Failed to parse ${target.scheme} address ${path43}`,
               metadata: new metadata_1.Metadata()
             };
             return;
@@ -80412,8 +80410,8 @@ var require_load_balancer_round_robin = __commonJS({
     var subchannel_address_1 = require_subchannel_address();
     var load_balancer_pick_first_1 = require_load_balancer_pick_first();
     var TRACER_NAME = "round_robin";
-    function trace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     var TYPE_NAME = "round_robin";
     var RoundRobinLoadBalancingConfig = class _RoundRobinLoadBalancingConfig {
@@ -80591,8 +80589,8 @@ var require_load_balancer_outlier_detection = __commonJS({
     var subchannel_interface_1 = require_subchannel_interface();
     var logging = require_logging();
     var TRACER_NAME = "outlier_detection";
-    function trace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     var TYPE_NAME = "outlier_detection";
     var OUTLIER_DETECTION_ENABLED = ((_a = process.env.GRPC_EXPERIMENTAL_ENABLE_OUTLIER_DETECTION) !== null && _a !== void 0 ? _a : "true") === "true";
@@ -81191,8 +81189,8 @@ var require_load_balancer_weighted_round_robin = __commonJS({
     var priority_queue_1 = require_priority_queue();
     var subchannel_address_1 = require_subchannel_address();
     var TRACER_NAME = "weighted_round_robin";
-    function trace(text2) {
-      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text2);
+    function trace(text) {
+      logging.trace(constants_1.LogVerbosity.DEBUG, TRACER_NAME, text);
     }
     var TYPE_NAME = "weighted_round_robin";
     var DEFAULT_OOB_REPORTING_PERIOD_MS = 1e4;
@@ -81713,19 +81711,19 @@ var require_util5 = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.addCommonProtos = exports2.loadProtosWithOptionsSync = exports2.loadProtosWithOptions = void 0;
-    var fs43 = __require("fs");
-    var path41 = __require("path");
+    var fs44 = __require("fs");
+    var path43 = __require("path");
     var Protobuf = require_protobufjs();
     function addIncludePathResolver(root, includePaths) {
       const originalResolvePath = root.resolvePath;
       root.resolvePath = (origin, target) => {
-        if (path41.isAbsolute(target)) {
+        if (path43.isAbsolute(target)) {
           return target;
         }
         for (const directory of includePaths) {
-          const fullPath = path41.join(directory, target);
+          const fullPath = path43.join(directory, target);
           try {
-            fs43.accessSync(fullPath, fs43.constants.R_OK);
+            fs44.accessSync(fullPath, fs44.constants.R_OK);
             return fullPath;
           } catch (err) {
             continue;
@@ -81970,7 +81968,7 @@ var require_session = __commonJS({
   "node_modules/dockerode/lib/session.js"(exports2, module) {
     var grpc = require_src4();
     var protoLoader = require_src5();
-    var path41 = __require("path");
+    var path43 = __require("path");
     var crypto = __require("crypto");
     function withSession(docker, auth, handler) {
       const sessionId = crypto.randomUUID();
@@ -81997,7 +81995,7 @@ var require_session = __commonJS({
         const injector = server.createConnectionInjector(creds);
         injector.injectConnection(socket);
         const pkg = protoLoader.loadSync(
-          path41.resolve(__dirname, "proto", "auth.proto")
+          path43.resolve(__dirname, "proto", "auth.proto")
         );
         const service = grpc.loadPackageDefinition(pkg);
         server.addService(service.moby.filesync.v1.Auth.service, {
@@ -82036,7 +82034,7 @@ var require_session2 = __commonJS({
 var require_buildkit = __commonJS({
   "node_modules/dockerode/lib/buildkit.js"(exports2, module) {
     var protobuf = require_protobufjs();
-    var path41 = __require("path");
+    var path43 = __require("path");
     var BUILDKIT_TRACE_ID = "moby.buildkit.trace";
     var BUILDKIT_IMAGE_ID = "moby.image.id";
     var PROTO_TYPE = "moby.buildkit.v1.StatusResponse";
@@ -82046,7 +82044,7 @@ var require_buildkit = __commonJS({
     function loadProto() {
       if (StatusResponse) return StatusResponse;
       var root = protobuf.loadSync(
-        path41.resolve(__dirname, "proto", "buildkit_status.proto")
+        path43.resolve(__dirname, "proto", "buildkit_status.proto")
       );
       StatusResponse = root.lookupType(PROTO_TYPE);
       return StatusResponse;
@@ -83799,11 +83797,11 @@ var init_cleanup = __esm({
 
 // src/sandbox/build-lock.ts
 import { randomBytes } from "node:crypto";
-import * as fs16 from "node:fs";
+import * as fs17 from "node:fs";
 import * as os2 from "node:os";
-import * as path18 from "node:path";
+import * as path20 from "node:path";
 function lockDir(env = process.env) {
-  return env.AIRLOCK_LOCK_DIR ?? path18.join(os2.tmpdir(), "airlock-locks");
+  return env.AIRLOCK_LOCK_DIR ?? path20.join(os2.tmpdir(), "airlock-locks");
 }
 function alive(pid) {
   try {
@@ -83815,7 +83813,7 @@ function alive(pid) {
 }
 function readHolder(file) {
   try {
-    const v = JSON.parse(fs16.readFileSync(file, "utf8"));
+    const v = JSON.parse(fs17.readFileSync(file, "utf8"));
     if (typeof v.pid === "number" && typeof v.host === "string" && typeof v.holder === "string")
       return v;
   } catch {
@@ -83839,7 +83837,7 @@ function pause2(ms, signal) {
 function isStale(file, holder) {
   if (holder === null) {
     try {
-      return Date.now() - fs16.statSync(file).mtimeMs > STALE_UNREADABLE_MS;
+      return Date.now() - fs17.statSync(file).mtimeMs > STALE_UNREADABLE_MS;
     } catch {
       return false;
     }
@@ -83849,8 +83847,8 @@ function isStale(file, holder) {
 async function withBuildLock(key, holder, fn, options = {}) {
   if (!/^[a-f0-9]{16,128}$/.test(key)) throw new Error("a build key is hex");
   const dir = options.dir ?? lockDir();
-  await fs16.promises.mkdir(dir, { recursive: true });
-  const file = path18.join(dir, `build-${key}.lock`);
+  await fs17.promises.mkdir(dir, { recursive: true });
+  const file = path20.join(dir, `build-${key}.lock`);
   const mine = {
     holder,
     pid: process.pid,
@@ -83861,15 +83859,15 @@ async function withBuildLock(key, holder, fn, options = {}) {
   let told = false;
   for (; ; ) {
     try {
-      const fd = fs16.openSync(
+      const fd = fs17.openSync(
         file,
-        fs16.constants.O_WRONLY | fs16.constants.O_CREAT | fs16.constants.O_EXCL | fs16.constants.O_NOFOLLOW,
+        fs17.constants.O_WRONLY | fs17.constants.O_CREAT | fs17.constants.O_EXCL | fs17.constants.O_NOFOLLOW,
         420
       );
       try {
-        fs16.writeSync(fd, token);
+        fs17.writeSync(fd, token);
       } finally {
-        fs16.closeSync(fd);
+        fs17.closeSync(fd);
       }
       break;
     } catch (error) {
@@ -83879,14 +83877,14 @@ async function withBuildLock(key, holder, fn, options = {}) {
     if (isStale(file, current)) {
       const grave = `${file}.stale-${randomBytes(6).toString("hex")}`;
       try {
-        fs16.renameSync(file, grave);
+        fs17.renameSync(file, grave);
         const moved = readHolder(grave);
         if (moved !== null && JSON.stringify(moved) !== JSON.stringify(current)) {
-          fs16.linkSync(grave, file);
+          fs17.linkSync(grave, file);
         } else {
           options.onStale?.(current);
         }
-        fs16.rmSync(grave, { force: true });
+        fs17.rmSync(grave, { force: true });
       } catch {
       }
       continue;
@@ -83901,7 +83899,7 @@ async function withBuildLock(key, holder, fn, options = {}) {
     return await fn();
   } finally {
     try {
-      if (fs16.readFileSync(file, "utf8") === token) fs16.rmSync(file, { force: true });
+      if (fs17.readFileSync(file, "utf8") === token) fs17.rmSync(file, { force: true });
     } catch {
     }
   }
@@ -85536,7 +85534,7 @@ var require_headers2 = __commonJS({
       b4a.write(buf, encodeOct(opts.uid, 6), 108);
       b4a.write(buf, encodeOct(opts.gid, 6), 116);
       encodeSize(opts.size, buf, 124);
-      b4a.write(buf, encodeOct(opts.mtime.getTime() / 1e3 | 0, 11), 136);
+      encodeSize(Math.floor(opts.mtime.getTime() / 1e3) || 0, buf, 136);
       buf[156] = ZERO_OFFSET + toTypeflag(opts.type);
       if (opts.linkname) b4a.write(buf, opts.linkname, 157);
       b4a.copy(USTAR_MAGIC, buf, MAGIC_OFFSET);
@@ -85678,14 +85676,14 @@ var require_headers2 = __commonJS({
       return ZEROS.slice(0, n - val.length) + val + " ";
     }
     function encodeSizeBin(num2, buf, off) {
-      buf[off] = 128;
+      buf[off] = num2 < 0 ? 255 : 128;
       for (let i = 11; i > 0; i--) {
         buf[off + i] = num2 & 255;
         num2 = Math.floor(num2 / 256);
       }
     }
     function encodeSize(num2, buf, off) {
-      if (num2.toString(8).length > 11) {
+      if (num2 < 0 || num2.toString(8).length > 11) {
         encodeSizeBin(num2, buf, off);
       } else {
         b4a.write(buf, encodeOct(num2, 11), off);
@@ -85708,7 +85706,7 @@ var require_headers2 = __commonJS({
       for (i = 0; i < l; i++) {
         sum += tuple[i] * Math.pow(256, i);
       }
-      return positive ? sum : -1 * sum;
+      return positive ? sum : -(sum + 1);
     }
     function decodeOct(val, offset, length) {
       val = val.subarray(offset, offset + length);
@@ -85792,6 +85790,7 @@ var require_extract2 = __commonJS({
         this.header = header;
         this.offset = offset;
         this._parent = self2;
+        this.on("error", noop);
       }
       _read(cb) {
         if (this.header.size === 0) {
@@ -85829,6 +85828,7 @@ var require_extract2 = __commonJS({
         this._longHeader = false;
         this._callback = noop;
         this._locked = false;
+        this._updating = false;
         this._finished = false;
         this._pax = null;
         this._paxGlobal = null;
@@ -85912,10 +85912,10 @@ var require_extract2 = __commonJS({
             this._gnuLongLinkPath = headers.decodeLongPath(buf, this._filenameEncoding);
             break;
           case "pax-global-header":
-            this._paxGlobal = headers.decodePax(buf);
+            this._paxGlobal = validatePax(headers.decodePax(buf));
             break;
           case "pax-header":
-            this._pax = this._paxGlobal === null ? headers.decodePax(buf) : Object.assign({}, this._paxGlobal, headers.decodePax(buf));
+            this._pax = this._paxGlobal === null ? validatePax(headers.decodePax(buf)) : Object.assign({}, this._paxGlobal, validatePax(headers.decodePax(buf)));
             break;
         }
       }
@@ -85947,10 +85947,17 @@ var require_extract2 = __commonJS({
         return new Source(this, this._header, this._offset);
       }
       _update() {
+        if (this._updating) return;
+        this._updating = true;
+        const done = this._consume();
+        this._updating = false;
+        if (done) this._continueWrite(null);
+      }
+      _consume() {
         while (this._buffer.buffered > 0 && !this.destroying) {
           if (this._missing > 0) {
             if (this._stream !== null) {
-              if (this._consumeStream() === false) return;
+              if (this._consumeStream() === false) return false;
               continue;
             }
             if (this._longHeader === true) {
@@ -85963,9 +85970,9 @@ var require_extract2 = __commonJS({
             continue;
           }
           if (this._buffer.buffered < 512) break;
-          if (this._stream !== null || this._consumeHeader() === false) return;
+          if (this._stream !== null || this._consumeHeader() === false) return false;
         }
-        this._continueWrite(null);
+        return true;
       }
       _continueWrite(err) {
         const cb = this._callback;
@@ -86072,6 +86079,13 @@ var require_extract2 = __commonJS({
     };
     function noop() {
     }
+    function validatePax(pax) {
+      if (hasNull(pax.path) || hasNull(pax.linkpath)) throw new Error("Invalid tar header: pax path contains a null byte.");
+      return pax;
+    }
+    function hasNull(str4) {
+      return typeof str4 === "string" && str4.indexOf("\0") !== -1;
+    }
     function overflow(size2) {
       size2 &= 511;
       return size2 && 512 - size2;
@@ -86082,7 +86096,7 @@ var require_extract2 = __commonJS({
 // node_modules/tar-stream/constants.js
 var require_constants4 = __commonJS({
   "node_modules/tar-stream/constants.js"(exports2, module) {
-    var constants7 = {
+    var constants8 = {
       // just for envs without fs
       S_IFMT: 61440,
       S_IFDIR: 16384,
@@ -86092,9 +86106,9 @@ var require_constants4 = __commonJS({
       S_IFLNK: 40960
     };
     try {
-      module.exports = __require("fs").constants || constants7;
+      module.exports = __require("fs").constants || constants8;
     } catch {
-      module.exports = constants7;
+      module.exports = constants8;
     }
   }
 });
@@ -86104,7 +86118,7 @@ var require_pack2 = __commonJS({
   "node_modules/tar-stream/pack.js"(exports2, module) {
     var { Readable, Writable: Writable4, getStreamError } = require_streamx();
     var b4a = require_b4a();
-    var constants7 = require_constants4();
+    var constants8 = require_constants4();
     var headers = require_headers2();
     var DMODE = 493;
     var FMODE = 420;
@@ -86145,7 +86159,7 @@ var require_pack2 = __commonJS({
         if (!this._isLinkname) {
           this._pack._encode(this.header);
         }
-        if (this._isVoid) {
+        if (this._isVoid && !this._isLinkname) {
           this._finish();
           this._continuePack(null);
         }
@@ -86307,16 +86321,16 @@ var require_pack2 = __commonJS({
       return new Pack(opts);
     };
     function modeToType(mode) {
-      switch (mode & constants7.S_IFMT) {
-        case constants7.S_IFBLK:
+      switch (mode & constants8.S_IFMT) {
+        case constants8.S_IFBLK:
           return "block-device";
-        case constants7.S_IFCHR:
+        case constants8.S_IFCHR:
           return "character-device";
-        case constants7.S_IFDIR:
+        case constants8.S_IFDIR:
           return "directory";
-        case constants7.S_IFIFO:
+        case constants8.S_IFIFO:
           return "fifo";
-        case constants7.S_IFLNK:
+        case constants8.S_IFLNK:
           return "symlink";
       }
       return "file";
@@ -86341,21 +86355,21 @@ var require_tar_stream2 = __commonJS({
   }
 });
 
-// src/sandbox/docker/context.ts
+// src/sandbox/docker/build-context.ts
 import { createHash as createHash7 } from "node:crypto";
-import * as fs17 from "node:fs";
-import * as path19 from "node:path";
+import * as fs18 from "node:fs";
+import * as path21 from "node:path";
 function isInside(dir, file) {
-  const rel = path19.relative(dir, file);
-  return !rel.startsWith("..") && !path19.isAbsolute(rel);
+  const rel = path21.relative(dir, file);
+  return !rel.startsWith("..") && !path21.isAbsolute(rel);
 }
 function toPosix(p) {
-  return p.split(path19.sep).join("/");
+  return p.split(path21.sep).join("/");
 }
 async function contextEntries(root) {
   let patterns = [];
   try {
-    patterns = (await fs17.promises.readFile(path19.join(root, ".dockerignore"), "utf8")).split(/\r?\n/);
+    patterns = (await fs18.promises.readFile(path21.join(root, ".dockerignore"), "utf8")).split(/\r?\n/);
   } catch {
     patterns = [];
   }
@@ -86363,11 +86377,11 @@ async function contextEntries(root) {
   const hasExceptions = patterns.some((p) => p.trim().startsWith("!"));
   const out = [];
   const walk = async (dir) => {
-    const names = (await fs17.promises.readdir(dir)).sort();
+    const names = (await fs18.promises.readdir(dir)).sort();
     for (const name of names) {
-      const abs = path19.join(dir, name);
-      const rel = toPosix(path19.relative(root, abs));
-      const stat = await fs17.promises.lstat(abs);
+      const abs = path21.join(dir, name);
+      const rel = toPosix(path21.relative(root, abs));
+      const stat = await fs18.promises.lstat(abs);
       const ignored = ig.ignores(rel);
       if (stat.isDirectory()) {
         if (ignored && !hasExceptions) continue;
@@ -86390,8 +86404,8 @@ async function buildKey(dockerfile, buildArgs, baseIds, entries) {
   h.update("\0bases\0" + baseIds.join("\0"));
   for (const e of entries) {
     h.update(`\0${e.rel}\0${e.stat.mode}\0`);
-    if (e.stat.isFile()) h.update(await fs17.promises.readFile(e.abs));
-    else if (e.stat.isSymbolicLink()) h.update(await fs17.promises.readlink(e.abs));
+    if (e.stat.isFile()) h.update(await fs18.promises.readFile(e.abs));
+    else if (e.stat.isSymbolicLink()) h.update(await fs18.promises.readlink(e.abs));
   }
   return h.digest("hex");
 }
@@ -86411,9 +86425,9 @@ function packContext(entries, externalDockerfile) {
         if (e.stat.isDirectory()) {
           pack3.entry({ ...header, type: "directory" });
         } else if (e.stat.isSymbolicLink()) {
-          pack3.entry({ ...header, type: "symlink", linkname: await fs17.promises.readlink(e.abs) });
+          pack3.entry({ ...header, type: "symlink", linkname: await fs18.promises.readlink(e.abs) });
         } else {
-          pack3.entry(header, await fs17.promises.readFile(e.abs));
+          pack3.entry(header, await fs18.promises.readFile(e.abs));
         }
       }
       if (externalDockerfile) {
@@ -86430,8 +86444,8 @@ function packContext(entries, externalDockerfile) {
   return pack3;
 }
 var import_dockerignore, tar, dockerignore, DOCKERFILE_IN_CONTEXT;
-var init_context = __esm({
-  "src/sandbox/docker/context.ts"() {
+var init_build_context = __esm({
+  "src/sandbox/docker/build-context.ts"() {
     "use strict";
     import_dockerignore = __toESM(require_ignore(), 1);
     tar = __toESM(require_tar_stream2(), 1);
@@ -86514,7 +86528,7 @@ var init_buildkit_trace = __esm({
 });
 
 // src/sandbox/docker/build.ts
-import * as path20 from "node:path";
+import * as path22 from "node:path";
 function pickBuilder(engine, bases, env) {
   if (env.DOCKER_BUILDKIT === "0") return { builder: "classic", reason: "DOCKER_BUILDKIT=0" };
   if (engine.os !== "linux")
@@ -86536,7 +86550,7 @@ function pickBuilder(engine, bases, env) {
 async function build(docker, plan, log, source, choice) {
   const tag = `airlock/agent:${source.key.slice(0, 16)}`;
   const options = {
-    dockerfile: source.inContext ? toPosix(path20.relative(plan.context, plan.dockerfile)) : DOCKERFILE_IN_CONTEXT,
+    dockerfile: source.inContext ? toPosix(path22.relative(plan.context, plan.dockerfile)) : DOCKERFILE_IN_CONTEXT,
     buildargs: plan.buildArgs,
     labels: { [BUILD_KEY_LABEL]: source.key },
     t: tag,
@@ -86546,9 +86560,9 @@ async function build(docker, plan, log, source, choice) {
   };
   const bodies = [];
   const context = () => {
-    const body = packContext(source.entries, source.inContext ? void 0 : source.dockerfileText);
-    bodies.push(body);
-    return body;
+    const body2 = packContext(source.entries, source.inContext ? void 0 : source.dockerfileText);
+    bodies.push(body2);
+    return body2;
   };
   let builder = choice.builder;
   log.info(`building the agent image from ${plan.dockerfile} (${builder}: ${choice.reason})`);
@@ -86556,9 +86570,9 @@ async function build(docker, plan, log, source, choice) {
   try {
     let stream;
     if (builder === "buildkit") {
-      const body = context();
+      const body2 = context();
       try {
-        stream = await dial(docker, { ...options, version: "2" }, body);
+        stream = await dial(docker, { ...options, version: "2" }, body2);
       } catch (error) {
         log.info(`BuildKit refused the build (${errorMessage(error)}); using the classic builder`);
         builder = "classic";
@@ -86572,21 +86586,21 @@ async function build(docker, plan, log, source, choice) {
       cause: error
     });
   } finally {
-    for (const body of bodies) {
-      body.on("error", () => void 0);
-      body.destroy();
+    for (const body2 of bodies) {
+      body2.on("error", () => void 0);
+      body2.destroy();
     }
   }
   id ??= (await docker.getImage(tag).inspect()).Id;
   return { id, builder };
 }
-function dial(docker, options, body) {
+function dial(docker, options, body2) {
   return new Promise((resolve11, reject) => {
     docker.modem.dial(
       {
         path: "/build?",
         method: "POST",
-        file: body,
+        file: body2,
         options,
         isStream: true,
         statusCodes: { 200: true, 400: "bad parameter", 500: "server error" }
@@ -86617,8 +86631,8 @@ function followProgress(docker, stream, log) {
           return;
         }
         if (typeof event.aux === "object" && event.aux.ID) id = event.aux.ID;
-        const text2 = (event.stream ?? event.status ?? "").replace(/\s+$/, "");
-        if (text2 !== "") log.info(text2);
+        const text = (event.stream ?? event.status ?? "").replace(/\s+$/, "");
+        if (text !== "") log.info(text);
       }
     );
   });
@@ -86628,37 +86642,433 @@ var init_build = __esm({
   "src/sandbox/docker/build.ts"() {
     "use strict";
     init_errors();
-    init_context();
+    init_build_context();
     init_buildkit_trace();
     BUILD_KEY_LABEL = "dev.airlock.build-key";
   }
 });
 
+// src/sandbox/docker/save-file.ts
+import { createHash as createHash8 } from "node:crypto";
+import * as fs19 from "node:fs";
+import * as path23 from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+function chainIds(diffIds) {
+  const out = [];
+  for (const d of diffIds) {
+    const parent = out.at(-1);
+    out.push(
+      parent === void 0 ? d : `sha256:${createHash8("sha256").update(`${parent} ${d}`).digest("hex")}`
+    );
+  }
+  return out;
+}
+function ownLayers(image, bases) {
+  const provided = new Set(bases.flatMap((b) => chainIds(b)));
+  const chains = chainIds(image);
+  return new Set(image.filter((_, i) => !provided.has(chains[i])));
+}
+async function thinSave(source, file, keep) {
+  const spool = await fs19.promises.mkdtemp(`${file}.parts-`);
+  try {
+    const entries = [];
+    const extract2 = tar2.extract();
+    const reading = pipeline(source, extract2);
+    reading.catch(() => void 0);
+    let n = 0;
+    for await (const entry of extract2) {
+      const header = { ...entry.header };
+      if (header.type === "file" && path23.posix.basename(header.name) === "layer.tar") {
+        const part = path23.join(spool, String(n++));
+        const h = createHash8("sha256");
+        await pipeline(
+          entry,
+          new Transform({
+            transform(chunk, _enc, cb) {
+              h.update(chunk);
+              cb(null, chunk);
+            }
+          }),
+          fs19.createWriteStream(part, { mode: 384 })
+        );
+        const diffId = `sha256:${h.digest("hex")}`;
+        if (keep.has(diffId)) entries.push({ header, spooled: part, diffId });
+        else {
+          await fs19.promises.rm(part);
+          entries.push({ header, diffId });
+        }
+      } else if (header.type === "file") {
+        const chunks = [];
+        let size2 = 0;
+        for await (const c of entry) {
+          size2 += c.length;
+          if (size2 > SMALL_ENTRY) throw new Error(`the save file's ${header.name} is too large`);
+          chunks.push(c);
+        }
+        entries.push({ header, data: Buffer.concat(chunks) });
+      } else {
+        entry.resume();
+        entries.push({ header });
+      }
+    }
+    await reading;
+    const byName = new Map(entries.map((e) => [normalize(e.header.name), e]));
+    const present = (e, depth = 0) => e !== void 0 && (e.header.type === "symlink" && depth < 8 ? present(
+      byName.get(
+        normalize(path23.posix.join(path23.posix.dirname(e.header.name), e.header.linkname ?? ""))
+      ),
+      depth + 1
+    ) : e.spooled !== void 0 || e.header.type === "file" && !e.header.name.endsWith("layer.tar"));
+    const pack3 = tar2.pack();
+    const writing = pipeline(pack3, fs19.createWriteStream(file, { mode: 384 }));
+    writing.catch(() => void 0);
+    for (const e of entries) {
+      if (e.header.type === "file" && e.header.name.endsWith("/layer.tar") && !e.spooled) continue;
+      if (e.header.type === "symlink" && e.header.name.endsWith("/layer.tar") && !present(e))
+        continue;
+      if (e.spooled !== void 0) {
+        const sink = pack3.entry(e.header);
+        await pipeline(fs19.createReadStream(e.spooled), sink);
+        await fs19.promises.rm(e.spooled);
+      } else {
+        await new Promise(
+          (resolve11, reject) => pack3.entry(e.header, e.data ?? Buffer.alloc(0), (err) => err ? reject(err) : resolve11())
+        );
+      }
+    }
+    pack3.finalize();
+    await writing;
+    const manifest = byName.get("manifest.json")?.data;
+    if (manifest === void 0) throw new Error("the save stream has no manifest.json");
+    const [item] = JSON.parse(manifest.toString("utf8"));
+    for (const layer of item?.Layers ?? []) {
+      const e = byName.get(normalize(layer));
+      if (e?.diffId !== void 0 && keep.has(e.diffId) && !present(e))
+        throw new Error(`the thin save file lost layer ${layer}`);
+    }
+  } finally {
+    await fs19.promises.rm(spool, { recursive: true, force: true });
+  }
+}
+function normalize(name) {
+  return path23.posix.normalize(name).replace(/^(\.\/)+/, "").replace(/^\/+/, "");
+}
+async function scanImageFile(file) {
+  const digests = /* @__PURE__ */ new Map();
+  let manifest;
+  const extract2 = tar2.extract();
+  const reading = pipeline(fs19.createReadStream(file), extract2);
+  reading.catch(() => void 0);
+  for await (const entry of extract2) {
+    const name = normalize(entry.header.name);
+    if (entry.header.type !== "file") {
+      entry.resume();
+      continue;
+    }
+    const h = createHash8("sha256");
+    const chunks = [];
+    let size2 = 0;
+    for await (const c of entry) {
+      h.update(c);
+      if (name === "manifest.json") {
+        size2 += c.length;
+        if (size2 > 1024 * 1024) throw new Error("its manifest.json is too large");
+        chunks.push(c);
+      }
+    }
+    digests.set(name, `sha256:${h.digest("hex")}`);
+    if (name === "manifest.json") manifest = Buffer.concat(chunks).toString("utf8");
+  }
+  await reading;
+  return { ...manifest !== void 0 ? { manifest } : {}, digests };
+}
+function declaredImages(manifest, digests) {
+  if (manifest === void 0) return { problem: "the file has no manifest.json" };
+  let items2;
+  try {
+    items2 = JSON.parse(manifest);
+  } catch {
+    return { problem: "its manifest.json is not JSON" };
+  }
+  if (!Array.isArray(items2) || items2.length === 0)
+    return { problem: "its manifest.json declares no image" };
+  const images = [];
+  for (const item of items2) {
+    const config = typeof item?.Config === "string" ? normalize(item.Config) : void 0;
+    const digest2 = config === void 0 ? void 0 : digests.get(config);
+    if (digest2 === void 0)
+      return { problem: "its manifest names a configuration it does not hold" };
+    images.push(digest2);
+  }
+  return { images: [...new Set(images)] };
+}
+function imagesToRemove(declared, presentBefore) {
+  return declared.filter((i) => !presentBefore.has(i));
+}
+var tar2, SMALL_ENTRY;
+var init_save_file = __esm({
+  "src/sandbox/docker/save-file.ts"() {
+    "use strict";
+    tar2 = __toESM(require_tar_stream2(), 1);
+    SMALL_ENTRY = 16 * 1024 * 1024;
+  }
+});
+
+// src/sandbox/docker/image-cache.ts
+import { createHash as createHash9 } from "node:crypto";
+import * as fs20 from "node:fs";
+async function imageInputsKey(plan) {
+  if (plan.kind !== "build") return void 0;
+  const dockerfile = await fs20.promises.readFile(plan.dockerfile);
+  const bases = baseImages(dockerfile.toString("utf8"), plan.buildArgs);
+  if (bases.some((b) => b.pin === "unpinned")) return void 0;
+  const h = createHash9("sha256");
+  h.update("airlock-image-inputs-v2\0");
+  h.update(dockerfile);
+  h.update("\0args\0");
+  for (const k of Object.keys(plan.buildArgs).sort()) h.update(`${k}=${plan.buildArgs[k]}\0`);
+  h.update("\0bases\0" + bases.map((b) => b.ref).join("\0"));
+  for (const e of await contextEntries(plan.context)) {
+    h.update(`\0${e.rel}\0${e.stat.mode}\0`);
+    if (e.stat.isFile()) h.update(await fs20.promises.readFile(e.abs));
+    else if (e.stat.isSymbolicLink()) h.update(await fs20.promises.readlink(e.abs));
+  }
+  return h.digest("hex");
+}
+async function imageBuildKey(docker, id) {
+  const info = await inspect(docker, id);
+  return info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? void 0;
+}
+async function saveImage(docker, id, plan, file) {
+  const info = await inspect(docker, id);
+  const buildKey2 = info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? void 0;
+  if (info === void 0 || buildKey2 === void 0)
+    throw new Error(`image ${id} has no ${BUILD_KEY_LABEL} label`);
+  const bases = [];
+  const baseLayers = [];
+  if (plan.kind === "build") {
+    const text = await fs20.promises.readFile(plan.dockerfile, "utf8");
+    for (const b of baseImages(text, plan.buildArgs)) {
+      if (b.pin !== "digest" && b.pin !== "image-id") continue;
+      if (bases.some((x) => x.ref === b.ref)) continue;
+      const found = await inspect(docker, b.ref);
+      if (!found) throw new Error(`base ${b.ref} is not on this engine: nothing saved`);
+      bases.push({ ref: b.ref, id: found.Id });
+      baseLayers.push(found.RootFS?.Layers ?? []);
+    }
+  }
+  const keep = ownLayers(info.RootFS?.Layers ?? [], baseLayers);
+  const stream = await docker.getImages({ names: [id] });
+  await thinSave(stream, file, keep);
+  return { buildKey: buildKey2, bases };
+}
+async function provideBase(docker, base) {
+  let found = await inspect(docker, base.ref);
+  let pulled = false;
+  if (!found) {
+    if (!/@sha256:[a-f0-9]{64}$/.test(base.ref))
+      return { ok: false, problem: `base ${base.ref} is not on this engine` };
+    try {
+      await followProgress(docker, await docker.pull(base.ref), { info: () => void 0 });
+    } catch (error) {
+      const status = error?.statusCode;
+      if (isEngineError(error) && typeof status !== "number") throw error;
+      return { ok: false, problem: `base ${base.ref} could not be pulled: ${errorMessage(error)}` };
+    }
+    pulled = true;
+    found = await inspect(docker, base.ref);
+    if (!found)
+      return { ok: false, problem: `base ${base.ref} is not on this engine after its pull` };
+  }
+  if (found.Id !== base.id)
+    return {
+      ok: false,
+      problem: `base ${base.ref} is image ${found.Id.slice(7, 19)} here, the entry was built on ${base.id.slice(7, 19)}`
+    };
+  return { ok: true, pulled };
+}
+async function loadImage(docker, file, expect) {
+  const scan = await scanImageFile(file);
+  const declared = declaredImages(scan.manifest, scan.digests);
+  if ("problem" in declared)
+    return { ok: false, id: expect.id, added: [], problem: declared.problem };
+  if (declared.images.length !== 1 || declared.images[0] !== expect.id)
+    return {
+      ok: false,
+      id: expect.id,
+      added: [],
+      problem: `the file did not hold image ${expect.id.slice(7, 19)} alone`
+    };
+  const before = /* @__PURE__ */ new Set();
+  for (const i of declared.images) if (await inspect(docker, i)) before.add(i);
+  const stream = await docker.loadImage(fs20.createReadStream(file), { quiet: true });
+  await new Promise((resolve11, reject) => {
+    docker.modem.followProgress(stream, (err) => err ? reject(err) : resolve11());
+  });
+  const added = imagesToRemove(declared.images, before);
+  const info = await inspect(docker, expect.id);
+  const label = info?.Config?.Labels?.[BUILD_KEY_LABEL];
+  const problem = info === void 0 ? `the file did not hold image ${expect.id.slice(7, 19)}` : label !== expect.buildKey ? `image ${expect.id.slice(7, 19)} carries build key ${String(label).slice(0, 12)}, not ${expect.buildKey.slice(0, 12)}` : void 0;
+  if (problem === void 0) return { ok: true, id: expect.id, added };
+  for (const i of added) {
+    await docker.getImage(i).remove({ force: true, noprune: false }).catch(() => void 0);
+  }
+  return { ok: false, id: expect.id, added, problem };
+}
+async function inspect(docker, ref) {
+  try {
+    return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), "image inspect");
+  } catch (error) {
+    if (isEngineError(error)) throw error;
+    return void 0;
+  }
+}
+var init_image_cache = __esm({
+  "src/sandbox/docker/image-cache.ts"() {
+    "use strict";
+    init_errors();
+    init_dockerfile();
+    init_engine_faults();
+    init_build();
+    init_build_context();
+    init_save_file();
+  }
+});
+
+// src/sandbox/docker/published.ts
+async function resolvePublished(docker, plan, log, build2) {
+  const pub = plan.published;
+  const ref = publishedRef(pub);
+  const record = {
+    image: pub.image,
+    digest: pub.digest,
+    version: pub.version,
+    repository: pub.repository
+  };
+  const built = async (reason, warn) => {
+    log.info(`building the preset's image here: ${reason}`);
+    const info2 = await build2();
+    return {
+      ...info2,
+      source: info2.cached ? "cache" : "built",
+      published: { ...record, used: false, reason },
+      warnings: warn ? [...info2.warnings, `published image not used: ${reason}`] : info2.warnings
+    };
+  };
+  const key = await imageInputsKey(plan);
+  if (key !== pub.inputsKey)
+    return built(
+      `release ${pub.version} published ${ref}, but this checkout's ${plan.dockerfile} and its folder are not what it was built from (an unreleased or changed checkout)`,
+      false
+    );
+  const here = await inspect2(docker, ref);
+  if (here !== void 0) {
+    log.info(`using ${ref} (release ${pub.version}), already on this engine`);
+    return info(here, "cache");
+  }
+  log.info(`pulling ${ref} (published by release ${pub.version})`);
+  try {
+    await followProgress(docker, await docker.pull(ref), log);
+  } catch (error) {
+    const message = errorMessage(error);
+    if (MISMATCH.test(message)) throw new PublishedImageMismatch(ref, message);
+    const status = error?.statusCode;
+    if (isEngineError(error) && typeof status !== "number") throw error;
+    return built(`the registry did not give ${ref}: ${message}`, true);
+  }
+  const pulled = await inspect2(docker, ref);
+  if (pulled === void 0)
+    throw new PublishedImageMismatch(ref, "the engine holds no image by that digest after the pull");
+  return info(pulled, "pulled");
+  function info(found, source) {
+    if (!(found.RepoDigests ?? []).includes(ref))
+      throw new PublishedImageMismatch(
+        ref,
+        `the engine's image ${found.Id.slice(7, 19)} is filed under ${(found.RepoDigests ?? []).join(", ") || "no digest"}`
+      );
+    return {
+      ref,
+      id: found.Id,
+      baseDigests: [pub.digest],
+      cached: source === "cache",
+      source,
+      published: { ...record, used: true },
+      warnings: []
+    };
+  }
+}
+async function inspect2(docker, ref) {
+  try {
+    return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), "image inspect");
+  } catch (error) {
+    if (isEngineError(error)) throw error;
+    return void 0;
+  }
+}
+var publishedRef, PublishedImageMismatch, MISMATCH;
+var init_published = __esm({
+  "src/sandbox/docker/published.ts"() {
+    "use strict";
+    init_errors();
+    init_engine_faults();
+    init_build();
+    init_image_cache();
+    publishedRef = (p) => `${p.image}@${p.digest}`;
+    PublishedImageMismatch = class extends InfrastructureError {
+      constructor(ref, detail) {
+        super(
+          `the registry answered ${ref} with content that does not match its digest (${detail}); the image is refused. The registry or the network path to it is not to be trusted: check it, or build the preset locally with build-args (e.g. BASE=the pinned base) to bypass the published image`
+        );
+        this.name = "PublishedImageMismatch";
+      }
+    };
+    MISMATCH = /digest (did not|does not) match|manifest verification failed|unexpected (manifest )?digest|digest mismatch|verification failed for digest/i;
+  }
+});
+
 // src/sandbox/docker/image.ts
-import * as fs18 from "node:fs";
+import * as fs21 from "node:fs";
 async function resolveImage(docker, plan, log, options = {}) {
   if (plan.kind === "pinned") return resolvePinned(docker, plan.ref, log);
-  return buildImage(docker, plan, log, options);
+  const { published } = plan;
+  if (published !== void 0)
+    return resolvePublished(
+      docker,
+      { ...plan, published },
+      log,
+      () => buildImage(docker, plan, log, options)
+    );
+  const info = await buildImage(docker, plan, log, options);
+  return { ...info, source: info.cached ? "cache" : "built" };
 }
 async function resolvePinned(docker, ref, log) {
   const digest2 = ref.slice(ref.indexOf("@") + 1);
-  let inspect2 = await inspectImage(docker, ref);
-  if (!inspect2) {
+  let inspect3 = await inspectImage(docker, ref);
+  const found = inspect3 !== void 0;
+  if (!inspect3) {
     log.info(`pulling ${ref}`);
     try {
       const stream = await docker.pull(ref);
       await followProgress(docker, stream, log);
-      inspect2 = await docker.getImage(ref).inspect();
+      inspect3 = await docker.getImage(ref).inspect();
     } catch (error) {
       throw new InfrastructureError(`cannot pull image ${ref}: ${errorMessage(error)}`, {
         cause: error
       });
     }
   }
-  return { ref, id: inspect2.Id, baseDigests: [digest2], cached: true, warnings: [] };
+  return {
+    ref,
+    id: inspect3.Id,
+    baseDigests: [digest2],
+    cached: true,
+    source: found ? "cache" : "pulled",
+    warnings: []
+  };
 }
 async function buildImage(docker, plan, log, options) {
-  const dockerfileText = await fs18.promises.readFile(plan.dockerfile);
+  const dockerfileText = await fs21.promises.readFile(plan.dockerfile);
   const dockerfileSha256 = sha256(dockerfileText);
   const bases = baseImages(dockerfileText.toString("utf8"), plan.buildArgs);
   const warnings = [];
@@ -86770,297 +87180,10 @@ var init_image = __esm({
     init_build_lock();
     init_engine_faults();
     init_build();
-    init_context();
+    init_build_context();
+    init_published();
     init_build();
-    init_context();
-  }
-});
-
-// src/sandbox/docker/save-file.ts
-import { createHash as createHash8 } from "node:crypto";
-import * as fs19 from "node:fs";
-import * as path21 from "node:path";
-import { Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
-function chainIds(diffIds) {
-  const out = [];
-  for (const d of diffIds) {
-    const parent = out.at(-1);
-    out.push(
-      parent === void 0 ? d : `sha256:${createHash8("sha256").update(`${parent} ${d}`).digest("hex")}`
-    );
-  }
-  return out;
-}
-function ownLayers(image, bases) {
-  const provided = new Set(bases.flatMap((b) => chainIds(b)));
-  const chains = chainIds(image);
-  return new Set(image.filter((_, i) => !provided.has(chains[i])));
-}
-async function thinSave(source, file, keep) {
-  const spool = await fs19.promises.mkdtemp(`${file}.parts-`);
-  try {
-    const entries = [];
-    const extract2 = tar2.extract();
-    const reading = pipeline(source, extract2);
-    reading.catch(() => void 0);
-    let n = 0;
-    for await (const entry of extract2) {
-      const header = { ...entry.header };
-      if (header.type === "file" && path21.posix.basename(header.name) === "layer.tar") {
-        const part = path21.join(spool, String(n++));
-        const h = createHash8("sha256");
-        await pipeline(
-          entry,
-          new Transform({
-            transform(chunk, _enc, cb) {
-              h.update(chunk);
-              cb(null, chunk);
-            }
-          }),
-          fs19.createWriteStream(part, { mode: 384 })
-        );
-        const diffId = `sha256:${h.digest("hex")}`;
-        if (keep.has(diffId)) entries.push({ header, spooled: part, diffId });
-        else {
-          await fs19.promises.rm(part);
-          entries.push({ header, diffId });
-        }
-      } else if (header.type === "file") {
-        const chunks = [];
-        let size2 = 0;
-        for await (const c of entry) {
-          size2 += c.length;
-          if (size2 > SMALL_ENTRY) throw new Error(`the save file's ${header.name} is too large`);
-          chunks.push(c);
-        }
-        entries.push({ header, data: Buffer.concat(chunks) });
-      } else {
-        entry.resume();
-        entries.push({ header });
-      }
-    }
-    await reading;
-    const byName = new Map(entries.map((e) => [normalize(e.header.name), e]));
-    const present = (e, depth = 0) => e !== void 0 && (e.header.type === "symlink" && depth < 8 ? present(
-      byName.get(
-        normalize(path21.posix.join(path21.posix.dirname(e.header.name), e.header.linkname ?? ""))
-      ),
-      depth + 1
-    ) : e.spooled !== void 0 || e.header.type === "file" && !e.header.name.endsWith("layer.tar"));
-    const pack3 = tar2.pack();
-    const writing = pipeline(pack3, fs19.createWriteStream(file, { mode: 384 }));
-    writing.catch(() => void 0);
-    for (const e of entries) {
-      if (e.header.type === "file" && e.header.name.endsWith("/layer.tar") && !e.spooled) continue;
-      if (e.header.type === "symlink" && e.header.name.endsWith("/layer.tar") && !present(e))
-        continue;
-      if (e.spooled !== void 0) {
-        const sink = pack3.entry(e.header);
-        await pipeline(fs19.createReadStream(e.spooled), sink);
-        await fs19.promises.rm(e.spooled);
-      } else {
-        await new Promise(
-          (resolve11, reject) => pack3.entry(e.header, e.data ?? Buffer.alloc(0), (err) => err ? reject(err) : resolve11())
-        );
-      }
-    }
-    pack3.finalize();
-    await writing;
-    const manifest = byName.get("manifest.json")?.data;
-    if (manifest === void 0) throw new Error("the save stream has no manifest.json");
-    const [item] = JSON.parse(manifest.toString("utf8"));
-    for (const layer of item?.Layers ?? []) {
-      const e = byName.get(normalize(layer));
-      if (e?.diffId !== void 0 && keep.has(e.diffId) && !present(e))
-        throw new Error(`the thin save file lost layer ${layer}`);
-    }
-  } finally {
-    await fs19.promises.rm(spool, { recursive: true, force: true });
-  }
-}
-function normalize(name) {
-  return path21.posix.normalize(name).replace(/^(\.\/)+/, "").replace(/^\/+/, "");
-}
-async function scanImageFile(file) {
-  const digests = /* @__PURE__ */ new Map();
-  let manifest;
-  const extract2 = tar2.extract();
-  const reading = pipeline(fs19.createReadStream(file), extract2);
-  reading.catch(() => void 0);
-  for await (const entry of extract2) {
-    const name = normalize(entry.header.name);
-    if (entry.header.type !== "file") {
-      entry.resume();
-      continue;
-    }
-    const h = createHash8("sha256");
-    const chunks = [];
-    let size2 = 0;
-    for await (const c of entry) {
-      h.update(c);
-      if (name === "manifest.json") {
-        size2 += c.length;
-        if (size2 > 1024 * 1024) throw new Error("its manifest.json is too large");
-        chunks.push(c);
-      }
-    }
-    digests.set(name, `sha256:${h.digest("hex")}`);
-    if (name === "manifest.json") manifest = Buffer.concat(chunks).toString("utf8");
-  }
-  await reading;
-  return { ...manifest !== void 0 ? { manifest } : {}, digests };
-}
-function declaredImages(manifest, digests) {
-  if (manifest === void 0) return { problem: "the file has no manifest.json" };
-  let items2;
-  try {
-    items2 = JSON.parse(manifest);
-  } catch {
-    return { problem: "its manifest.json is not JSON" };
-  }
-  if (!Array.isArray(items2) || items2.length === 0)
-    return { problem: "its manifest.json declares no image" };
-  const images = [];
-  for (const item of items2) {
-    const config = typeof item?.Config === "string" ? normalize(item.Config) : void 0;
-    const digest2 = config === void 0 ? void 0 : digests.get(config);
-    if (digest2 === void 0)
-      return { problem: "its manifest names a configuration it does not hold" };
-    images.push(digest2);
-  }
-  return { images: [...new Set(images)] };
-}
-function imagesToRemove(declared, presentBefore) {
-  return declared.filter((i) => !presentBefore.has(i));
-}
-var tar2, SMALL_ENTRY;
-var init_save_file = __esm({
-  "src/sandbox/docker/save-file.ts"() {
-    "use strict";
-    tar2 = __toESM(require_tar_stream2(), 1);
-    SMALL_ENTRY = 16 * 1024 * 1024;
-  }
-});
-
-// src/sandbox/docker/image-cache.ts
-import { createHash as createHash9 } from "node:crypto";
-import * as fs20 from "node:fs";
-async function imageInputsKey(plan) {
-  if (plan.kind !== "build") return void 0;
-  const dockerfile = await fs20.promises.readFile(plan.dockerfile);
-  const bases = baseImages(dockerfile.toString("utf8"), plan.buildArgs);
-  if (bases.some((b) => b.pin === "unpinned")) return void 0;
-  const h = createHash9("sha256");
-  h.update("airlock-image-inputs-v2\0");
-  h.update(dockerfile);
-  h.update("\0args\0");
-  for (const k of Object.keys(plan.buildArgs).sort()) h.update(`${k}=${plan.buildArgs[k]}\0`);
-  h.update("\0bases\0" + bases.map((b) => b.ref).join("\0"));
-  for (const e of await contextEntries(plan.context)) {
-    h.update(`\0${e.rel}\0${e.stat.mode}\0`);
-    if (e.stat.isFile()) h.update(await fs20.promises.readFile(e.abs));
-    else if (e.stat.isSymbolicLink()) h.update(await fs20.promises.readlink(e.abs));
-  }
-  return h.digest("hex");
-}
-async function imageBuildKey(docker, id) {
-  const info = await inspect(docker, id);
-  return info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? void 0;
-}
-async function saveImage(docker, id, plan, file) {
-  const info = await inspect(docker, id);
-  const buildKey2 = info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? void 0;
-  if (info === void 0 || buildKey2 === void 0)
-    throw new Error(`image ${id} has no ${BUILD_KEY_LABEL} label`);
-  const bases = [];
-  const baseLayers = [];
-  if (plan.kind === "build") {
-    const text2 = await fs20.promises.readFile(plan.dockerfile, "utf8");
-    for (const b of baseImages(text2, plan.buildArgs)) {
-      if (b.pin !== "digest" && b.pin !== "image-id") continue;
-      if (bases.some((x) => x.ref === b.ref)) continue;
-      const found = await inspect(docker, b.ref);
-      if (!found) throw new Error(`base ${b.ref} is not on this engine: nothing saved`);
-      bases.push({ ref: b.ref, id: found.Id });
-      baseLayers.push(found.RootFS?.Layers ?? []);
-    }
-  }
-  const keep = ownLayers(info.RootFS?.Layers ?? [], baseLayers);
-  const stream = await docker.getImages({ names: [id] });
-  await thinSave(stream, file, keep);
-  return { buildKey: buildKey2, bases };
-}
-async function provideBase(docker, base) {
-  let found = await inspect(docker, base.ref);
-  let pulled = false;
-  if (!found) {
-    if (!/@sha256:[a-f0-9]{64}$/.test(base.ref))
-      return { ok: false, problem: `base ${base.ref} is not on this engine` };
-    try {
-      await followProgress(docker, await docker.pull(base.ref), { info: () => void 0 });
-    } catch (error) {
-      const status = error?.statusCode;
-      if (isEngineError(error) && typeof status !== "number") throw error;
-      return { ok: false, problem: `base ${base.ref} could not be pulled: ${errorMessage(error)}` };
-    }
-    pulled = true;
-    found = await inspect(docker, base.ref);
-    if (!found)
-      return { ok: false, problem: `base ${base.ref} is not on this engine after its pull` };
-  }
-  if (found.Id !== base.id)
-    return {
-      ok: false,
-      problem: `base ${base.ref} is image ${found.Id.slice(7, 19)} here, the entry was built on ${base.id.slice(7, 19)}`
-    };
-  return { ok: true, pulled };
-}
-async function loadImage(docker, file, expect) {
-  const scan = await scanImageFile(file);
-  const declared = declaredImages(scan.manifest, scan.digests);
-  if ("problem" in declared)
-    return { ok: false, id: expect.id, added: [], problem: declared.problem };
-  if (declared.images.length !== 1 || declared.images[0] !== expect.id)
-    return {
-      ok: false,
-      id: expect.id,
-      added: [],
-      problem: `the file did not hold image ${expect.id.slice(7, 19)} alone`
-    };
-  const before = /* @__PURE__ */ new Set();
-  for (const i of declared.images) if (await inspect(docker, i)) before.add(i);
-  const stream = await docker.loadImage(fs20.createReadStream(file), { quiet: true });
-  await new Promise((resolve11, reject) => {
-    docker.modem.followProgress(stream, (err) => err ? reject(err) : resolve11());
-  });
-  const added = imagesToRemove(declared.images, before);
-  const info = await inspect(docker, expect.id);
-  const label = info?.Config?.Labels?.[BUILD_KEY_LABEL];
-  const problem = info === void 0 ? `the file did not hold image ${expect.id.slice(7, 19)}` : label !== expect.buildKey ? `image ${expect.id.slice(7, 19)} carries build key ${String(label).slice(0, 12)}, not ${expect.buildKey.slice(0, 12)}` : void 0;
-  if (problem === void 0) return { ok: true, id: expect.id, added };
-  for (const i of added) {
-    await docker.getImage(i).remove({ force: true, noprune: false }).catch(() => void 0);
-  }
-  return { ok: false, id: expect.id, added, problem };
-}
-async function inspect(docker, ref) {
-  try {
-    return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), "image inspect");
-  } catch (error) {
-    if (isEngineError(error)) throw error;
-    return void 0;
-  }
-}
-var init_image_cache = __esm({
-  "src/sandbox/docker/image-cache.ts"() {
-    "use strict";
-    init_errors();
-    init_dockerfile();
-    init_engine_faults();
-    init_build();
-    init_image();
-    init_save_file();
+    init_build_context();
   }
 });
 
@@ -87472,9 +87595,9 @@ var init_container = __esm({
             until,
             filters: JSON.stringify({ container: [this.id] })
           });
-          let text2 = "";
-          for await (const chunk of stream) text2 += String(chunk);
-          return text2.split("\n").filter((l) => l.trim() !== "").map((l) => {
+          let text = "";
+          for await (const chunk of stream) text += String(chunk);
+          return text.split("\n").filter((l) => l.trim() !== "").map((l) => {
             const e = JSON.parse(l);
             return { action: (e.Action ?? e.status ?? "").split(":")[0] };
           });
@@ -87844,9 +87967,9 @@ var init_docker = __esm({
 });
 
 // src/workspace/bounded.ts
-import { execFile } from "node:child_process";
-import * as fs21 from "node:fs";
-import * as path22 from "node:path";
+import { execFile as execFile2 } from "node:child_process";
+import * as fs22 from "node:fs";
+import * as path24 from "node:path";
 import { promisify } from "node:util";
 async function privilegePrefix() {
   if (process.getuid?.() === 0) return [];
@@ -87875,9 +87998,9 @@ function formatSize(bytes3) {
   return `${bytes3} bytes`;
 }
 async function makeScratch(runTemp, bound, warn, privilege = privilegePrefix) {
-  const dir = path22.join(runTemp, SCRATCH_DIR);
-  const image = path22.join(runTemp, SCRATCH_IMAGE);
-  await fs21.promises.mkdir(dir, { mode: 493 });
+  const dir = path24.join(runTemp, SCRATCH_DIR);
+  const image = path24.join(runTemp, SCRATCH_IMAGE);
+  await fs22.promises.mkdir(dir, { mode: 493 });
   const prefix = await privilege();
   let failure;
   if (prefix === null) {
@@ -87889,7 +88012,7 @@ async function makeScratch(runTemp, bound, warn, privilege = privilegePrefix) {
     } catch (error) {
       failure = errorMessage(error);
       if ((await mountsUnder(dir)).length > 0) await unmount(prefix, dir).catch(() => void 0);
-      await fs21.promises.rm(image, { force: true }).catch(() => void 0);
+      await fs22.promises.rm(image, { force: true }).catch(() => void 0);
     }
   }
   const size2 = formatSize(bound.sizeBytes);
@@ -87911,7 +88034,7 @@ async function makeScratch(runTemp, bound, warn, privilege = privilegePrefix) {
   };
 }
 async function mountImage(prefix, image, dir, sizeBytes) {
-  const fh = await fs21.promises.open(image, "wx", 384);
+  const fh = await fs22.promises.open(image, "wx", 384);
   try {
     await fh.truncate(sizeBytes);
   } finally {
@@ -87926,14 +88049,14 @@ async function mountImage(prefix, image, dir, sizeBytes) {
   );
   await privileged(prefix, ["mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", image, dir]);
   const [inner, outer] = await Promise.all([
-    fs21.promises.lstat(dir),
-    fs21.promises.lstat(path22.dirname(dir))
+    fs22.promises.lstat(dir),
+    fs22.promises.lstat(path24.dirname(dir))
   ]);
   if (inner.dev === outer.dev) throw new Error(`${dir} is not a mount point after mount`);
-  const st = await fs21.promises.statfs(dir);
+  const st = await fs22.promises.statfs(dir);
   if (st.blocks * st.bsize > sizeBytes)
     throw new Error(`the mounted filesystem holds ${st.blocks * st.bsize} bytes, over the limit`);
-  await fs21.promises.rmdir(path22.join(dir, "lost+found")).catch(() => void 0);
+  await fs22.promises.rmdir(path24.join(dir, "lost+found")).catch(() => void 0);
 }
 function mounted(prefix, dir, image, sizeBytes) {
   let released = false;
@@ -87942,7 +88065,7 @@ function mounted(prefix, dir, image, sizeBytes) {
     sizeBytes,
     enforced: true,
     full: async () => {
-      const st = await fs21.promises.statfs(dir);
+      const st = await fs22.promises.statfs(dir);
       return st.bavail * st.bsize < FULL_BELOW;
     },
     release: async () => {
@@ -87950,7 +88073,7 @@ function mounted(prefix, dir, image, sizeBytes) {
       released = true;
       try {
         await unmount(prefix, dir);
-        await fs21.promises.rm(image, { force: true });
+        await fs22.promises.rm(image, { force: true });
         return void 0;
       } catch (error) {
         return `could not unmount the workspace filesystem at ${dir}: ${errorMessage(error)}`;
@@ -87970,7 +88093,7 @@ async function unmount(prefix, dir) {
   await privileged(prefix, ["umount", "-l", dir]);
 }
 async function mountsUnder(dir) {
-  const info = await fs21.promises.readFile("/proc/self/mountinfo", "utf8").catch(() => "");
+  const info = await fs22.promises.readFile("/proc/self/mountinfo", "utf8").catch(() => "");
   const found = [];
   for (const line of info.split("\n")) {
     const field2 = line.split(" ")[4];
@@ -87993,7 +88116,7 @@ var init_bounded = __esm({
     "use strict";
     init_errors();
     init_input_names();
-    run = promisify(execFile);
+    run = promisify(execFile2);
     SCRATCH_IMAGE = "scratch.img";
     SCRATCH_DIR = "scratch";
     FULL_BELOW = 1024 * 1024;
@@ -88001,15 +88124,15 @@ var init_bounded = __esm({
 });
 
 // src/workspace/temp.ts
-import * as fs22 from "node:fs";
+import * as fs23 from "node:fs";
 import * as os3 from "node:os";
-import * as path23 from "node:path";
+import * as path25 from "node:path";
 function defaultTempRoot(env = process.env) {
   return env.RUNNER_TEMP !== void 0 && env.RUNNER_TEMP !== "" ? env.RUNNER_TEMP : os3.tmpdir();
 }
 async function makeRunTemp(root, runId2) {
-  const dir = await fs22.promises.mkdtemp(path23.join(root, `airlock-${runId2}-`));
-  await fs22.promises.writeFile(path23.join(dir, TEMP_MARKER), runId2, { mode: 292 });
+  const dir = await fs23.promises.mkdtemp(path25.join(root, `airlock-${runId2}-`));
+  await fs23.promises.writeFile(path25.join(dir, TEMP_MARKER), runId2, { mode: 292 });
   return dir;
 }
 function escapeRegExp(s) {
@@ -88019,15 +88142,15 @@ async function runTemps(root, runId2) {
   const name = new RegExp(`^airlock-${escapeRegExp(runId2)}-[A-Za-z0-9]{6}$`);
   const uid = process.getuid?.();
   const found = [];
-  for (const entry of await fs22.promises.readdir(root).catch(() => [])) {
+  for (const entry of await fs23.promises.readdir(root).catch(() => [])) {
     if (!name.test(entry)) continue;
-    const dir = path23.join(root, entry);
-    const st = await fs22.promises.lstat(dir).catch(() => void 0);
+    const dir = path25.join(root, entry);
+    const st = await fs23.promises.lstat(dir).catch(() => void 0);
     if (!st?.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
-    const marker2 = path23.join(dir, TEMP_MARKER);
-    const m = await fs22.promises.lstat(marker2).catch(() => void 0);
+    const marker2 = path25.join(dir, TEMP_MARKER);
+    const m = await fs23.promises.lstat(marker2).catch(() => void 0);
     if (!m?.isFile() || m.size > 256) continue;
-    if (await fs22.promises.readFile(marker2, "utf8").catch(() => "") !== runId2) continue;
+    if (await fs23.promises.readFile(marker2, "utf8").catch(() => "") !== runId2) continue;
     found.push(dir);
   }
   return found;
@@ -88037,16 +88160,16 @@ async function removeRunTemps(root, runId2) {
   for (const dir of await runTemps(root, runId2)) {
     await unmountUnder(dir);
     await makeWritable(dir);
-    await fs22.promises.rm(dir, { recursive: true, force: true });
+    await fs23.promises.rm(dir, { recursive: true, force: true });
     removed++;
   }
   return removed;
 }
 async function makeWritable(dir) {
   const walk = async (d) => {
-    await fs22.promises.chmod(d, 448).catch(() => void 0);
-    const entries = await fs22.promises.readdir(d, { withFileTypes: true }).catch(() => []);
-    for (const e of entries) if (e.isDirectory()) await walk(path23.join(d, e.name));
+    await fs23.promises.chmod(d, 448).catch(() => void 0);
+    const entries = await fs23.promises.readdir(d, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) if (e.isDirectory()) await walk(path25.join(d, e.name));
   };
   await walk(dir);
 }
@@ -88102,13 +88225,13 @@ var verify_exports = {};
 __export(verify_exports, {
   verifyCommand: () => verifyCommand
 });
-import * as fs23 from "node:fs";
+import * as fs24 from "node:fs";
 function verifyCommand(dir) {
   if (dir === void 0)
     throw new ConfigurationError("DIR", "is required: the output folder to verify");
   let st;
   try {
-    st = fs23.statSync(dir);
+    st = fs24.statSync(dir);
   } catch {
     st = void 0;
   }
@@ -88138,9 +88261,9 @@ var init_verify = __esm({
   }
 });
 
-// src/pipeline/isolation.ts
-var isolation_exports = {};
-__export(isolation_exports, {
+// src/pipeline/isolation-facts.ts
+var isolation_facts_exports = {};
+__export(isolation_facts_exports, {
   decideIsolation: () => decideIsolation,
   defaultBranchBase: () => defaultBranchBase,
   dependencyChanges: () => dependencyChanges,
@@ -88244,8 +88367,8 @@ async function servingRuntime(plan, runtime) {
   const runtimes = await runtime.ociRuntimes?.() ?? {};
   return resolveRuntime(plan.sandbox.runtime, runtimes, true);
 }
-var init_isolation2 = __esm({
-  "src/pipeline/isolation.ts"() {
+var init_isolation_facts = __esm({
+  "src/pipeline/isolation-facts.ts"() {
     "use strict";
     init_git();
     init_workspace();
@@ -88289,7 +88412,7 @@ function printablePlan(plan, resolved2) {
 var init_resolve = __esm({
   "src/pipeline/resolve.ts"() {
     "use strict";
-    init_isolation2();
+    init_isolation_facts();
   }
 });
 
@@ -88298,7 +88421,7 @@ var plan_summary_exports = {};
 __export(plan_summary_exports, {
   planSummary: () => planSummary
 });
-import * as path24 from "node:path";
+import * as path26 from "node:path";
 function bytes(n) {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let v = n;
@@ -88347,8 +88470,8 @@ function isolationLines(plan, r) {
 }
 function planSummary(plan, ctx) {
   const shown = (p) => {
-    const rel = path24.relative(ctx.cwd, p);
-    return rel === "" ? "." : rel.startsWith("..") || path24.isAbsolute(rel) ? p : rel;
+    const rel = path26.relative(ctx.cwd, p);
+    return rel === "" ? "." : rel.startsWith("..") || path26.isAbsolute(rel) ? p : rel;
   };
   const lines = [];
   const row = (label, ...values) => {
@@ -88360,7 +88483,7 @@ function planSummary(plan, ctx) {
     plan.preset !== void 0 ? `preset ${plan.preset}` : null,
     plan.model !== void 0 ? `model ${plan.model}` : null
   ].filter((x) => x !== null);
-  const image = plan.image.kind === "pinned" ? `pinned ${plan.image.ref}` : `built from ${plan.preset !== void 0 && plan.image.dockerfile.endsWith(path24.join("images", "agents", plan.preset, "Dockerfile")) ? `the ${plan.preset} preset's bundled Dockerfile` : `${shown(plan.image.dockerfile)} (context ${shown(plan.image.context)})`}; ${plan.image.allowUnpinnedBase ? "unpinned FROM accepted" : "every FROM pinned by digest"}`;
+  const image = plan.image.kind === "pinned" ? `pinned ${plan.image.ref}` : plan.image.published !== void 0 ? `published by release ${plan.image.published.version}: pulled by digest ${plan.image.published.image}@${plan.image.published.digest} (built from the bundled Dockerfile only when this checkout differs from the release or the registry fails)` : `built from ${plan.preset !== void 0 && plan.image.dockerfile.endsWith(path26.join("images", "agents", plan.preset, "Dockerfile")) ? `the ${plan.preset} preset's bundled Dockerfile` : `${shown(plan.image.dockerfile)} (context ${shown(plan.image.context)})`}; ${plan.image.allowUnpinnedBase ? "unpinned FROM accepted" : "every FROM pinned by digest"}`;
   row("image", image, ...agent.length > 0 ? [agent.join(", ")] : []);
   row("isolation", ...isolationLines(plan, ctx.resolution));
   if (plan.sandbox.network === "none") row("network", "none: the agent reaches nothing");
@@ -88491,7 +88614,7 @@ async function sourceAsText(gitDir, baseTree, headTree, all, patch) {
     (e) => e.file.binary && e.file.status !== "deleted" && isSourcePath(e.file.path) && Buffer.from(e.file.path, "utf8").toString("utf8") === e.file.path
   );
   if (hidden.length === 0) return patch;
-  const text2 = (await git(
+  const text = (await git(
     [
       "--literal-pathspecs",
       "diff-tree",
@@ -88506,7 +88629,7 @@ async function sourceAsText(gitDir, baseTree, headTree, all, patch) {
     { gitDir }
   )).stdout;
   const byIndex = /* @__PURE__ */ new Map();
-  for (const s of sections(text2)) {
+  for (const s of sections(text)) {
     const key = indexKey(s);
     if (key !== null) byIndex.set(key, s);
   }
@@ -88616,20 +88739,20 @@ var init_diff = __esm({
 });
 
 // src/evidence/safe-read.ts
-import * as fs24 from "node:fs";
-import * as path25 from "node:path";
+import * as fs25 from "node:fs";
+import * as path27 from "node:path";
 async function readInside(root, rel, maxBytes) {
-  const norm = path25.posix.normalize(rel);
-  if (path25.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../")) {
+  const norm = path27.posix.normalize(rel);
+  if (path27.posix.isAbsolute(norm) || norm === ".." || norm.startsWith("../")) {
     return { ok: false, reason: "outside", detail: `${rel} is not inside the workspace` };
   }
   let current = root;
   const parts = norm.split("/");
   for (let i = 0; i < parts.length; i++) {
-    current = path25.join(current, parts[i]);
+    current = path27.join(current, parts[i]);
     let st;
     try {
-      st = await fs24.promises.lstat(current);
+      st = await fs25.promises.lstat(current);
     } catch {
       return { ok: false, reason: "missing", detail: `${rel} does not exist` };
     }
@@ -88640,9 +88763,9 @@ async function readInside(root, rel, maxBytes) {
   }
   let fh;
   try {
-    fh = await fs24.promises.open(
+    fh = await fs25.promises.open(
       current,
-      fs24.constants.O_RDONLY | fs24.constants.O_NOFOLLOW | fs24.constants.O_NONBLOCK
+      fs25.constants.O_RDONLY | fs25.constants.O_NOFOLLOW | fs25.constants.O_NONBLOCK
     );
     const st = await fh.stat();
     if (!st.isFile())
@@ -88730,10 +88853,10 @@ async function readUsage(outDir) {
   if (read.truncated) return { status: "malformed", detail: "larger than 64 KiB", usage: null };
   return parseUsage(read.data.toString("utf8"));
 }
-function parseUsage(text2) {
+function parseUsage(text) {
   let doc;
   try {
-    doc = JSON.parse(text2);
+    doc = JSON.parse(text);
   } catch {
     return { status: "malformed", detail: "not valid JSON", usage: null };
   }
@@ -89742,10 +89865,10 @@ function pyprojectDependencies(data) {
       return;
     }
     for (const req of v) {
-      const text2 = typeof req === "string" ? req : JSON.stringify(req);
-      const m = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(text2);
-      const key = `${table} ${m ? m[1].toLowerCase().replace(/[-_.]+/g, "-") : text2}`;
-      out[key] = [...out[key] ?? [], text2];
+      const text = typeof req === "string" ? req : JSON.stringify(req);
+      const m = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(text);
+      const key = `${table} ${m ? m[1].toLowerCase().replace(/[-_.]+/g, "-") : text}`;
+      out[key] = [...out[key] ?? [], text];
     }
   };
   const addTable = (table, v) => {
@@ -89796,7 +89919,7 @@ var init_manifest_changes = __esm({
   }
 });
 
-// src/evidence/policy.ts
+// src/evidence/path-policy.ts
 function matcher(pattern) {
   const glob = pattern.endsWith("/") ? `${pattern}**` : pattern.includes("/") ? pattern : `**/${pattern}`;
   return (0, import_picomatch4.default)(glob, GLOB_OPTIONS);
@@ -89878,8 +90001,8 @@ function capFindings(list2) {
   ];
 }
 var import_picomatch4, MAX_FINDINGS;
-var init_policy2 = __esm({
-  "src/evidence/policy.ts"() {
+var init_path_policy = __esm({
+  "src/evidence/path-policy.ts"() {
     "use strict";
     import_picomatch4 = __toESM(require_picomatch2(), 1);
     init_path_rules();
@@ -90898,7 +91021,7 @@ var init_module2 = __esm({
 });
 
 // node_modules/@secretlint/secretlint-rule-preset-recommend/module/index.js
-import path26 from "node:path";
+import path28 from "node:path";
 function requireLodash_uniq() {
   if (hasRequiredLodash_uniq) return lodash_uniq;
   hasRequiredLodash_uniq = 1;
@@ -91871,11 +91994,11 @@ function requireLodash_sortby() {
     function baseForOwn(object, iteratee) {
       return object && baseFor(object, iteratee, keys);
     }
-    function baseGet(object, path41) {
-      path41 = isKey(path41, object) ? [path41] : castPath(path41);
-      var index = 0, length = path41.length;
+    function baseGet(object, path43) {
+      path43 = isKey(path43, object) ? [path43] : castPath(path43);
+      var index = 0, length = path43.length;
       while (object != null && index < length) {
-        object = object[toKey(path41[index++])];
+        object = object[toKey(path43[index++])];
       }
       return index && index == length ? object : void 0;
     }
@@ -92002,13 +92125,13 @@ function requireLodash_sortby() {
         return object === source || baseIsMatch(object, source, matchData);
       };
     }
-    function baseMatchesProperty(path41, srcValue) {
-      if (isKey(path41) && isStrictComparable(srcValue)) {
-        return matchesStrictComparable(toKey(path41), srcValue);
+    function baseMatchesProperty(path43, srcValue) {
+      if (isKey(path43) && isStrictComparable(srcValue)) {
+        return matchesStrictComparable(toKey(path43), srcValue);
       }
       return function(object) {
-        var objValue = get(object, path41);
-        return objValue === void 0 && objValue === srcValue ? hasIn(object, path41) : baseIsEqual(srcValue, objValue, void 0, UNORDERED_COMPARE_FLAG | PARTIAL_COMPARE_FLAG);
+        var objValue = get(object, path43);
+        return objValue === void 0 && objValue === srcValue ? hasIn(object, path43) : baseIsEqual(srcValue, objValue, void 0, UNORDERED_COMPARE_FLAG | PARTIAL_COMPARE_FLAG);
       };
     }
     function baseOrderBy(collection, iteratees, orders) {
@@ -92024,9 +92147,9 @@ function requireLodash_sortby() {
         return compareMultiple(object, other, orders);
       });
     }
-    function basePropertyDeep(path41) {
+    function basePropertyDeep(path43) {
       return function(object) {
-        return baseGet(object, path41);
+        return baseGet(object, path43);
       };
     }
     function baseRest(func, start) {
@@ -92281,11 +92404,11 @@ function requireLodash_sortby() {
         return result;
       };
     }
-    function hasPath(object, path41, hasFunc) {
-      path41 = isKey(path41, object) ? [path41] : castPath(path41);
-      var result, index = -1, length = path41.length;
+    function hasPath(object, path43, hasFunc) {
+      path43 = isKey(path43, object) ? [path43] : castPath(path43);
+      var result, index = -1, length = path43.length;
       while (++index < length) {
-        var key = toKey(path41[index]);
+        var key = toKey(path43[index]);
         if (!(result = object != null && hasFunc(object, key))) {
           break;
         }
@@ -92440,12 +92563,12 @@ function requireLodash_sortby() {
     function toString(value) {
       return value == null ? "" : baseToString(value);
     }
-    function get(object, path41, defaultValue) {
-      var result = object == null ? void 0 : baseGet(object, path41);
+    function get(object, path43, defaultValue) {
+      var result = object == null ? void 0 : baseGet(object, path43);
       return result === void 0 ? defaultValue : result;
     }
-    function hasIn(object, path41) {
-      return object != null && hasPath(object, path41, baseHasIn);
+    function hasIn(object, path43) {
+      return object != null && hasPath(object, path43, baseHasIn);
     }
     function keys(object) {
       return isArrayLike(object) ? arrayLikeKeys(object) : baseKeys(object);
@@ -92453,8 +92576,8 @@ function requireLodash_sortby() {
     function identity(value) {
       return value;
     }
-    function property(path41) {
-      return isKey(path41) ? baseProperty(toKey(path41)) : basePropertyDeep(path41);
+    function property(path43) {
+      return isKey(path43) ? baseProperty(toKey(path43)) : basePropertyDeep(path43);
     }
     module.exports = sortBy;
   })(lodash_sortby, lodash_sortby.exports);
@@ -92536,12 +92659,12 @@ function requireRegexpStringMatcher() {
     var isEqualMatchPatternResult = function(a, b) {
       return a.startIndex === b.startIndex && a.endIndex === b.endIndex && a.match === b.match;
     };
-    var matchPatterns = function(text2, regExpLikeStrings) {
+    var matchPatterns = function(text, regExpLikeStrings) {
       var matchPatternResults = [];
       regExpLikeStrings.map(function(patternString) {
         return (0, exports$1.createRegExp)(patternString);
       }).forEach(function(regExp) {
-        var results = text2.matchAll(regExp);
+        var results = text.matchAll(regExp);
         Array.from(results).forEach(function(result) {
           if (result.index === void 0) {
             return;
@@ -92745,16 +92868,16 @@ async function reportIfFoundPrivateKeyP12Format({ source, context, t: t2 }) {
     return;
   }
   try {
-    const fs43 = await import("node:fs");
-    const path41 = await import("node:path");
-    const pfxBytes = new Uint8Array(fs43.readFileSync(source.filePath));
+    const fs44 = await import("node:fs");
+    const path43 = await import("node:path");
+    const pfxBytes = new Uint8Array(fs44.readFileSync(source.filePath));
     const isGcpServiceAccountP12 = await verifyPkcs12Mac(pfxBytes, GCP_SERVICE_ACCOUNT_P12_PASSWORD);
     if (!isGcpServiceAccountP12) {
       return;
     }
     context.report({
       message: t2("PrivateKeyP12", {
-        FILE_NAME: path41.basename(source.filePath)
+        FILE_NAME: path43.basename(source.filePath)
       }),
       range: [0, source.content.length]
     });
@@ -92771,7 +92894,7 @@ function reportIfFoundPrivateKeyJSONFormat({ source, context, t: t2 }) {
     }
     context.report({
       message: t2("PrivateKeyJSON", {
-        FILE_NAME: source.filePath ? path26.basename(source.filePath) : ""
+        FILE_NAME: source.filePath ? path28.basename(source.filePath) : ""
       }),
       range: [0, source.content.length]
     });
@@ -94609,22 +94732,22 @@ var init_secret_rules = __esm({
 });
 
 // src/evidence/secrets.ts
-import * as fs25 from "node:fs";
-import * as path27 from "node:path";
-function decodedViews(text2) {
-  const views = [text2];
-  if (/%[0-9A-Fa-f]{2}/.test(text2)) {
+import * as fs26 from "node:fs";
+import * as path29 from "node:path";
+function decodedViews(text) {
+  const views = [text];
+  if (/%[0-9A-Fa-f]{2}/.test(text)) {
     views.push(
-      text2.replace(/%([0-9A-Fa-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
+      text.replace(/%([0-9A-Fa-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
     );
   }
-  if (text2.includes("\\")) {
+  if (text.includes("\\")) {
     views.push(
-      text2.replace(/\\u([0-9A-Fa-f]{4})/g, (_, h) => String.fromCharCode(parseInt(h, 16))).replace(/\\n/g, "\n").replace(/\\r/g, "\r").replace(/\\t/g, "	").replace(/\\([\\/"])/g, "$1")
+      text.replace(/\\u([0-9A-Fa-f]{4})/g, (_, h) => String.fromCharCode(parseInt(h, 16))).replace(/\\n/g, "\n").replace(/\\r/g, "\r").replace(/\\t/g, "	").replace(/\\([\\/"])/g, "$1")
     );
   }
   const decoded = [];
-  for (const m of text2.matchAll(B64_RUN)) {
+  for (const m of text.matchAll(B64_RUN)) {
     const plain = Buffer.from(m[0].replace(/-/g, "+").replace(/_/g, "/"), "base64").toString(
       "latin1"
     );
@@ -94634,10 +94757,10 @@ function decodedViews(text2) {
   if (decoded.length > 0) views.push(decoded.join("\n"));
   return views;
 }
-async function scanText(text2, file = null) {
+async function scanText(text, file = null) {
   const out = [];
   const seen = /* @__PURE__ */ new Set();
-  for (const view of decodedViews(text2)) {
+  for (const view of decodedViews(text)) {
     const result = await lintSource({
       source: { filePath: file ?? "text", content: view, contentType: "text" },
       options: { config: CONFIG, noPhysicFilePath: true }
@@ -94653,9 +94776,9 @@ async function scanText(text2, file = null) {
   }
   return out;
 }
-function scanLineSync(text2) {
+function scanLineSync(text) {
   const found = /* @__PURE__ */ new Set();
-  for (const view of decodedViews(text2)) {
+  for (const view of decodedViews(text)) {
     const source = {
       hasBOM: false,
       content: view,
@@ -94719,8 +94842,8 @@ function patchSections(patch) {
   return out;
 }
 async function scanDiff(patch, redactor) {
-  const text2 = patch.toString("latin1");
-  const sections3 = patchSections(text2);
+  const text = patch.toString("latin1");
+  const sections3 = patchSections(text);
   const findings = [];
   for (const s of sections3) findings.push(...await scanText(s.added, s.file));
   redactor.add(findings.map((f2) => f2.value));
@@ -94753,7 +94876,7 @@ async function scanDiff(patch, redactor) {
     }
   }
   const bytes3 = new Redactor(redactor.values, true);
-  const masked = bytes3.empty ? patch : Buffer.from(bytes3.redact(text2), "latin1");
+  const masked = bytes3.empty ? patch : Buffer.from(bytes3.redact(text), "latin1");
   return { patch: masked, violations, findings };
 }
 async function scanOutputs(out, texts, logFiles, redactor) {
@@ -94761,18 +94884,18 @@ async function scanOutputs(out, texts, logFiles, redactor) {
   for (const t2 of texts) findings.push(...await scanText(t2));
   const logs = [];
   for (const rel of logFiles) {
-    const file = path27.join(out, rel);
-    const text2 = await fs25.promises.readFile(file, "latin1").catch(() => void 0);
-    if (text2 === void 0) continue;
-    logs.push({ file, text: text2 });
-    findings.push(...await scanText(text2));
+    const file = path29.join(out, rel);
+    const text = await fs26.promises.readFile(file, "latin1").catch(() => void 0);
+    if (text === void 0) continue;
+    logs.push({ file, text });
+    findings.push(...await scanText(text));
   }
   redactor.add(findings.map((f2) => f2.value));
   if (findings.length > 0) {
     const bytes3 = new Redactor(redactor.values, true);
     for (const l of logs) {
       const masked = bytes3.redact(l.text);
-      if (masked !== l.text) await fs25.promises.writeFile(l.file, Buffer.from(masked, "latin1"));
+      if (masked !== l.text) await fs26.promises.writeFile(l.file, Buffer.from(masked, "latin1"));
     }
   }
   return findings;
@@ -94844,11 +94967,11 @@ var require_ignore2 = __commonJS({
     var CLASS_MEMBERS_TO_ESCAPE = "\\]^-[";
     var escapeMember = (char) => CLASS_MEMBERS_TO_ESCAPE.indexOf(char) < 0 ? char : ESCAPE + char;
     var NON_SLASH = "(?!\\/)";
-    var classSource = (negated, body) => {
+    var classSource = (negated, body2) => {
       if (negated) {
-        return `[^\\/${body}]`;
+        return `[^\\/${body2}]`;
       }
-      const source = `[${body}]`;
+      const source = `[${body2}]`;
       return new RegExp(source).test("/") ? NON_SLASH + source : source;
     };
     var scanBracket = (pattern, start) => {
@@ -94860,7 +94983,7 @@ var require_ignore2 = __commonJS({
         negated = "^";
         index++;
       }
-      let body = EMPTY;
+      let body2 = EMPTY;
       let prev = EMPTY;
       for (; ; ) {
         const char = pattern[index];
@@ -94869,7 +94992,7 @@ var require_ignore2 = __commonJS({
         }
         if (char === ESCAPE) {
           const escaped = pattern[++index];
-          body += escapeMember(escaped);
+          body2 += escapeMember(escaped);
           prev = escaped;
         } else if (char === "-" && prev && index + 1 < length && pattern[index + 1] !== "]") {
           index++;
@@ -94878,7 +95001,7 @@ var require_ignore2 = __commonJS({
             to = pattern[index += 1];
           }
           if (prev <= to) {
-            body += `-${escapeMember(to)}`;
+            body2 += `-${escapeMember(to)}`;
           }
           prev = EMPTY;
         } else if (char === "[" && pattern[index + 1] === ":") {
@@ -94895,23 +95018,23 @@ var require_ignore2 = __commonJS({
             if (!Object.prototype.hasOwnProperty.call(POSIX_CLASSES, name)) {
               return null;
             }
-            body += POSIX_CLASSES[name];
+            body2 += POSIX_CLASSES[name];
             prev = EMPTY;
             index = end;
           } else {
-            body += escapeMember("[");
+            body2 += escapeMember("[");
             prev = "[";
             index = nameStart - 2;
           }
         } else {
-          body += escapeMember(char);
+          body2 += escapeMember(char);
           prev = char;
         }
         index++;
         if (pattern[index] === "]") {
           return {
             end: index,
-            source: classSource(negated, body)
+            source: classSource(negated, body2)
           };
         }
       }
@@ -95285,48 +95408,48 @@ var require_ignore2 = __commonJS({
         (match, index) => sources[index]
       ) : replaced;
     };
-    var checkSourceOf = (body, prefix) => {
-      if (body[body.length - 1] === SLASH) {
-        prefix = makeRegexPrefix(body.slice(0, -1));
+    var checkSourceOf = (body2, prefix) => {
+      if (body2[body2.length - 1] === SLASH) {
+        prefix = makeRegexPrefix(body2.slice(0, -1));
       }
       const head = prefix.slice(0, -1);
       const last = prefix[prefix.length - 1];
       return last === TRAILING_WILDCARD ? `${head}$` : last === TRAILING_DOUBLESTAR ? head : NEVER_MATCH;
     };
-    var matchesBasename = (body) => {
-      const index = body.indexOf(SLASH);
-      return index < 0 || index === body.length - 1;
+    var matchesBasename = (body2) => {
+      const index = body2.indexOf(SLASH);
+      return index < 0 || index === body2.length - 1;
     };
-    var basenameOf = (path41) => {
-      const end = path41.length - 1;
-      const index = path41.lastIndexOf(
+    var basenameOf = (path43) => {
+      const end = path43.length - 1;
+      const index = path43.lastIndexOf(
         SLASH,
-        path41[end] === SLASH ? end - 1 : end
+        path43[end] === SLASH ? end - 1 : end
       );
-      return index < 0 ? path41 : path41.slice(index + 1);
+      return index < 0 ? path43 : path43.slice(index + 1);
     };
-    var parentOf = (path41) => {
-      if (path41.charCodeAt(0) === SLASH_CODE || path41.indexOf(DOUBLE_SLASH) >= 0) {
-        const slices = path41.split(SLASH).filter(Boolean);
+    var parentOf = (path43) => {
+      if (path43.charCodeAt(0) === SLASH_CODE || path43.indexOf(DOUBLE_SLASH) >= 0) {
+        const slices = path43.split(SLASH).filter(Boolean);
         slices.pop();
         return slices.length ? slices.join(SLASH) + SLASH : EMPTY;
       }
-      const end = path41.length - 1;
-      const cut2 = path41.lastIndexOf(
+      const end = path43.length - 1;
+      const cut2 = path43.lastIndexOf(
         SLASH,
-        path41.charCodeAt(end) === SLASH_CODE ? end - 1 : end
+        path43.charCodeAt(end) === SLASH_CODE ? end - 1 : end
       );
-      return cut2 < 0 ? EMPTY : path41.slice(0, cut2 + 1);
+      return cut2 < 0 ? EMPTY : path43.slice(0, cut2 + 1);
     };
     var isString2 = (subject) => typeof subject === "string";
     var checkPattern2 = (pattern) => pattern && isString2(pattern);
     var splitPattern = (pattern) => (pattern[pattern.length - 1] === "\r" ? pattern.slice(0, -1) : pattern).split(REGEX_SPLITALL_CRLF).filter(Boolean);
     var IgnoreRule = class {
-      constructor(pattern, mark, body, ignoreCase, negative, prefix) {
+      constructor(pattern, mark, body2, ignoreCase, negative, prefix) {
         this.pattern = pattern;
         this.mark = mark;
         this.negative = negative;
-        define2(this, "body", body);
+        define2(this, "body", body2);
         define2(this, "ignoreCase", ignoreCase);
         define2(this, "regexPrefix", prefix);
       }
@@ -95367,54 +95490,54 @@ var require_ignore2 = __commonJS({
       }
       return count % 2 === 1;
     };
-    var trimEnd = (body, stripLineEnd) => {
-      let lineEnd = body.length;
+    var trimEnd = (body2, stripLineEnd) => {
+      let lineEnd = body2.length;
       let end;
       for (; ; ) {
-        if (stripLineEnd && body[lineEnd - 1] === "\r") {
+        if (stripLineEnd && body2[lineEnd - 1] === "\r") {
           lineEnd--;
         }
         end = lineEnd;
-        while (body[end - 1] === SPACE) {
+        while (body2[end - 1] === SPACE) {
           end--;
         }
-        if (!stripLineEnd || body[end - 1] !== "\n") {
+        if (!stripLineEnd || body2[end - 1] !== "\n") {
           break;
         }
         lineEnd = end - 1;
       }
       if (end === lineEnd) {
-        return body.slice(0, lineEnd);
+        return body2.slice(0, lineEnd);
       }
       let backslashes = 0;
-      while (body[end - backslashes - 1] === ESCAPE) {
+      while (body2[end - backslashes - 1] === ESCAPE) {
         backslashes++;
       }
-      return backslashes % 2 ? body.slice(0, end - 1) + SPACE : body.slice(0, end);
+      return backslashes % 2 ? body2.slice(0, end - 1) + SPACE : body2.slice(0, end);
     };
     var createRule = (pattern, mark, ignoreCase, stripLineEnd, stripBOM) => {
-      let body = stripBOM && pattern[0] === BOM ? pattern.slice(1) : pattern;
-      if (body[0] === "#") {
+      let body2 = stripBOM && pattern[0] === BOM ? pattern.slice(1) : pattern;
+      if (body2[0] === "#") {
         return;
       }
       let negative = false;
-      if (body[0] === "!") {
+      if (body2[0] === "!") {
         negative = true;
-        body = body.slice(1);
+        body2 = body2.slice(1);
       }
-      const last = body[body.length - 1];
+      const last = body2[body2.length - 1];
       if (last === SPACE || stripLineEnd && (last === "\r" || last === "\n")) {
-        body = trimEnd(body, stripLineEnd);
+        body2 = trimEnd(body2, stripLineEnd);
       }
-      if (!body || hasTrailingBackslash(body)) {
+      if (!body2 || hasTrailingBackslash(body2)) {
         return;
       }
-      body = body.replace(REGEX_REPLACE_LEADING_EXCAPED_EXCLAMATION, "!").replace(REGEX_REPLACE_LEADING_EXCAPED_HASH, "#");
-      const regexPrefix = makeRegexPrefix(body);
+      body2 = body2.replace(REGEX_REPLACE_LEADING_EXCAPED_EXCLAMATION, "!").replace(REGEX_REPLACE_LEADING_EXCAPED_HASH, "#");
+      const regexPrefix = makeRegexPrefix(body2);
       return new IgnoreRule(
         pattern,
         mark,
-        body,
+        body2,
         ignoreCase,
         negative,
         regexPrefix
@@ -95466,16 +95589,16 @@ var require_ignore2 = __commonJS({
       // Match the literal 'abc/' for `checkIgnore`, last rule wins. Only a rule
       //   ending in a wildcard can match it (see `checkSourceOf`), so the rest
       //   are left out once, rather than tested or compiled for every path.
-      testLiteral(path41) {
+      testLiteral(path43) {
         const rules2 = this._literalRules || (this._literalRules = this._rules.filter(
-          ({ body }) => body[body.length - (body[body.length - 1] === SLASH ? 2 : 1)] === "*"
+          ({ body: body2 }) => body2[body2.length - (body2[body2.length - 1] === SLASH ? 2 : 1)] === "*"
         ));
         let ignored = false;
         let unignored = false;
         let matchedRule;
         for (let index = rules2.length - 1; index >= 0; index--) {
           const rule = rules2[index];
-          if (rule.checkRegex.test(path41)) {
+          if (rule.checkRegex.test(path43)) {
             ignored = !rule.negative;
             unignored = rule.negative;
             matchedRule = rule.negative ? UNDEFINED : rule;
@@ -95495,15 +95618,15 @@ var require_ignore2 = __commonJS({
       //
       // - mode `string` either `MODE_IGNORE` or `MODE_CHECK_IGNORE`
       // @returns {TestResult}
-      test(path41, mode) {
+      test(path43, mode) {
         const rules2 = this._rules;
         const { length } = rules2;
         const shortcut = this._basenameCount * 2 >= length;
-        const basename3 = shortcut ? basenameOf(path41) : path41;
+        const basename3 = shortcut ? basenameOf(path43) : path43;
         for (let index = length - 1; index >= 0; index--) {
           const rule = rules2[index];
           if (rule[mode].test(
-            shortcut && rule._basenameOnly ? basename3 : path41
+            shortcut && rule._basenameOnly ? basename3 : path43
           )) {
             const { negative } = rule;
             const ret = {
@@ -95525,17 +95648,17 @@ var require_ignore2 = __commonJS({
     var throwError = (message, Ctor) => {
       throw new Ctor(message);
     };
-    var checkPath = (path41, originalPath, doThrow) => {
-      if (!isString2(path41)) {
+    var checkPath = (path43, originalPath, doThrow) => {
+      if (!isString2(path43)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
         );
       }
-      if (!path41) {
+      if (!path43) {
         return doThrow(`path must not be empty`, TypeError);
       }
-      if (checkPath.isNotRelative(path41)) {
+      if (checkPath.isNotRelative(path43)) {
         const r = "`path.relative()`d";
         return doThrow(
           `path should be a ${r} string, but got "${originalPath}"`,
@@ -95544,25 +95667,25 @@ var require_ignore2 = __commonJS({
       }
       return true;
     };
-    var isNotRelative = (path41) => {
-      const first = path41.charCodeAt(0);
+    var isNotRelative = (path43) => {
+      const first = path43.charCodeAt(0);
       if (first === SLASH_CODE) {
         return true;
       }
       if (first !== DOT_CODE) {
         return false;
       }
-      if (path41.length === 1) {
+      if (path43.length === 1) {
         return true;
       }
-      const second = path41.charCodeAt(1);
+      const second = path43.charCodeAt(1);
       if (second === SLASH_CODE) {
         return true;
       }
       if (second !== DOT_CODE) {
         return false;
       }
-      return path41.length === 2 || path41.charCodeAt(2) === SLASH_CODE;
+      return path43.length === 2 || path43.charCodeAt(2) === SLASH_CODE;
     };
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
@@ -95593,59 +95716,59 @@ var require_ignore2 = __commonJS({
         return this.add(pattern);
       }
       // @returns {TestResult}
-      _test(originalPath, cache, path41) {
+      _test(originalPath, cache, path43) {
         checkPath(
-          path41,
+          path43,
           originalPath,
           this._strictPathCheck ? throwError : RETURN_FALSE
         );
-        return path41 ? this._t(path41, cache) : {
+        return path43 ? this._t(path43, cache) : {
           ignored: false,
           unignored: false
         };
       }
       checkIgnore(target) {
-        const path41 = convertPath(target);
-        if (!path41 || path41.charCodeAt(path41.length - 1) !== SLASH_CODE) {
-          return this._test(target, this._testCache, path41);
+        const path43 = convertPath(target);
+        if (!path43 || path43.charCodeAt(path43.length - 1) !== SLASH_CODE) {
+          return this._test(target, this._testCache, path43);
         }
-        const dir = this._t(path41, this._testCache);
+        const dir = this._t(path43, this._testCache);
         if (dir.ignored) {
           return dir;
         }
-        const literal = this._rules.testLiteral(path41);
+        const literal = this._rules.testLiteral(path43);
         return literal.ignored || literal.unignored ? literal : dir;
       }
-      _t(path41, cache) {
-        const cached = cache[path41];
+      _t(path43, cache) {
+        const cached = cache[path43];
         if (cached) {
           return cached;
         }
-        const parentPath = parentOf(path41);
+        const parentPath = parentOf(path43);
         const parent = parentPath ? this._t(parentPath, cache) : UNDEFINED;
-        return cache[path41] = parent && parent.ignored ? parent : this._rules.test(path41, MODE_IGNORE);
+        return cache[path43] = parent && parent.ignored ? parent : this._rules.test(path43, MODE_IGNORE);
       }
-      ignores(path41) {
-        return this._test(path41, this._ignoreCache, convertPath(path41)).ignored;
+      ignores(path43) {
+        return this._test(path43, this._ignoreCache, convertPath(path43)).ignored;
       }
       createFilter() {
-        return (path41) => !this.ignores(path41);
+        return (path43) => !this.ignores(path43);
       }
       filter(paths) {
         return makeArray(paths).filter(this.createFilter());
       }
       // @returns {TestResult}
-      test(path41) {
-        return this._test(path41, this._testCache, convertPath(path41));
+      test(path43) {
+        return this._test(path43, this._testCache, convertPath(path43));
       }
     };
     var factory = (options) => new Ignore(options);
-    var isPathValid = (path41) => checkPath(convertPath(path41), path41, RETURN_FALSE);
+    var isPathValid = (path43) => checkPath(convertPath(path43), path43, RETURN_FALSE);
     var setupWindows = () => {
       const makePosix = (str4) => /^\\\\\?\\/.test(str4) || /["<>|\u0000-\u001F]+/u.test(str4) ? str4 : str4.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGEX_TEST_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
-      checkPath.isNotRelative = (path41) => REGEX_TEST_WINDOWS_PATH_ABSOLUTE.test(path41) || isNotRelative(path41);
+      checkPath.isNotRelative = (path43) => REGEX_TEST_WINDOWS_PATH_ABSOLUTE.test(path43) || isNotRelative(path43);
     };
     if (
       // Detect `process` so that it can run in browsers.
@@ -95785,11 +95908,11 @@ var init_ignore = __esm({
 
 // src/evidence/git-objects.ts
 import { createHash as createHash11 } from "node:crypto";
-import * as fs26 from "node:fs";
-import * as path28 from "node:path";
+import * as fs27 from "node:fs";
+import * as path30 from "node:path";
 import * as zlib from "node:zlib";
 function objectWriter(gitDir, known) {
-  const objects = path28.join(gitDir, "objects");
+  const objects = path30.join(gitDir, "objects");
   const written = /* @__PURE__ */ new Set();
   const madeDirs = /* @__PURE__ */ new Set();
   return (type, data) => {
@@ -95797,16 +95920,16 @@ function objectWriter(gitDir, known) {
     const oid = createHash11("sha1").update(header).update(data).digest("hex");
     if (known.has(oid) || written.has(oid)) return oid;
     written.add(oid);
-    const file = path28.join(objects, oid.slice(0, 2), oid.slice(2));
-    if (!fs26.existsSync(file)) {
+    const file = path30.join(objects, oid.slice(0, 2), oid.slice(2));
+    if (!fs27.existsSync(file)) {
       const fanout = oid.slice(0, 2);
       if (!madeDirs.has(fanout)) {
-        fs26.mkdirSync(path28.dirname(file), { recursive: true });
+        fs27.mkdirSync(path30.dirname(file), { recursive: true });
         madeDirs.add(fanout);
       }
       const tmp = `${file}.tmp-${process.pid}`;
-      fs26.writeFileSync(tmp, zlib.deflateSync(Buffer.concat([header, data]), { level: 1 }));
-      fs26.renameSync(tmp, file);
+      fs27.writeFileSync(tmp, zlib.deflateSync(Buffer.concat([header, data]), { level: 1 }));
+      fs27.renameSync(tmp, file);
     }
     return oid;
   };
@@ -95872,7 +95995,7 @@ var init_git_objects = __esm({
 });
 
 // src/evidence/snapshot.ts
-import * as fs27 from "node:fs";
+import * as fs28 from "node:fs";
 async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS, knownTree, rules2 = NO_IGNORE_RULES, record = NO_STAT_RECORD) {
   const skipped = [];
   const ignored = [];
@@ -95884,7 +96007,7 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS, 
   const slash = Buffer.from("/");
   const walk = (rel, parts, underIgnored) => {
     const abs = rel === void 0 ? Buffer.from(dir) : Buffer.concat([Buffer.from(dir + "/"), rel]);
-    const names = fs27.readdirSync(abs, { encoding: "buffer" }).sort((a, b) => Buffer.compare(a, b));
+    const names = fs28.readdirSync(abs, { encoding: "buffer" }).sort((a, b) => Buffer.compare(a, b));
     for (const name of names) {
       const childRel = rel === void 0 ? name : Buffer.concat([rel, slash, name]);
       const childAbs = Buffer.concat([abs, slash, name]);
@@ -95896,7 +96019,7 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS, 
         skipped.push({ path: displayPath(childRel), reason: "git-dir" });
         continue;
       }
-      const st = fs27.lstatSync(childAbs, { bigint: true });
+      const st = fs28.lstatSync(childAbs, { bigint: true });
       if (!rules2.empty) {
         const key = childRel.toString("latin1");
         const tracked = rules2.tracked(key);
@@ -95959,7 +96082,7 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS, 
       entries.push({ parts: f2.parts, mode, oid: unchanged });
       continue;
     }
-    const data = f2.kind === "link" ? fs27.readlinkSync(f2.abs, { encoding: "buffer" }) : readRegularFile(f2.abs);
+    const data = f2.kind === "link" ? fs28.readlinkSync(f2.abs, { encoding: "buffer" }) : readRegularFile(f2.abs);
     total += data.length;
     entries.push({ parts: f2.parts, mode, oid: writeObject("blob", data) });
   }
@@ -95979,16 +96102,16 @@ async function snapshotWorkspace(dir, gitDir, limits = DEFAULT_SNAPSHOT_LIMITS, 
   };
 }
 function readRegularFile(p) {
-  const fd = fs27.openSync(
+  const fd = fs28.openSync(
     p,
-    fs27.constants.O_RDONLY | fs27.constants.O_NOFOLLOW | fs27.constants.O_NONBLOCK
+    fs28.constants.O_RDONLY | fs28.constants.O_NOFOLLOW | fs28.constants.O_NONBLOCK
   );
   try {
-    const st = fs27.fstatSync(fd);
+    const st = fs28.fstatSync(fd);
     if (!st.isFile()) throw new Error(`${p.toString("utf8")} is not a regular file`);
     return readWhole(fd, st.size);
   } finally {
-    fs27.closeSync(fd);
+    fs28.closeSync(fd);
   }
 }
 var DEFAULT_SNAPSHOT_LIMITS, MAX_PATH_DEPTH, MAX_PATH_BYTES, MAX_IGNORED_LISTED;
@@ -96011,7 +96134,7 @@ var init_snapshot = __esm({
 });
 
 // src/evidence/capture.ts
-import * as fs28 from "node:fs";
+import * as fs29 from "node:fs";
 async function captureDiff(ws, policy, redactor, patchFile) {
   const listing = ws.stats?.tree === ws.tree ? ws.stats.listing : void 0;
   const rules2 = await baseIgnoreRules(ws.gitDir, ws.tree, listing);
@@ -96020,7 +96143,7 @@ async function captureDiff(ws, policy, redactor, patchFile) {
   const secretScan = await scanDiff(diff.patch, redactor);
   const patch = secretScan.patch;
   const redacted = !patch.equals(diff.patch);
-  await fs28.promises.writeFile(patchFile, patch);
+  await fs29.promises.writeFile(patchFile, patch);
   const truncation = [...diff.truncation];
   if (snap.truncated)
     truncation.push(
@@ -96112,7 +96235,7 @@ var init_capture = __esm({
     init_diff();
     init_metadata();
     init_blobs();
-    init_policy2();
+    init_path_policy();
     init_secrets();
     init_ignore();
     init_snapshot();
@@ -96343,18 +96466,18 @@ var init_egress = __esm({
   "src/report/egress.ts"() {
     "use strict";
     init_escape();
-    init_policy();
+    init_host_rules();
     init_telemetry();
   }
 });
 
 // src/report/comment/text.ts
-function t(text2, max = MAX_NAME) {
-  const chars = [...text2];
-  return escapeMarkdown(chars.length > max ? chars.slice(0, max).join("") + "\u2026" : text2);
+function t(text, max = MAX_NAME) {
+  const chars = [...text];
+  return escapeMarkdown(chars.length > max ? chars.slice(0, max).join("") + "\u2026" : text);
 }
-function code(text2, max = MAX_NAME) {
-  return `<code>${t(text2, max)}</code>`;
+function code(text, max = MAX_NAME) {
+  return `<code>${t(text, max)}</code>`;
 }
 function more(shown, total, what) {
   return total > shown ? `
@@ -96439,10 +96562,10 @@ function testsSection(report) {
       )
     );
   }
-  const bad = tests.sources.filter((s) => s.status !== "ok");
-  if (bad.length > 0) {
+  const bad2 = tests.sources.filter((s) => s.status !== "ok");
+  if (bad2.length > 0) {
     lines.push(
-      "Reports not read:\n" + bad.slice(0, 10).map((s) => `- ${code(s.path)}: ${s.status}${s.detail ? ` (${t(s.detail, 200)})` : ""}`).join("\n")
+      "Reports not read:\n" + bad2.slice(0, 10).map((s) => `- ${code(s.path)}: ${s.status}${s.detail ? ` (${t(s.detail, 200)})` : ""}`).join("\n")
     );
   }
   if (tests.sources.length === 0 && tests.phase !== null)
@@ -96488,10 +96611,10 @@ function sections2(patch) {
   const starts = [...patch.matchAll(re)].map((m) => m.index);
   if (starts.length === 0 || starts[0] !== 0) starts.unshift(0);
   for (let i = 0; i < starts.length; i++) {
-    const text2 = patch.slice(starts[i], starts[i + 1] ?? patch.length);
-    if (text2 === "") continue;
-    const header = /^diff --git "?a\/.*?"? "?b\/(.*?)"?$/m.exec(text2);
-    out.push({ file: header?.[1] ?? "", text: text2 });
+    const text = patch.slice(starts[i], starts[i + 1] ?? patch.length);
+    if (text === "") continue;
+    const header = /^diff --git "?a\/.*?"? "?b\/(.*?)"?$/m.exec(text);
+    out.push({ file: header?.[1] ?? "", text });
   }
   return out;
 }
@@ -96500,9 +96623,9 @@ function diffSection(patch, budget) {
   const room = diffRoom(budget);
   const lineCount = patch.split("\n").length;
   const open = patch.length <= room && lineCount <= OPEN_DIFF_LINES;
-  const details = (summary, body) => `<details${open ? " open" : ""}><summary>${summary}</summary>
+  const details = (summary, body2) => `<details${open ? " open" : ""}><summary>${summary}</summary>
 
-${body}
+${body2}
 
 </details>`;
   if (patch.length <= room) return details("Diff", codeBlock(patch, "diff"));
@@ -96520,17 +96643,17 @@ ${body}
       used += x.text.length;
     } else left.push(x);
   }
-  let text2 = shown.map((x) => x.text).join("");
+  let text = shown.map((x) => x.text).join("");
   if (shown.length === 0 && ordered.length > 0) {
     const first = ordered[0].text;
-    text2 = first.slice(0, Math.max(0, first.lastIndexOf("\n", room - 600)));
+    text = first.slice(0, Math.max(0, first.lastIndexOf("\n", room - 600)));
     left.push(...ordered.slice(1));
   }
   const names = left.slice(0, 20).map((x) => code(x.file, 120));
   const note = `\u2702\uFE0F The diff is over the review's ${MAX_DIFF_CHARS.toLocaleString("en")}-character cap: ` + (shown.length === 0 && ordered.length > 0 ? `the start of ${code(ordered[0].file, 120)} is shown` : `${shown.length} of ${all.length} file(s) shown whole, source files first, then generated files and tool caches`) + (left.length > 0 ? `; left out: ${names.join(", ")}${left.length > 20 ? `, \u2026 (${left.length} in all)` : ""}` : "") + ". The full diff.patch is in the run artifact.";
   return `${note}
 
-${details("Diff (part)", codeBlock(text2, "diff"))}`;
+${details("Diff (part)", codeBlock(text, "diff"))}`;
 }
 var MAX_DIFF_CHARS, MAX_FILES2, MAX_TESTS_LISTED, MAX_FINDINGS2, OPEN_DIFF_LINES, GENERATED;
 var init_change = __esm({
@@ -96696,8 +96819,8 @@ function quoteLine(line) {
   if (escaped === "") return ">";
   return `> ${/^\s*[-=]{2,}\s*$/.test(escaped) ? `\\${escaped.trimStart()}` : escaped}`;
 }
-function quoted(text2, max, whole = "") {
-  const chars = [...text2.replace(/\r\n?/g, "\n").trimEnd()];
+function quoted(text, max, whole = "") {
+  const chars = [...text.replace(/\r\n?/g, "\n").trimEnd()];
   const cut2 = chars.length > max;
   const lines = (cut2 ? chars.slice(0, max).join("") : chars.join("")).split("\n");
   const open = lines.slice(0, OPEN_LINES).map(quoteLine).join("\n");
@@ -96715,12 +96838,12 @@ ${rest.map(quoteLine).join("\n")}
   return parts.join("\n\n");
 }
 function taskSection(report) {
-  const text2 = report.task.text;
-  if (text2 === void 0 || text2.trim() === "") return null;
+  const text = report.task.text;
+  if (text === void 0 || text.trim() === "") return null;
   const more2 = report.task.truncated === true ? "\n\n_\u2026 the whole task is task.md in the run artifact_" : "";
   return `**Task** (as given to the agent):
 
-${quoted(text2, MAX_TASK_SHOWN, " (task.md in the run artifact)")}${more2}`;
+${quoted(text, MAX_TASK_SHOWN, " (task.md in the run artifact)")}${more2}`;
 }
 function answerSection(report) {
   const m = report.agent.message;
@@ -96759,10 +96882,10 @@ function findingsSection(report, inline) {
       listed2.slice(0, MAX_FINDINGS_LISTED).map(({ f: f2, i }) => {
         const why = inline?.unanchored.get(i);
         const head = `- **${SEVERITY[f2.severity]}** ${findingPlace(f2)}${why !== void 0 ? ` \u2014 ${t(why, 200)}` : ""}`;
-        const body = quoted(f2.body, MAX_FINDING_SHOWN).split("\n").map((l) => `  ${l}`).join("\n");
+        const body2 = quoted(f2.body, MAX_FINDING_SHOWN).split("\n").map((l) => `  ${l}`).join("\n");
         return `${head}
 
-${body}`;
+${body2}`;
       }).join("\n")
     );
     if (listed2.length > MAX_FINDINGS_LISTED)
@@ -96878,7 +97001,7 @@ function render(report, patch, options, partial) {
     ] : [],
     ...report.continuation !== void 0 ? [continuationLine(report)] : []
   ];
-  const body = [
+  const body2 = [
     taskSection(report),
     answerSection(report),
     findingsSection(report, options.inline),
@@ -96901,12 +97024,12 @@ function render(report, patch, options, partial) {
 
 ${marker(report, partial)}
 `;
-  const assemble = (diff) => [...head, ...body, diff, ...tail].filter((p) => p !== null).join("\n\n") + end;
+  const assemble = (diff) => [...head, ...body2, diff, ...tail].filter((p) => p !== null).join("\n\n") + end;
   const budget = MAX_COMMENT_CHARS - assemble(null).length - 200;
   const rendered = assemble(diffSection(patch, budget));
   if (rendered.length <= MAX_COMMENT_CHARS)
     return { body: rendered, partial: partial || !diffShownInFull(patch, budget) };
-  const sections3 = [...head, ...body, ...tail].filter((p) => p !== null);
+  const sections3 = [...head, ...body2, ...tail].filter((p) => p !== null);
   const note = "\u2026 comment truncated: see report.json in the run artifact";
   let out = "";
   for (const s of sections3) {
@@ -96942,9 +97065,9 @@ var init_comment = __esm({
 });
 
 // src/egress/transcript.ts
-function parseSse(text2) {
+function parseSse(text) {
   const out = [];
-  for (const block of text2.replace(/\r\n?/g, "\n").split(/\n\n+/)) {
+  for (const block of text.replace(/\r\n?/g, "\n").split(/\n\n+/)) {
     let event = null;
     const data = [];
     for (const line of block.split("\n")) {
@@ -96983,12 +97106,12 @@ function parseExchange(record) {
   const request = parseJson(record.request.body.text);
   ex.model = str2(request?.model);
   const contentType = record.response.headers["content-type"] ?? "";
-  const body = record.response.body.text;
-  if (contentType.includes("text/event-stream") || /^(event|data):/m.test(body.slice(0, 200))) {
+  const body2 = record.response.body.text;
+  if (contentType.includes("text/event-stream") || /^(event|data):/m.test(body2.slice(0, 200))) {
     ex.streamed = true;
-    readStream(parseSse(body), ex);
+    readStream(parseSse(body2), ex);
   } else {
-    readMessage(parseJson(body), ex);
+    readMessage(parseJson(body2), ex);
   }
   return ex;
 }
@@ -97178,8 +97301,8 @@ var init_transcript = __esm({
 });
 
 // src/egress/evidence.ts
-import * as fs29 from "node:fs";
-import * as path29 from "node:path";
+import * as fs30 from "node:fs";
+import * as path31 from "node:path";
 function summarizeEgress(events, transcript, overflow = { allowed: 0, denied: 0 }, budget = {}) {
   const allowed = events.filter((e) => e.allowed).length + overflow.allowed;
   const denied = /* @__PURE__ */ new Set();
@@ -97214,8 +97337,8 @@ function hitOf(reason) {
 }
 function masker(secrets) {
   const values = secrets.filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
-  return (text2) => {
-    let out = text2;
+  return (text) => {
+    let out = text;
     for (const s of values) out = out.split(s).join("***");
     return out;
   };
@@ -97223,7 +97346,7 @@ function masker(secrets) {
 async function writeEgressEvidence(outDir, events, transcript, secrets) {
   const mask = masker(secrets);
   const lines = (items2) => items2.map((i) => mask(JSON.stringify(i)) + "\n").join("");
-  await fs29.promises.writeFile(path29.join(outDir, EGRESS_FILES.egress), lines(events));
+  await fs30.promises.writeFile(path31.join(outDir, EGRESS_FILES.egress), lines(events));
   if (transcript.length > 0) {
     const withReplies = transcript.map((r) => {
       const ex = parseExchange(r);
@@ -97239,7 +97362,7 @@ async function writeEgressEvidence(outDir, events, transcript, secrets) {
         }
       };
     });
-    await fs29.promises.writeFile(path29.join(outDir, EGRESS_FILES.transcript), lines(withReplies));
+    await fs30.promises.writeFile(path31.join(outDir, EGRESS_FILES.transcript), lines(withReplies));
   }
 }
 var EGRESS_FILES, MAX_DENIED_HOSTS;
@@ -97253,17 +97376,17 @@ var init_evidence = __esm({
 });
 
 // src/report/output.ts
-import * as fs30 from "node:fs";
-import * as path30 from "node:path";
+import * as fs31 from "node:fs";
+import * as path32 from "node:path";
 async function writeOutputs(out, unmasked, redactor) {
   const report = redactor ? redactor.redactValue(unmasked) : unmasked;
-  await fs30.promises.mkdir(out, { recursive: true });
-  await fs30.promises.writeFile(
-    path30.join(out, OUTPUT_FILES.report),
+  await fs31.promises.mkdir(out, { recursive: true });
+  await fs31.promises.writeFile(
+    path32.join(out, OUTPUT_FILES.report),
     JSON.stringify(report, null, 2) + "\n"
   );
-  await fs30.promises.writeFile(
-    path30.join(out, OUTPUT_FILES.tests),
+  await fs31.promises.writeFile(
+    path32.join(out, OUTPUT_FILES.tests),
     JSON.stringify(
       { summary: report.tests.summary, cases: report.tests.cases, sources: report.tests.sources },
       null,
@@ -97272,17 +97395,17 @@ async function writeOutputs(out, unmasked, redactor) {
   );
   if (report.agent.message) {
     const m = report.agent.message;
-    await fs30.promises.writeFile(
-      path30.join(out, OUTPUT_FILES.agentMessage),
+    await fs31.promises.writeFile(
+      path32.join(out, OUTPUT_FILES.agentMessage),
       m.text + (m.truncated ? `
 
 [cut: ${m.chars} characters in all]
 ` : "\n")
     );
   }
-  const patchPath = path30.join(out, OUTPUT_FILES.diff);
-  const patch = fs30.existsSync(patchPath) ? await fs30.promises.readFile(patchPath, "utf8") : "";
-  await fs30.promises.writeFile(path30.join(out, OUTPUT_FILES.comment), renderComment(report, patch));
+  const patchPath = path32.join(out, OUTPUT_FILES.diff);
+  const patch = fs31.existsSync(patchPath) ? await fs31.promises.readFile(patchPath, "utf8") : "";
+  await fs31.promises.writeFile(path32.join(out, OUTPUT_FILES.comment), renderComment(report, patch));
 }
 var OUTPUT_FILES;
 var init_output = __esm({
@@ -97365,14 +97488,14 @@ var init_lockfiles = __esm({
 });
 
 // src/evidence/answer.ts
-import * as fs31 from "node:fs";
+import * as fs32 from "node:fs";
 function capped(source, full, cutBytes = false) {
-  const text2 = full.replace(/\r\n?/g, "\n").trim();
-  const chars = [...text2];
+  const text = full.replace(/\r\n?/g, "\n").trim();
+  const chars = [...text];
   const truncated = cutBytes || chars.length > MAX_ANSWER_CHARS;
   return {
     source,
-    text: chars.length > MAX_ANSWER_CHARS ? chars.slice(0, MAX_ANSWER_CHARS).join("") : text2,
+    text: chars.length > MAX_ANSWER_CHARS ? chars.slice(0, MAX_ANSWER_CHARS).join("") : text,
     chars: chars.length,
     truncated
   };
@@ -97400,8 +97523,8 @@ function cliFinalMessage(log) {
     }
     const item = isObject3(e.item) ? e.item : isObject3(e.msg) ? e.msg : null;
     if (item && (item.type === "agent_message" || item.type === "assistant_message")) {
-      const text2 = typeof item.text === "string" ? item.text : item.message;
-      if (typeof text2 === "string" && text2.trim() !== "") codex = text2;
+      const text = typeof item.text === "string" ? item.text : item.message;
+      if (typeof text === "string" && text.trim() !== "") codex = text;
       continue;
     }
     if (e.type === "message" && e.role === "assistant" && typeof e.content === "string") {
@@ -97418,15 +97541,15 @@ function transcriptFinalText(jsonl) {
     if (line.trim() === "") continue;
     try {
       const r = JSON.parse(line);
-      const text2 = r.parsed?.text;
-      if (typeof text2 === "string" && text2.trim() !== "") last = text2;
+      const text = r.parsed?.text;
+      if (typeof text === "string" && text.trim() !== "") last = text;
     } catch {
     }
   }
   return last;
 }
 async function readTail(file, max) {
-  const handle = await fs31.promises.open(file, "r").catch(() => null);
+  const handle = await fs32.promises.open(file, "r").catch(() => null);
   if (handle === null) return "";
   try {
     const { size: size2 } = await handle.stat();
@@ -97443,8 +97566,8 @@ async function readAnswer(files) {
   const read = await readInside(files.agentOut, SUMMARY_FILE, MAX_SUMMARY_BYTES);
   let note;
   if (read.ok) {
-    const text2 = read.data.toString("utf8");
-    if (text2.trim() !== "") return { answer: capped("summary.md", text2, read.truncated), cli: cli2 };
+    const text = read.data.toString("utf8");
+    if (text.trim() !== "") return { answer: capped("summary.md", text, read.truncated), cli: cli2 };
   } else if (read.reason !== "missing") note = `${SUMMARY_FILE} not read: ${read.detail}`;
   const withNote = note !== void 0 ? { note } : {};
   if (cli2.message !== null) return { answer: capped("cli", cli2.message), cli: cli2, ...withNote };
@@ -97542,10 +97665,10 @@ function compile2() {
   validators = { file, finding };
   return validators;
 }
-function parseFindings(text2) {
+function parseFindings(text) {
   let doc;
   try {
-    doc = JSON.parse(text2);
+    doc = JSON.parse(text);
   } catch {
     return { status: "malformed", detail: "not valid JSON", findings: [], refused: [], total: 0 };
   }
@@ -97669,7 +97792,7 @@ var isObj2, isStr, isNum, optStr, optNum, KINDS, REASONS;
 var init_lines = __esm({
   "src/egress/lines.ts"() {
     "use strict";
-    init_policy();
+    init_host_rules();
     isObj2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
     isStr = (v) => typeof v === "string";
     isNum = (v) => typeof v === "number" && Number.isFinite(v);
@@ -97681,14 +97804,14 @@ var init_lines = __esm({
 });
 
 // src/egress/session.ts
-import * as fs32 from "node:fs";
-import * as path31 from "node:path";
+import * as fs33 from "node:fs";
+import * as path33 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 function defaultProxyScript() {
-  return path31.join(path31.dirname(fileURLToPath2(import.meta.url)), "proxy.cjs");
+  return path33.join(path33.dirname(fileURLToPath2(import.meta.url)), "proxy.cjs");
 }
 async function startEgress(runtime, opts) {
-  if (!fs32.existsSync(opts.proxyScript)) {
+  if (!fs33.existsSync(opts.proxyScript)) {
     throw new InfrastructureError(
       `the egress proxy bundle ${opts.proxyScript} is missing; build it with npm run build`
     );
@@ -97906,7 +98029,7 @@ var init_egress2 = __esm({
 });
 
 // src/evidence/logs.ts
-import * as fs33 from "node:fs";
+import * as fs34 from "node:fs";
 import { Writable as Writable2 } from "node:stream";
 var CappedLog;
 var init_logs = __esm({
@@ -97919,7 +98042,7 @@ var init_logs = __esm({
         this.cap = cap;
         this.echo = echo;
         this.redactor = redactor;
-        this.fd = fs33.openSync(file, "w", 420);
+        this.fd = fs34.openSync(file, "w", 420);
       }
       file;
       cap;
@@ -97941,14 +98064,14 @@ var init_logs = __esm({
         if (room <= 0) return done();
         const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
         this.bytesKept += kept.length;
-        fs33.write(this.fd, kept, (error) => {
+        fs34.write(this.fd, kept, (error) => {
           if (!error) this.echoText(kept.toString("utf8"));
           done(error);
         });
       }
-      echoText(text2) {
+      echoText(text) {
         if (!this.echo) return;
-        const lines = (this.partial + text2).split("\n");
+        const lines = (this.partial + text).split("\n");
         this.partial = lines.pop() ?? "";
         if (this.partial.length > 4096) {
           lines.push(this.partial);
@@ -97973,10 +98096,10 @@ var init_logs = __esm({
             const marker2 = `
 [airlock] log truncated: kept the first ${this.bytesKept} of ${this.bytesTotal} bytes (max-log-bytes)
 `;
-            fs33.writeSync(this.fd, marker2);
+            fs34.writeSync(this.fd, marker2);
             this.echo?.(marker2.trim());
           }
-          fs33.closeSync(this.fd);
+          fs34.closeSync(this.fd);
           done();
         } catch (error) {
           done(error);
@@ -98204,8 +98327,8 @@ var init_services = __esm({
 });
 
 // src/pipeline/phase.ts
-import * as fs34 from "node:fs";
-import * as path32 from "node:path";
+import * as fs35 from "node:fs";
+import * as path34 from "node:path";
 async function runPhase2(ctx, phase, workspaceDir, logName, extra = {}) {
   const { plan, log } = ctx;
   return log.group(phase.name, async () => {
@@ -98243,7 +98366,7 @@ async function runIn(ctx, phase, workspaceDir, logName, extra) {
   const { plan, log } = ctx;
   {
     const capped2 = new CappedLog(
-      path32.join(plan.outputDir, logName),
+      path34.join(plan.outputDir, logName),
       plan.capture.maxLogBytes,
       (line) => log.output(phase.name, line),
       new StreamRedactor(ctx.secretValues)
@@ -98293,7 +98416,7 @@ function describe(result) {
   return `exit code ${result.exitCode}`;
 }
 async function sandboxFolder(plan, dir, tree) {
-  await fs34.promises.mkdir(dir, { recursive: true });
+  await fs35.promises.mkdir(dir, { recursive: true });
   if (tree) await materializeTree(tree.gitDir, tree.tree, dir, ownership(plan));
   else await ownForSandbox(plan, dir);
   return dir;
@@ -98320,13 +98443,13 @@ var init_phase2 = __esm({
 });
 
 // src/pipeline/agent.ts
-import * as path33 from "node:path";
+import * as path35 from "node:path";
 async function runAgent(ctx, agentPhase, ws, scratch, egress, egressSecrets2, onEgress, deps) {
   const { plan } = ctx;
   let run2;
   let agentOut;
   try {
-    agentOut = await sandboxFolder(plan, path33.join(scratch.dir, "out"));
+    agentOut = await sandboxFolder(plan, path35.join(scratch.dir, "out"));
     run2 = await runPhase2(ctx, agentPhase, ws.dir, OUTPUT_FILES.agentLog, {
       outDir: agentOut,
       ...egress ? { egress: { network: egress.network, env: egress.env } } : {}
@@ -98336,8 +98459,8 @@ async function runAgent(ctx, agentPhase, ws, scratch, egress, egressSecrets2, on
   }
   const answer = await readAnswer({
     agentOut,
-    agentLog: path33.join(plan.outputDir, OUTPUT_FILES.agentLog),
-    transcript: path33.join(plan.outputDir, OUTPUT_FILES.transcript)
+    agentLog: path35.join(plan.outputDir, OUTPUT_FILES.agentLog),
+    transcript: path35.join(plan.outputDir, OUTPUT_FILES.transcript)
   });
   return {
     run: run2,
@@ -98538,17 +98661,17 @@ var init_alongside = __esm({
           this.current = outer;
         }
       }
-      info(text2) {
-        this.current.push({ kind: "info", text: text2 });
+      info(text) {
+        this.current.push({ kind: "info", text });
       }
-      warn(text2) {
-        this.current.push({ kind: "warn", text: text2 });
+      warn(text) {
+        this.current.push({ kind: "warn", text });
       }
-      error(text2) {
-        this.current.push({ kind: "error", text: text2 });
+      error(text) {
+        this.current.push({ kind: "error", text });
       }
-      output(phase, text2) {
-        this.current.push({ kind: "output", phase, text: text2 });
+      output(phase, text) {
+        this.current.push({ kind: "output", phase, text });
       }
       /** Shows everything kept, in order, through `to`. */
       async replay(to, entries = this.root) {
@@ -98641,7 +98764,7 @@ var init_outcome = __esm({
 });
 
 // src/pipeline/finish.ts
-import * as fs35 from "node:fs";
+import * as fs36 from "node:fs";
 async function finishRun(plan, report, phases, caught, tmp, deps) {
   const { log, redactor } = deps;
   const out = plan.outputDir;
@@ -98674,7 +98797,7 @@ async function cleanup(plan, tmp, deps) {
   await runtime.cleanup(plan.runId).catch((e) => log.warn(`cleanup: ${errorMessage(e)}`));
   const unmounted = await deps.scratch?.release();
   if (unmounted !== void 0) log.warn(unmounted);
-  await fs35.promises.rm(tmp, { recursive: true, force: true }).catch(() => void 0);
+  await fs36.promises.rm(tmp, { recursive: true, force: true }).catch(() => void 0);
 }
 function scannedFiles() {
   const o = OUTPUT_FILES;
@@ -98709,20 +98832,20 @@ __export(store_exports, {
   defaultCacheRoot: () => defaultCacheRoot,
   empty: () => empty
 });
-import { execFile as execFile2 } from "node:child_process";
+import { execFile as execFile3 } from "node:child_process";
 import { randomBytes as randomBytes2 } from "node:crypto";
-import * as fs36 from "node:fs";
+import * as fs37 from "node:fs";
 import * as os5 from "node:os";
-import * as path34 from "node:path";
+import * as path36 from "node:path";
 import { promisify as promisify2 } from "node:util";
 function defaultCacheRoot(env = process.env) {
   const xdg = env.XDG_CACHE_HOME;
-  const base = xdg !== void 0 && path34.isAbsolute(xdg) ? xdg : path34.join(os5.homedir(), ".cache");
-  return path34.join(base, "airlock");
+  const base = xdg !== void 0 && path36.isAbsolute(xdg) ? xdg : path36.join(os5.homedir(), ".cache");
+  return path36.join(base, "airlock");
 }
 async function empty(dir) {
-  await fs36.promises.rm(dir, { recursive: true, force: true });
-  await fs36.promises.mkdir(dir, { recursive: true });
+  await fs37.promises.rm(dir, { recursive: true, force: true });
+  await fs37.promises.mkdir(dir, { recursive: true });
 }
 async function copyTree(src, dst) {
   if (process.platform === "linux") {
@@ -98733,7 +98856,7 @@ async function copyTree(src, dst) {
     );
     return;
   }
-  await fs36.promises.cp(src, dst, {
+  await fs37.promises.cp(src, dst, {
     recursive: true,
     verbatimSymlinks: true,
     preserveTimestamps: true
@@ -98743,7 +98866,7 @@ var execFileP, KEY, FolderStore;
 var init_store = __esm({
   "src/cache/store.ts"() {
     "use strict";
-    execFileP = promisify2(execFile2);
+    execFileP = promisify2(execFile3);
     KEY = /^[A-Za-z0-9._-]{1,200}$/;
     FolderStore = class {
       constructor(root) {
@@ -98756,42 +98879,42 @@ var init_store = __esm({
         await empty(dir);
         const found = await this.find(key, restoreKeys);
         if (found === void 0) return void 0;
-        await copyTree(path34.join(this.root, found), dir);
+        await copyTree(path36.join(this.root, found), dir);
         return found;
       }
       async save(dir, key, options = {}) {
         if (!KEY.test(key)) throw new Error(`not a cache key: ${key}`);
-        const target = path34.join(this.root, key);
-        if (fs36.existsSync(target)) return "exists";
-        await fs36.promises.mkdir(this.root, { recursive: true, mode: 448 });
-        const partial = path34.join(this.root, `.partial-${randomBytes2(6).toString("hex")}`);
+        const target = path36.join(this.root, key);
+        if (fs37.existsSync(target)) return "exists";
+        await fs37.promises.mkdir(this.root, { recursive: true, mode: 448 });
+        const partial = path36.join(this.root, `.partial-${randomBytes2(6).toString("hex")}`);
         try {
-          const moved = options.move === true && await fs36.promises.rename(dir, partial).then(
+          const moved = options.move === true && await fs37.promises.rename(dir, partial).then(
             () => true,
             () => false
           );
           if (!moved) {
-            await fs36.promises.mkdir(partial, { mode: 448 });
+            await fs37.promises.mkdir(partial, { mode: 448 });
             await copyTree(dir, partial);
           }
-          await fs36.promises.rename(partial, target);
+          await fs37.promises.rename(partial, target);
           return "saved";
         } catch (error) {
-          await fs36.promises.rm(partial, { recursive: true, force: true });
-          if (fs36.existsSync(target)) return "exists";
+          await fs37.promises.rm(partial, { recursive: true, force: true });
+          if (fs37.existsSync(target)) return "exists";
           throw error;
         }
       }
       async readInPlace(key) {
         if (!KEY.test(key)) return void 0;
-        const dir = path34.join(this.root, key);
-        const st = await fs36.promises.lstat(dir).catch(() => void 0);
+        const dir = path36.join(this.root, key);
+        const st = await fs37.promises.lstat(dir).catch(() => void 0);
         return st?.isDirectory() === true ? dir : void 0;
       }
       async find(key, restoreKeys) {
         let names;
         try {
-          names = (await fs36.promises.readdir(this.root)).filter((n) => KEY.test(n));
+          names = (await fs37.promises.readdir(this.root)).filter((n) => KEY.test(n));
         } catch {
           return void 0;
         }
@@ -98802,7 +98925,7 @@ var init_store = __esm({
           const dated = await Promise.all(
             matching.map(async (n) => ({
               n,
-              t: (await fs36.promises.stat(path34.join(this.root, n))).mtimeMs
+              t: (await fs37.promises.stat(path36.join(this.root, n))).mtimeMs
             }))
           );
           return dated.sort((a, b) => b.t - a.t)[0].n;
@@ -98814,8 +98937,8 @@ var init_store = __esm({
 });
 
 // src/cache/caches.ts
-import * as fs37 from "node:fs";
-import * as path35 from "node:path";
+import * as fs38 from "node:fs";
+import * as path37 from "node:path";
 async function openDepsCache(store, scope, dirs, facts, log) {
   const keys = dependencyCacheKeys(scope, facts);
   const dir = dirs.work;
@@ -98828,13 +98951,13 @@ async function openDepsCache(store, scope, dirs, facts, log) {
     log.warn(`dependency cache: refused ${restored}, an entry of another scope`);
     restored = void 0;
   }
-  await fs37.promises.mkdir(dir, { recursive: true });
+  await fs38.promises.mkdir(dir, { recursive: true });
   if (at !== dir) {
     if (restored !== void 0) await copyTree(at, dir);
-    await fs37.promises.rm(at, { recursive: true, force: true });
+    await fs38.promises.rm(at, { recursive: true, force: true });
   } else if (restored === void 0) {
-    await fs37.promises.rm(dir, { recursive: true, force: true });
-    await fs37.promises.mkdir(dir, { recursive: true });
+    await fs38.promises.rm(dir, { recursive: true, force: true });
+    await fs38.promises.mkdir(dir, { recursive: true });
   }
   log.info(
     restored === void 0 ? `dependency cache (${store.kind}): no entry for ${keys.key}; the install starts cold` : `dependency cache (${store.kind}): restored ${restored}`
@@ -98854,8 +98977,8 @@ async function openDepsCache(store, scope, dirs, facts, log) {
         if (restored === keys.key) return { ...use, saved: "exists" };
         try {
           if (at !== dir) {
-            await fs37.promises.rm(at, { recursive: true, force: true });
-            await fs37.promises.mkdir(at, { recursive: true });
+            await fs38.promises.rm(at, { recursive: true, force: true });
+            await fs38.promises.mkdir(at, { recursive: true });
             await copyTree(dir, at);
           }
           const saved = await store.save(at, keys.key);
@@ -98869,18 +98992,18 @@ async function openDepsCache(store, scope, dirs, facts, log) {
         }
       } finally {
         for (const d of /* @__PURE__ */ new Set([dir, at]))
-          await fs37.promises.rm(d, { recursive: true, force: true }).catch(() => void 0);
+          await fs38.promises.rm(d, { recursive: true, force: true }).catch(() => void 0);
       }
     }
   };
 }
 async function pinnedBases(plan) {
-  const text2 = await fs37.promises.readFile(plan.dockerfile, "utf8");
-  const refs = baseImages(text2, plan.buildArgs).filter((b) => b.pin === "digest" || b.pin === "image-id").map((b) => b.ref);
+  const text = await fs38.promises.readFile(plan.dockerfile, "utf8");
+  const refs = baseImages(text, plan.buildArgs).filter((b) => b.pin === "digest" || b.pin === "image-id").map((b) => b.ref);
   return [...new Set(refs)];
 }
-function readMeta(text2, inputsKey) {
-  const meta = JSON.parse(text2);
+function readMeta(text, inputsKey) {
+  const meta = JSON.parse(text);
   if (meta.inputsKey !== inputsKey || typeof meta.id !== "string" || !IMAGE_ID2.test(meta.id) || typeof meta.buildKey !== "string" || !/^[a-f0-9]{64}$/.test(meta.buildKey) || !Array.isArray(meta.bases) || !meta.bases.every(
     (b) => typeof b?.ref === "string" && typeof b.id === "string" && IMAGE_ID2.test(b.id) && // A base pinned by image ID is that image; one pinned by digest is named by its digest.
     (IMAGE_ID2.test(b.ref) ? b.ref === b.id : /@sha256:[a-f0-9]{64}$/.test(b.ref))
@@ -98894,13 +99017,13 @@ async function restoreImage(runtime, store, scope, plan, dir, log) {
   if (inputsKey === void 0) return void 0;
   const keys = imageCacheKeys(scope, inputsKey);
   const use = { store: store.kind, key: keys.key, restored: null, saved: "skipped" };
-  const metaDir = path35.join(dir, "meta");
+  const metaDir = path37.join(dir, "meta");
   const found = await store.restore(metaDir, `${keys.key}-meta`, []).catch(() => void 0);
   if (found === void 0 || !restorable("image", scope, found))
     return { use: { ...use, detail: "no entry" }, meta: void 0 };
   let meta;
   try {
-    meta = readMeta(await fs37.promises.readFile(path35.join(metaDir, META_FILE), "utf8"), inputsKey);
+    meta = readMeta(await fs38.promises.readFile(path37.join(metaDir, META_FILE), "utf8"), inputsKey);
     const refs = plan.kind === "build" ? await pinnedBases(plan) : [];
     if (meta.bases.map((b) => b.ref).join("\0") !== refs.join("\0"))
       throw new Error("its bases are not the Dockerfile's");
@@ -98921,14 +99044,14 @@ async function restoreImage(runtime, store, scope, plan, dir, log) {
     if (provided.pulled) log.info(`image cache: pulled base ${base.ref}`);
   }
   const inPlace = await store.readInPlace?.(keys.key).catch(() => void 0);
-  const tarDir = inPlace ?? path35.join(dir, "image");
+  const tarDir = inPlace ?? path37.join(dir, "image");
   const got = inPlace !== void 0 ? keys.key : await store.restore(tarDir, keys.key, []).catch(() => void 0);
   if (got === void 0) return { use: { ...use, detail: "no image file" }, meta: void 0 };
-  const loaded2 = await runtime.loadImage(path35.join(tarDir, IMAGE_FILE), meta).catch((e) => {
+  const loaded2 = await runtime.loadImage(path37.join(tarDir, IMAGE_FILE), meta).catch((e) => {
     if (lostEngine(e)) throw e;
     return { ok: false, problem: errorMessage(e), added: [] };
   });
-  if (inPlace === void 0) await fs37.promises.rm(tarDir, { recursive: true, force: true });
+  if (inPlace === void 0) await fs38.promises.rm(tarDir, { recursive: true, force: true });
   if (!loaded2.ok) {
     log.warn(`image cache: refused the restored image (${loaded2.problem ?? "unknown"}); building`);
     return { use: { ...use, detail: `refused: ${loaded2.problem ?? "unknown"}` }, meta: void 0 };
@@ -98943,12 +99066,12 @@ async function saveImage2(runtime, store, scope, plan, image, restored, dir, log
   const keys = imageCacheKeys(scope, inputsKey);
   if (!keys.writable) return { ...use, detail: `${use.detail ?? ""} (this run does not write)` };
   if (restored.meta?.id === image.id) return { ...use, saved: "exists" };
-  const tarDir = path35.join(dir, "image");
-  const metaDir = path35.join(dir, "meta");
+  const tarDir = path37.join(dir, "image");
+  const metaDir = path37.join(dir, "meta");
   try {
-    await fs37.promises.rm(tarDir, { recursive: true, force: true });
-    await fs37.promises.mkdir(tarDir, { recursive: true });
-    const saved = await runtime.saveImage(image.id, plan, path35.join(tarDir, IMAGE_FILE));
+    await fs38.promises.rm(tarDir, { recursive: true, force: true });
+    await fs38.promises.mkdir(tarDir, { recursive: true });
+    const saved = await runtime.saveImage(image.id, plan, path37.join(tarDir, IMAGE_FILE));
     const meta = {
       inputsKey,
       id: image.id,
@@ -98956,9 +99079,9 @@ async function saveImage2(runtime, store, scope, plan, image, restored, dir, log
       bases: saved.bases
     };
     const outcome = await store.save(tarDir, keys.key, { move: true });
-    await fs37.promises.rm(metaDir, { recursive: true, force: true });
-    await fs37.promises.mkdir(metaDir, { recursive: true });
-    await fs37.promises.writeFile(path35.join(metaDir, META_FILE), JSON.stringify(meta));
+    await fs38.promises.rm(metaDir, { recursive: true, force: true });
+    await fs38.promises.mkdir(metaDir, { recursive: true });
+    await fs38.promises.writeFile(path37.join(metaDir, META_FILE), JSON.stringify(meta));
     await store.save(metaDir, `${keys.key}-meta`);
     log.info(`image cache: ${outcome === "saved" ? "saved" : "kept the existing"} ${keys.key}`);
     return { ...use, saved: outcome };
@@ -98967,8 +99090,8 @@ async function saveImage2(runtime, store, scope, plan, image, restored, dir, log
     log.warn(`image cache: save failed (${errorMessage(error)})`);
     return { ...use, saved: "failed", detail: errorMessage(error) };
   } finally {
-    await fs37.promises.rm(tarDir, { recursive: true, force: true }).catch(() => void 0);
-    await fs37.promises.rm(metaDir, { recursive: true, force: true }).catch(() => void 0);
+    await fs38.promises.rm(tarDir, { recursive: true, force: true }).catch(() => void 0);
+    await fs38.promises.rm(metaDir, { recursive: true, force: true }).catch(() => void 0);
   }
 }
 function lostEngine(error) {
@@ -99001,12 +99124,13 @@ var init_caches = __esm({
 });
 
 // src/pipeline/image.ts
-import * as path36 from "node:path";
-async function resolveRunImage(plan, runtime, log, cache, signal) {
+import * as path38 from "node:path";
+async function resolveRunImage(plan, runtime, log, cache, signal, verify) {
   return log.group("image", async () => {
-    const c = cache && plan.cache.image ? cache : void 0;
+    const published = plan.image.kind === "build" && plan.image.published !== void 0;
+    const c = cache && plan.cache.image && !published ? cache : void 0;
     const cacheLog = { info: (l) => log.info(l), warn: (l) => log.warn(l) };
-    const imageDir = path36.join(c?.dir ?? "", "image-cache");
+    const imageDir = path38.join(c?.dir ?? "", "image-cache");
     const restored = c ? await restoreImage(runtime, c.store, plan.cache.scope, plan.image, imageDir, cacheLog) : void 0;
     const resolved2 = await runtime.resolveImage(
       plan.image,
@@ -99023,7 +99147,16 @@ async function resolveRunImage(plan, runtime, log, cache, signal) {
       imageDir,
       cacheLog
     ) : void 0;
-    return { ...resolved2, ...use ? { cacheUse: use } : {} };
+    let attestation;
+    if (resolved2.published?.used === true) {
+      attestation = verify === void 0 ? { status: "skipped", detail: "this entry does not check attestations" } : await verify({ ref: resolved2.ref, repository: resolved2.published.repository });
+      log.info(`build provenance of ${resolved2.ref}: ${attestation.status} (${attestation.detail})`);
+    }
+    return {
+      ...resolved2,
+      ...use ? { cacheUse: use } : {},
+      ...attestation ? { attestation } : {}
+    };
   });
 }
 function recordImage(report, image) {
@@ -99033,6 +99166,13 @@ function recordImage(report, image) {
     baseDigests: image.baseDigests,
     dockerfileSha256: image.dockerfileSha256 ?? null,
     cached: image.cached,
+    source: image.source ?? (image.cached ? "cache" : "built"),
+    ...image.published ? {
+      published: {
+        ...image.published,
+        ...image.attestation ? { attestation: image.attestation } : {}
+      }
+    } : {},
     warnings: image.warnings
   };
   if (image.cacheUse) report.image.cache = image.cacheUse;
@@ -99045,7 +99185,7 @@ var init_image2 = __esm({
 });
 
 // src/setup/setup.ts
-import * as fs38 from "node:fs";
+import * as fs39 from "node:fs";
 function setupDenials(events) {
   const seen = /* @__PURE__ */ new Map();
   for (const e of events) {
@@ -99118,7 +99258,7 @@ async function runSetup(plan, deps) {
         deniedHosts: summary.deniedHosts,
         ...denials.length > 0 ? { denials } : {}
       };
-      await fs38.promises.writeFile(
+      await fs39.promises.writeFile(
         deps.egressFile,
         capture.events.map((e) => JSON.stringify(e) + "\n").join("")
       );
@@ -99144,8 +99284,8 @@ var init_setup = __esm({
 
 // src/evidence/resolved.ts
 import { createHash as createHash12 } from "node:crypto";
-import * as fs39 from "node:fs";
-import * as path37 from "node:path";
+import * as fs40 from "node:fs";
+import * as path39 from "node:path";
 async function readResolvedTrees(workspaceDir, bounds = {}) {
   const trees = [];
   const npm = await readNpmHidden(workspaceDir);
@@ -99186,7 +99326,7 @@ async function readNpmHidden(root) {
   if (typeof packages !== "object" || packages === null || Array.isArray(packages))
     return { ...none, sha256: sha2, note: 'no "packages" object: packages not listed' };
   const names = [];
-  let bad = 0;
+  let bad2 = 0;
   for (const [key, value] of Object.entries(packages)) {
     const at = key.lastIndexOf("node_modules/");
     if (at < 0) continue;
@@ -99194,12 +99334,12 @@ async function readNpmHidden(root) {
     const entry = typeof value === "object" && value !== null ? value : {};
     const version = entry.link === true ? "link" : entry.version;
     if (!NAME2.test(name) || typeof version !== "string" || !VERSION.test(version)) {
-      bad++;
+      bad2++;
       continue;
     }
     names.push(`${name}@${version}`);
   }
-  return { ...listed("npm", NPM_HIDDEN_LOCKFILE, sha2, names), ...leftOut(bad) };
+  return { ...listed("npm", NPM_HIDDEN_LOCKFILE, sha2, names), ...leftOut(bad2) };
 }
 async function findPythonSites(root, maxFolders) {
   const trees = [];
@@ -99223,7 +99363,7 @@ async function findPythonSites(root, maxFolders) {
     const dists = [];
     let dir;
     try {
-      dir = await fs39.promises.opendir(path37.join(root, rel));
+      dir = await fs40.promises.opendir(path39.join(root, rel));
     } catch {
       continue;
     }
@@ -99238,7 +99378,7 @@ async function findPythonSites(root, maxFolders) {
     } catch {
     }
     if (dists.length > 0) {
-      let bad = 0;
+      let bad2 = 0;
       const lines = [];
       for (const d of dists) {
         const stem = d.slice(0, -".dist-info".length);
@@ -99246,7 +99386,7 @@ async function findPythonSites(root, maxFolders) {
         const name = stem.slice(0, dash);
         const version = stem.slice(dash + 1);
         if (dash < 1 || !NAME2.test(name) || name.startsWith("@") || !VERSION.test(version)) {
-          bad++;
+          bad2++;
           continue;
         }
         lines.push(`${name}==${version}`);
@@ -99254,7 +99394,7 @@ async function findPythonSites(root, maxFolders) {
       const freeze = [...new Set(lines)].sort();
       const sha2 = createHash12("sha256").update(freeze.map((l) => `${l}
 `).join("")).digest("hex");
-      trees.push({ ...listed("python", rel, sha2, freeze), ...leftOut(bad) });
+      trees.push({ ...listed("python", rel, sha2, freeze), ...leftOut(bad2) });
       continue;
     }
     if (depth >= MAX_DEPTH) continue;
@@ -99291,7 +99431,7 @@ var init_resolved = __esm({
 });
 
 // src/pipeline/setup.ts
-import * as path38 from "node:path";
+import * as path40 from "node:path";
 function setupFailure(why, record) {
   const denials = (record.egress?.denials ?? []).filter((d) => d.input !== null);
   const logs = `see ${OUTPUT_FILES.setupLog} and ${OUTPUT_FILES.setupEgress}`;
@@ -99310,8 +99450,8 @@ async function runInstallPhase(ctx, phase, ws, deps) {
       deps.cache.store,
       ctx.plan.cache.scope,
       {
-        work: path38.join(deps.scratch.dir, "deps-cache"),
-        staging: path38.join(deps.cache.dir, "deps")
+        work: path40.join(deps.scratch.dir, "deps-cache"),
+        staging: path40.join(deps.cache.dir, "deps")
       },
       {
         lockfiles: await hashLockfiles(ws.gitDir, ws.startTree, ws.dir),
@@ -99332,7 +99472,7 @@ async function runInstallPhase(ctx, phase, ws, deps) {
     runtime: deps.runtime,
     proxyScript: deps.proxyScript ?? defaultProxyScript(),
     info: (l) => deps.log.info(l),
-    egressFile: path38.join(ctx.plan.outputDir, OUTPUT_FILES.setupEgress),
+    egressFile: path40.join(ctx.plan.outputDir, OUTPUT_FILES.setupEgress),
     // No `env` values: the install gets no secrets of the run.
     runPhase: (session) => runPhase2({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
       ...session ? { egress: { network: session.network, env: session.env } } : {},
@@ -99497,7 +99637,7 @@ var init_compare = __esm({
   }
 });
 
-// src/evidence/tests/model.ts
+// src/evidence/test-reports/model.ts
 function summarize(cases) {
   const s = { total: cases.length, passed: 0, failed: 0, skipped: 0 };
   let flaky = 0;
@@ -99522,21 +99662,21 @@ function clip(message) {
 }
 var MAX_MESSAGE, SANDBOX_ROOT;
 var init_model = __esm({
-  "src/evidence/tests/model.ts"() {
+  "src/evidence/test-reports/model.ts"() {
     "use strict";
     MAX_MESSAGE = 2e3;
     SANDBOX_ROOT = "/workspace/";
   }
 });
 
-// src/evidence/tests/go-test-json.ts
-function parseGoTestJson(text2) {
+// src/evidence/test-reports/go-test-json.ts
+function parseGoTestJson(text) {
   const tests = /* @__PURE__ */ new Map();
   const failedPackages = /* @__PURE__ */ new Set();
   const packageOutput = /* @__PURE__ */ new Map();
   let events = 0;
   let ignored = 0;
-  for (const line of text2.split("\n")) {
+  for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     let e;
     try {
@@ -99564,7 +99704,7 @@ function parseGoTestJson(text2) {
     if (e.Action === "pass") t2.status = "passed";
     else if (e.Action === "fail") t2.status = "failed";
     else if (e.Action === "skip") t2.status = "skipped";
-    else if (e.Action === "output" && typeof e.Output === "string" && t2.output.length < MAX_MESSAGE)
+    else if (e.Action === "output" && typeof e.Output === "string" && t2.output.length < MAX_MESSAGE && !GO_FRAMING.test(e.Output))
       t2.output += e.Output;
     if (typeof e.Elapsed === "number") t2.elapsed = e.Elapsed;
   }
@@ -99584,7 +99724,7 @@ function parseGoTestJson(text2) {
       ...t2.elapsed !== void 0 ? { durationMs: Math.round(t2.elapsed * 1e3) } : {},
       ...status === "failed" ? clip(
         t2.status === void 0 ? `no result (the test binary stopped)
-${t2.output}` : t2.output
+${t2.output}` : t2.output.trim() === "" ? "failed with no output of its own (a subtest failed, or it called t.Fail)" : t2.output
       ) : {}
     });
   }
@@ -99604,14 +99744,16 @@ ${t2.output}` : t2.output
     ...ignored > 0 ? { detail: `${ignored} line(s) were not go test -json events and were ignored` } : {}
   };
 }
+var GO_FRAMING;
 var init_go_test_json = __esm({
-  "src/evidence/tests/go-test-json.ts"() {
+  "src/evidence/test-reports/go-test-json.ts"() {
     "use strict";
     init_model();
+    GO_FRAMING = /^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP):)/;
   }
 });
 
-// src/evidence/tests/jest-json.ts
+// src/evidence/test-reports/jest-json.ts
 function parseJestJson(doc) {
   if (!Array.isArray(doc.testResults)) throw new Error("testResults is not an array");
   const cases = [];
@@ -99653,7 +99795,7 @@ function parseJestJson(doc) {
 }
 var JEST_STATUS;
 var init_jest_json = __esm({
-  "src/evidence/tests/jest-json.ts"() {
+  "src/evidence/test-reports/jest-json.ts"() {
     "use strict";
     init_model();
     JEST_STATUS = {
@@ -101878,16 +102020,16 @@ var init_Matcher = __esm({
        * @returns {string|undefined}
        */
       getCurrentTag() {
-        const path41 = this._matcher.path;
-        return path41.length > 0 ? path41[path41.length - 1].tag : void 0;
+        const path43 = this._matcher.path;
+        return path43.length > 0 ? path43[path43.length - 1].tag : void 0;
       }
       /**
        * Get current namespace.
        * @returns {string|undefined}
        */
       getCurrentNamespace() {
-        const path41 = this._matcher.path;
-        return path41.length > 0 ? path41[path41.length - 1].namespace : void 0;
+        const path43 = this._matcher.path;
+        return path43.length > 0 ? path43[path43.length - 1].namespace : void 0;
       }
       /**
        * Get current node's attribute value.
@@ -101895,9 +102037,9 @@ var init_Matcher = __esm({
        * @returns {*}
        */
       getAttrValue(attrName) {
-        const path41 = this._matcher.path;
-        if (path41.length === 0) return void 0;
-        return path41[path41.length - 1].values?.[attrName];
+        const path43 = this._matcher.path;
+        if (path43.length === 0) return void 0;
+        return path43[path43.length - 1].values?.[attrName];
       }
       /**
        * Check if current node has an attribute.
@@ -101905,9 +102047,9 @@ var init_Matcher = __esm({
        * @returns {boolean}
        */
       hasAttr(attrName) {
-        const path41 = this._matcher.path;
-        if (path41.length === 0) return false;
-        const current = path41[path41.length - 1];
+        const path43 = this._matcher.path;
+        if (path43.length === 0) return false;
+        const current = path43[path43.length - 1];
         return current.values !== void 0 && attrName in current.values;
       }
       /**
@@ -101933,18 +102075,18 @@ var init_Matcher = __esm({
        * @returns {number}
        */
       getPosition() {
-        const path41 = this._matcher.path;
-        if (path41.length === 0) return -1;
-        return path41[path41.length - 1].position ?? 0;
+        const path43 = this._matcher.path;
+        if (path43.length === 0) return -1;
+        return path43[path43.length - 1].position ?? 0;
       }
       /**
        * Get current node's repeat counter (occurrence count of this tag name).
        * @returns {number}
        */
       getCounter() {
-        const path41 = this._matcher.path;
-        if (path41.length === 0) return -1;
-        return path41[path41.length - 1].counter ?? 0;
+        const path43 = this._matcher.path;
+        if (path43.length === 0) return -1;
+        return path43[path43.length - 1].counter ?? 0;
       }
       /**
        * Get current node's sibling index (alias for getPosition).
@@ -103876,7 +104018,7 @@ function prettify(node, options, matcher2, readonlyMatcher) {
   return compress(node, options, matcher2, readonlyMatcher);
 }
 function compress(arr, options, matcher2, readonlyMatcher) {
-  let text2;
+  let text;
   const compressedObj = {};
   for (let i = 0; i < arr.length; i++) {
     const tagObj = arr[i];
@@ -103889,8 +104031,8 @@ function compress(arr, options, matcher2, readonlyMatcher) {
       matcher2.push(property, rawAttrs);
     }
     if (property === options.textNodeName) {
-      if (text2 === void 0) text2 = tagObj[property];
-      else text2 += "" + tagObj[property];
+      if (text === void 0) text = tagObj[property];
+      else text += "" + tagObj[property];
     } else if (property === void 0) {
       continue;
     } else if (tagObj[property]) {
@@ -103928,9 +104070,9 @@ function compress(arr, options, matcher2, readonlyMatcher) {
       }
     }
   }
-  if (typeof text2 === "string") {
-    if (text2.length > 0) compressedObj[options.textNodeName] = text2;
-  } else if (text2 !== void 0) compressedObj[options.textNodeName] = text2;
+  if (typeof text === "string") {
+    if (text.length > 0) compressedObj[options.textNodeName] = text;
+  } else if (text !== void 0) compressedObj[options.textNodeName] = text;
   return compressedObj;
 }
 function propName(obj3) {
@@ -104058,74 +104200,122 @@ var init_fxp = __esm({
   }
 });
 
-// src/evidence/tests/junit.ts
-function asArray(v) {
+// src/evidence/test-reports/junit.ts
+function occurrences(v) {
   if (v === void 0 || v === null) return [];
-  return (Array.isArray(v) ? v : [v]).filter((x) => typeof x === "object" && x !== null);
+  return Array.isArray(v) ? v : [v];
 }
-function text(v) {
-  if (v === void 0 || v === null) return void 0;
+function nodes(v) {
+  return occurrences(v).filter((x) => typeof x === "object" && x !== null);
+}
+function attr(n, name) {
+  if (typeof n !== "object" || n === null) return void 0;
+  const v = n[`@_${name}`];
+  return typeof v === "string" ? v : void 0;
+}
+function body(v) {
   if (typeof v === "string") return v;
-  if (typeof v === "object") {
-    const n = v;
-    const msg = n["@_message"] ?? n["#text"];
-    return typeof msg === "string" ? msg : void 0;
+  if (typeof v === "object" && v !== null) {
+    const t2 = v["#text"];
+    if (typeof t2 === "string") return t2;
   }
-  return String(v);
+  return "";
+}
+function failureText(element) {
+  const message = (attr(element, "message") ?? "").trim();
+  const text = body(element).replace(/^\s*\n/, "").trimEnd();
+  const type = attr(element, "type");
+  if (message === "") return text === "" && type !== void 0 ? type : text;
+  if (text === "") return message;
+  const firstLine = message.split("\n")[0]?.trim() ?? "";
+  const opening = text.trimStart().split("\n")[0] ?? "";
+  return firstLine !== "" && opening.includes(firstLine) ? text.trimStart() : `${message}
+${text}`;
+}
+function pytestNodeId(classname, name, file) {
+  const parts = classname.split(".");
+  let moduleParts;
+  let path43;
+  if (file !== void 0 && file.endsWith(".py")) {
+    const dotted = file.slice(0, -3).replace(/\//g, ".");
+    if (classname !== dotted && !classname.startsWith(`${dotted}.`)) return null;
+    moduleParts = dotted.split(".").length;
+    path43 = file;
+  } else {
+    let last = -1;
+    parts.forEach((p, i) => {
+      if (/^test_|_test$|^test$/.test(p)) last = i;
+    });
+    if (last < 0) return null;
+    moduleParts = last + 1;
+    path43 = `${parts.slice(0, moduleParts).join("/")}.py`;
+  }
+  return [path43, ...parts.slice(moduleParts), name].join("::");
 }
 function parseJUnit(xml) {
   const parser = new XMLParser({
     ignoreAttributes: false,
     attributeNamePrefix: "@_",
     processEntities: true,
-    htmlEntities: false,
+    // XML's numeric character references (&#xE8; &#x2713;), which mocha's xunit reporter writes
+    // for every non-ASCII character; the parser decodes them (single pass) only with this set.
+    htmlEntities: true,
     allowBooleanAttributes: true,
     parseTagValue: false,
     parseAttributeValue: false,
+    trimValues: false,
     isArray: (name) => ["testsuite", "testcase", "failure", "error", "skipped"].includes(name)
   });
   const doc = parser.parse(xml, true);
-  const roots = [
-    ...asArray(doc.testsuites).map((s) => ({ ...s, "@_name": "" })),
-    ...asArray(doc.testsuite)
-  ];
   if (doc.testsuites === void 0 && doc.testsuite === void 0) {
     throw new Error("no <testsuites> or <testsuite> element");
   }
+  const pytest = [...nodes(doc.testsuites), ...nodes(doc.testsuite)].some(
+    (s) => attr(s, "name") === "pytest" || nodes(s.testsuite).some((c) => attr(c, "name") === "pytest")
+  );
   const cases = [];
-  const visit = (suite, prefix) => {
-    const name = String(suite["@_name"] ?? "");
-    const suiteName = prefix && name ? `${prefix} \u203A ${name}` : prefix || name;
-    for (const tc of asArray(suite.testcase)) {
-      const caseName = String(tc["@_name"] ?? "");
-      const classname = String(tc["@_classname"] ?? suiteName);
-      const failed = asArray(tc.failure).length > 0 || asArray(tc.error).length > 0;
-      const skipped = tc.skipped !== void 0;
-      const failure = [...asArray(tc.failure), ...asArray(tc.error)][0];
-      const seconds2 = Number(tc["@_time"]);
+  const visit = (suite, chain) => {
+    for (const tc of nodes(suite.testcase)) {
+      const name = attr(tc, "name") ?? "";
+      const classname = attr(tc, "classname")?.trim();
+      const problems = [...occurrences(tc.failure), ...occurrences(tc.error)];
+      const status = problems.length > 0 ? "failed" : tc.skipped !== void 0 ? "skipped" : "passed";
+      const fromChain = chain.join(" \u203A ");
+      const suiteName = classname === void 0 || classname === "" || classname === name || name.endsWith(` ${classname}`) || classname === NODE20_CLASSNAME && fromChain !== "" ? fromChain : classname;
+      const id = (pytest && classname ? pytestNodeId(classname, name, attr(tc, "file")) : null) ?? `${suiteName}::${name}`;
+      const seconds2 = Number(attr(tc, "time"));
       cases.push({
-        id: `${classname}::${caseName}`,
-        name: caseName,
-        suite: classname,
-        status: failed ? "failed" : skipped ? "skipped" : "passed",
+        id,
+        name,
+        suite: suiteName,
+        status,
         ...Number.isFinite(seconds2) ? { durationMs: Math.round(seconds2 * 1e3) } : {},
-        ...failed && failure ? { message: (text(failure) ?? "").slice(0, MAX_MESSAGE) } : {}
+        ...status === "failed" ? clip(failureText(problems[0]) || "failed") : {}
       });
     }
-    for (const child of asArray(suite.testsuite)) visit(child, suiteName);
+    for (const child of nodes(suite.testsuite)) {
+      const name = attr(child, "name") ?? "";
+      visit(child, name === "" ? chain : [...chain, name]);
+    }
   };
-  for (const root of roots) visit(root, "");
+  for (const root of nodes(doc.testsuites)) visit(root, []);
+  for (const root of nodes(doc.testsuite)) {
+    const name = attr(root, "name") ?? "";
+    visit(root, name === "" ? [] : [name]);
+  }
   return cases;
 }
+var NODE20_CLASSNAME;
 var init_junit = __esm({
-  "src/evidence/tests/junit.ts"() {
+  "src/evidence/test-reports/junit.ts"() {
     "use strict";
     init_fxp();
     init_model();
+    NODE20_CLASSNAME = "test";
   }
 });
 
-// src/evidence/tests/pytest-json.ts
+// src/evidence/test-reports/pytest-json.ts
 function parsePytestJson(doc) {
   const cases = [];
   for (const t2 of doc.tests) {
@@ -104153,7 +104343,7 @@ function parsePytestJson(doc) {
 }
 var PYTEST_STATUS;
 var init_pytest_json = __esm({
-  "src/evidence/tests/pytest-json.ts"() {
+  "src/evidence/test-reports/pytest-json.ts"() {
     "use strict";
     init_model();
     PYTEST_STATUS = {
@@ -104167,7 +104357,7 @@ var init_pytest_json = __esm({
   }
 });
 
-// src/evidence/tests/index.ts
+// src/evidence/test-reports/index.ts
 async function collectTestReports(root, paths) {
   const cases = [];
   const sources = [];
@@ -104197,23 +104387,23 @@ async function collectTestReports(root, paths) {
   return { summary: summarize(cases), cases, sources };
 }
 function parseTestReport(data) {
-  const text2 = data.toString("utf8").replace(/^\ufeff/, "");
-  const trimmed = text2.trimStart();
+  const text = data.toString("utf8").replace(/^\ufeff/, "");
+  const trimmed = text.trimStart();
   if (trimmed === "") return { format: "unknown", cases: [], error: "the file is empty" };
   let format = "unknown";
   try {
     if (trimmed.startsWith("<")) {
       format = "junit";
-      return { format, cases: parseJUnit(text2) };
+      return { format, cases: parseJUnit(text) };
     }
-    if (/^\{\s*"(Time|Action)"/.test(trimmed)) return parseGoTestJson(text2);
+    if (/^\{\s*"(Time|Action)"/.test(trimmed)) return parseGoTestJson(text);
     if (trimmed.startsWith("{")) {
-      const head = text2.slice(0, 4096);
+      const head = text.slice(0, 4096);
       if (/"testResults"/.test(head)) format = "jest-json";
       else if (/"(nodeid|tests)"/.test(head)) format = "pytest-json";
       let doc;
       try {
-        doc = JSON.parse(text2);
+        doc = JSON.parse(text);
       } catch (error) {
         return { format, cases: [], error: `not valid JSON: ${errorText(error)}` };
       }
@@ -104244,8 +104434,8 @@ function errorText(error) {
   return error instanceof Error ? error.message : String(error);
 }
 var MAX_REPORT_BYTES2;
-var init_tests = __esm({
-  "src/evidence/tests/index.ts"() {
+var init_test_reports = __esm({
+  "src/evidence/test-reports/index.ts"() {
     "use strict";
     init_safe_read();
     init_go_test_json();
@@ -104259,7 +104449,7 @@ var init_tests = __esm({
 });
 
 // src/workspace/carry.ts
-import * as fs40 from "node:fs";
+import * as fs41 from "node:fs";
 function carryEntries(fromDir, toDir, entries, how = "move") {
   let moved = 0;
   const slash = Buffer.from("/");
@@ -104280,7 +104470,7 @@ function carryEntries(fromDir, toDir, entries, how = "move") {
         at = Buffer.concat([at, slash, p]);
         const st = lstatOrNull(at);
         if (st === null && create) {
-          fs40.mkdirSync(at, { mode: 493 });
+          fs41.mkdirSync(at, { mode: 493 });
           continue;
         }
         if (st === null || !st.isDirectory()) return false;
@@ -104291,34 +104481,34 @@ function carryEntries(fromDir, toDir, entries, how = "move") {
     const dst = Buffer.concat([Buffer.from(toDir), slash, rel]);
     if (!parentsOk(fromDir, false) || lstatOrNull(src) === null) continue;
     if (!parentsOk(toDir, true) || lstatOrNull(dst) !== null) continue;
-    if (how === "move") fs40.renameSync(src, dst);
+    if (how === "move") fs41.renameSync(src, dst);
     else copyEntry(src, dst);
     moved++;
   }
   return moved;
 }
 function copyEntry(src, dst) {
-  const st = fs40.lstatSync(src);
-  if (st.isSymbolicLink()) fs40.symlinkSync(fs40.readlinkSync(src, { encoding: "buffer" }), dst);
+  const st = fs41.lstatSync(src);
+  if (st.isSymbolicLink()) fs41.symlinkSync(fs41.readlinkSync(src, { encoding: "buffer" }), dst);
   else if (st.isFile()) {
-    fs40.copyFileSync(src, dst, fs40.constants.COPYFILE_EXCL);
-    fs40.chmodSync(dst, st.mode & 511);
+    fs41.copyFileSync(src, dst, fs41.constants.COPYFILE_EXCL);
+    fs41.chmodSync(dst, st.mode & 511);
   } else if (st.isDirectory()) {
-    fs40.mkdirSync(dst, { mode: 493 });
+    fs41.mkdirSync(dst, { mode: 493 });
     const slash = Buffer.from("/");
-    for (const name of fs40.readdirSync(src, { encoding: "buffer" }))
+    for (const name of fs41.readdirSync(src, { encoding: "buffer" }))
       copyEntry(Buffer.concat([src, slash, name]), Buffer.concat([dst, slash, name]));
   }
 }
 function lstatOrNull(p) {
   try {
-    return fs40.lstatSync(p);
+    return fs41.lstatSync(p);
   } catch {
     return null;
   }
 }
 function copyWorkspace(fromDir, toDir) {
-  fs40.cpSync(fromDir, toDir, {
+  fs41.cpSync(fromDir, toDir, {
     recursive: true,
     verbatimSymlinks: true,
     dereference: false,
@@ -104326,7 +104516,7 @@ function copyWorkspace(fromDir, toDir) {
     force: true,
     preserveTimestamps: false,
     filter: (src) => {
-      const st = fs40.lstatSync(src);
+      const st = fs41.lstatSync(src);
       return st.isDirectory() || st.isFile() || st.isSymbolicLink();
     }
   });
@@ -104338,18 +104528,18 @@ var init_carry = __esm({
 });
 
 // src/pipeline/tests.ts
-import * as fs41 from "node:fs";
-import * as path39 from "node:path";
+import * as fs42 from "node:fs";
+import * as path41 from "node:path";
 function keepInstallOutput(ws, entries, tmp) {
-  const dir = path39.join(tmp, "installed");
-  fs41.mkdirSync(dir, { recursive: true });
+  const dir = path41.join(tmp, "installed");
+  fs42.mkdirSync(dir, { recursive: true });
   carryEntries(ws.dir, dir, entries, "copy");
   return { dir, entries };
 }
 async function runTests(ctx, phase, result, installed, baseline, tmp, onServices) {
   const { plan } = ctx;
   const fresh = async (name, last) => {
-    const dir2 = await sandboxFolder(plan, path39.join(tmp, name), result);
+    const dir2 = await sandboxFolder(plan, path41.join(tmp, name), result);
     if (installed) {
       carryEntries(installed.dir, dir2, installed.entries, last ? "move" : "copy");
       await ownForSandbox(plan, dir2);
@@ -104369,11 +104559,11 @@ async function runTests(ctx, phase, result, installed, baseline, tmp, onServices
     ctx.log.warn("the tests fail the same way on the base tree: the test command is likely wrong");
   }
   if (failedRun) {
-    const offline = await networkErrorInLog(path39.join(plan.outputDir, OUTPUT_FILES.testsLog));
+    const offline = await networkErrorInLog(path41.join(plan.outputDir, OUTPUT_FILES.testsLog));
     if (offline !== null) diagnosis.push(noNetworkDiagnosis("tests", offline));
   }
   if (shouldRerun(tests.result, results.cases, base) && ctx.signal?.aborted !== true) {
-    await fs41.promises.rm(dir, { recursive: true, force: true }).catch(() => void 0);
+    await fs42.promises.rm(dir, { recursive: true, force: true }).catch(() => void 0);
     const again = await fresh("rerun", true);
     const second = await runPhase2(ctx, phase, again, OUTPUT_FILES.rerunLog, {
       nameSuffix: "-rerun",
@@ -104407,7 +104597,7 @@ async function runTests(ctx, phase, result, installed, baseline, tmp, onServices
   };
 }
 async function networkErrorInLog(file) {
-  const handle = await fs41.promises.open(file, "r").catch(() => null);
+  const handle = await fs42.promises.open(file, "r").catch(() => null);
   if (handle === null) return null;
   try {
     const { size: size2 } = await handle.stat();
@@ -104422,13 +104612,13 @@ async function networkErrorInLog(file) {
 async function runBaseline(ctx, phase, ws, tmp, fromInstalled, onServices) {
   let dir;
   if (fromInstalled) {
-    dir = path39.join(tmp, "baseline");
+    dir = path41.join(tmp, "baseline");
     copyWorkspace(ws.dir, dir);
     await ownForSandbox(ctx.plan, dir);
-  } else dir = await sandboxFolder(ctx.plan, path39.join(tmp, "baseline"), ws);
+  } else dir = await sandboxFolder(ctx.plan, path41.join(tmp, "baseline"), ws);
   const baseline = await runPhase2(ctx, phase, dir, OUTPUT_FILES.baselineLog, { onServices });
   const results = await collectTestReports(dir, ctx.plan.capture.testReports);
-  await fs41.promises.rm(dir, { recursive: true, force: true }).catch(() => void 0);
+  await fs42.promises.rm(dir, { recursive: true, force: true }).catch(() => void 0);
   return {
     baseline: { phase: baseline.report, summary: results.summary, cases: results.cases },
     cancelled: baseline.result.cancelled === true,
@@ -104436,12 +104626,12 @@ async function runBaseline(ctx, phase, ws, tmp, fromInstalled, onServices) {
   };
 }
 var LOG_TAIL_BYTES;
-var init_tests2 = __esm({
+var init_tests = __esm({
   "src/pipeline/tests.ts"() {
     "use strict";
     init_compare();
     init_diagnosis();
-    init_tests();
+    init_test_reports();
     init_output();
     init_carry();
     init_phase2();
@@ -104454,8 +104644,8 @@ var run_exports = {};
 __export(run_exports, {
   runPipeline: () => runPipeline
 });
-import * as fs42 from "node:fs";
-import * as path40 from "node:path";
+import * as fs43 from "node:fs";
+import * as path42 from "node:path";
 import { performance as performance2 } from "node:perf_hooks";
 async function runPipeline(givenPlan, secrets, deps) {
   let plan = givenPlan;
@@ -104480,11 +104670,14 @@ async function runPipeline(givenPlan, secrets, deps) {
   let scratch;
   let egress;
   try {
-    const cache = deps.cache ? { store: deps.cache.store, dir: deps.cache.dir ?? path40.join(tmp, "cache") } : void 0;
+    const cache = deps.cache ? { store: deps.cache.store, dir: deps.cache.dir ?? path42.join(tmp, "cache") } : void 0;
     const given = plan;
     const [resolvedPlan, image, { bounded, ws }] = await alongside(log, 1, [
       (l) => timed(() => resolved(given, runtime, report, l), step("resolveMs")),
-      (l) => timed(() => resolveRunImage(given, runtime, l, cache, signal), step("imageMs")),
+      (l) => timed(
+        () => resolveRunImage(given, runtime, l, cache, signal, deps.verifyImage),
+        step("imageMs")
+      ),
       async (l) => {
         const bounded2 = await timed(() => openScratch(tmp, given, report, l), step("scratchMs"));
         scratch = bounded2;
@@ -104494,7 +104687,7 @@ async function runPipeline(givenPlan, secrets, deps) {
               given.repo.path,
               given.repo.ref,
               tmp,
-              path40.join(bounded2.dir, "workspace"),
+              path42.join(bounded2.dir, "workspace"),
               {
                 ...ownership(given),
                 ...secrets.carry !== void 0 ? { carry: secrets.carry } : {}
@@ -104528,7 +104721,7 @@ async function runPipeline(givenPlan, secrets, deps) {
       runtime,
       log,
       imageId: image.id,
-      taskFile: path40.join(tmp, "task.md"),
+      taskFile: path42.join(tmp, "task.md"),
       env: secrets.env,
       secretValues,
       ...signal ? { signal } : {}
@@ -104591,7 +104784,7 @@ async function runPipeline(givenPlan, secrets, deps) {
     await checkFull(bounded, report);
     const diffStart = Date.now();
     const capture = await log.group("diff", async () => {
-      const c = await captureDiff(ws, plan.policy, redactor, path40.join(out, OUTPUT_FILES.diff));
+      const c = await captureDiff(ws, plan.policy, redactor, path42.join(out, OUTPUT_FILES.diff));
       for (const w of c.warnings) log.warn(w);
       const { read, reused } = c.snapshot;
       log.info(`snapshot: ${read} file(s) read, ${reused} unchanged since written (stat record)`);
@@ -104633,7 +104826,7 @@ async function runPipeline(givenPlan, secrets, deps) {
   }
   return {
     report,
-    reportPath: path40.join(out, OUTPUT_FILES.report),
+    reportPath: path42.join(out, OUTPUT_FILES.report),
     diffSha256: report.diff.sha256,
     ...caught !== void 0 ? { error: caught } : {}
   };
@@ -104694,12 +104887,12 @@ function findPhase(plan, name) {
 }
 async function prepareFolders(plan, task, redactor, tempRoot) {
   const out = plan.outputDir;
-  await fs42.promises.mkdir(path40.join(out, "logs"), { recursive: true });
+  await fs43.promises.mkdir(path42.join(out, "logs"), { recursive: true });
   for (const f2 of Object.values(OUTPUT_FILES))
-    await fs42.promises.rm(path40.join(out, f2), { force: true });
-  await fs42.promises.writeFile(path40.join(out, OUTPUT_FILES.task), redactor.redact(task));
+    await fs43.promises.rm(path42.join(out, f2), { force: true });
+  await fs43.promises.writeFile(path42.join(out, OUTPUT_FILES.task), redactor.redact(task));
   const tmp = await makeRunTemp(tempRoot ?? defaultTempRoot(), plan.runId);
-  await fs42.promises.writeFile(path40.join(tmp, "task.md"), task, { mode: 292 });
+  await fs43.promises.writeFile(path42.join(tmp, "task.md"), task, { mode: 292 });
   return tmp;
 }
 var MAX_TASK_CHARS;
@@ -104730,7 +104923,7 @@ var init_run2 = __esm({
     init_phase2();
     init_setup2();
     init_diagnosis();
-    init_tests2();
+    init_tests();
     MAX_TASK_CHARS = 4e3;
   }
 });
@@ -104784,12 +104977,12 @@ var init_terminal = __esm({
       tick() {
         const p = this.phases[this.phases.length - 1];
         if (p === void 0) return;
-        const text2 = `    \u2026 ${p.name}: ${elapsed(this.o.now() - p.start)}`;
+        const text = `    \u2026 ${p.name}: ${elapsed(this.o.now() - p.start)}`;
         if (this.o.tty) {
-          this.o.write(`\r\x1B[2K${text2}`);
+          this.o.write(`\r\x1B[2K${text}`);
           this.live = true;
         } else if (!this.o.quiet) {
-          this.o.write(`${text2}, still running
+          this.o.write(`${text}, still running
 `);
         }
       }
@@ -104849,7 +105042,7 @@ init_errors();
 import * as fs5 from "node:fs";
 import * as path4 from "node:path";
 
-// src/policy.ts
+// src/policy/policy-file.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 init_errors();
 
@@ -104896,8 +105089,8 @@ function convert(kind, value) {
       if (!Array.isArray(items2) || items2.some((i) => typeof i !== "string" || i.trim() === "")) {
         return { error: `${shown} is not a list of non-empty strings` };
       }
-      const bad = items2.find((i) => !listItemOk(kind, i.trim()));
-      if (bad !== void 0) return { error: `"${bad}" is not ${listItemName(kind)}` };
+      const bad2 = items2.find((i) => !listItemOk(kind, i.trim()));
+      if (bad2 !== void 0) return { error: `"${bad2}" is not ${listItemName(kind)}` };
       return items2.map((i) => i.trim()).join("\n");
     }
   }
@@ -104922,7 +105115,7 @@ function listItemName(kind) {
   return "a GitHub login or @org/team";
 }
 
-// src/policy.ts
+// src/policy/policy-file.ts
 init_input_names();
 var POLICY_PATH = ".github/airlock.yml";
 var POLICY_INPUT = INPUT.policyBase;
@@ -104989,10 +105182,10 @@ function nearestKey(key, candidates) {
   }
   return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : void 0;
 }
-function parsePolicy(text2, where = POLICY_PATH) {
+function parsePolicy(text, where = POLICY_PATH) {
   let doc;
   try {
-    doc = import_yaml2.default.parse(text2, { uniqueKeys: true, maxAliasCount: 50, prettyErrors: true });
+    doc = import_yaml2.default.parse(text, { uniqueKeys: true, maxAliasCount: 50, prettyErrors: true });
   } catch (error) {
     throw new ConfigurationError(where, `is not valid YAML: ${errorMessage(error)}`);
   }
@@ -105035,7 +105228,7 @@ function recordFor(loaded2, read) {
   };
 }
 
-// src/egress/inputs.ts
+// src/egress/egress-inputs.ts
 init_errors();
 init_input_names();
 init_input_read();
@@ -105044,7 +105237,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 // src/egress/credential-routes.ts
-init_policy();
+init_host_rules();
 var HEADER_NAME = /^[A-Za-z0-9-]+$/;
 function headerForm(raw) {
   const t2 = raw.trim().toLowerCase();
@@ -105120,12 +105313,12 @@ function parseScope(name, raw) {
     return { method: m[1], prefix };
   });
 }
-function pathProblem(path41) {
-  if (!path41.startsWith("/")) return "does not start with /";
-  if (path41.includes("//")) return "contains //";
-  if (/[\\\x00-\x20\x7f]/.test(path41)) return "contains a backslash, space or control character";
-  if (/%(2e|2f|5c|25|00)/i.test(path41)) return "contains an encoded dot, slash, backslash or percent";
-  if (path41.split("/").some((seg) => seg === "." || seg === ".."))
+function pathProblem(path43) {
+  if (!path43.startsWith("/")) return "does not start with /";
+  if (path43.includes("//")) return "contains //";
+  if (/[\\\x00-\x20\x7f]/.test(path43)) return "contains a backslash, space or control character";
+  if (/%(2e|2f|5c|25|00)/i.test(path43)) return "contains an encoded dot, slash, backslash or percent";
+  if (path43.split("/").some((seg) => seg === "." || seg === ".."))
     return "contains a . or .. segment";
   return void 0;
 }
@@ -105143,8 +105336,8 @@ function secretProblem(value, minLength) {
   return void 0;
 }
 
-// src/egress/inputs.ts
-init_policy();
+// src/egress/egress-inputs.ts
+init_host_rules();
 var EGRESS_INPUTS = [
   INPUT.allowHosts,
   INPUT.hostMap,
@@ -105304,7 +105497,7 @@ function readEgressInputs(read, network, workspace, environment, passedEnv2) {
 var PEM = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
 function readCa(raw, workspace) {
   if (raw === void 0) return void 0;
-  let text2 = raw;
+  let text = raw;
   if (!raw.includes("-----BEGIN")) {
     const abs = path.resolve(workspace, raw.trim());
     const rel = path.relative(workspace, abs);
@@ -105312,18 +105505,18 @@ function readCa(raw, workspace) {
       throw new ConfigurationError(INPUT.upstreamCa, `"${raw}" is outside the workspace`);
     }
     try {
-      text2 = fs.readFileSync(abs, "utf8");
+      text = fs.readFileSync(abs, "utf8");
     } catch {
       throw new ConfigurationError(INPUT.upstreamCa, `"${raw}" cannot be read (looked for ${abs})`);
     }
   }
-  if (!PEM.test(text2)) {
+  if (!PEM.test(text)) {
     throw new ConfigurationError(
       INPUT.upstreamCa,
       "must be a PEM certificate (-----BEGIN CERTIFICATE-----) or the path of one"
     );
   }
-  return text2;
+  return text;
 }
 
 // src/inputs.ts
@@ -105340,15 +105533,15 @@ var RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 var SHA1 = /^[0-9a-f]{40}$/;
 var SHA256 = /^[0-9a-f]{64}$/;
 var LOGIN = /^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$/;
-function discussionText(text2) {
-  const shown = [...revealHidden(text2)];
+function discussionText(text) {
+  const shown = [...revealHidden(text)];
   return shown.length > MAX_DISCUSSION_CHARS ? shown.slice(0, MAX_DISCUSSION_CHARS).join("") + " [\u2026cut]" : shown.join("");
 }
 function isObject(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 function parseContinueContext(name, raw) {
-  const bad = (what) => new ConfigurationError(
+  const bad2 = (what) => new ConfigurationError(
     name,
     `${what}; pass the command mode's continue-context output unchanged (or leave it empty)`
   );
@@ -105356,20 +105549,20 @@ function parseContinueContext(name, raw) {
   try {
     v = JSON.parse(raw);
   } catch {
-    throw bad("is not JSON");
+    throw bad2("is not JSON");
   }
-  if (!isObject(v)) throw bad("is not a JSON object");
-  if (typeof v.runId !== "string" || !RUN_ID.test(v.runId)) throw bad("runId is not a run id");
+  if (!isObject(v)) throw bad2("is not a JSON object");
+  if (typeof v.runId !== "string" || !RUN_ID.test(v.runId)) throw bad2("runId is not a run id");
   if (typeof v.headSha !== "string" || !SHA1.test(v.headSha))
-    throw bad("headSha is not a commit SHA");
+    throw bad2("headSha is not a commit SHA");
   if (v.diffSha256 !== null && (typeof v.diffSha256 !== "string" || !SHA256.test(v.diffSha256)))
-    throw bad("diffSha256 is not a SHA-256 or null");
+    throw bad2("diffSha256 is not a SHA-256 or null");
   const reviewUrl = typeof v.reviewUrl === "string" && /^https:\/\/[^\s<>()]{1,500}$/.test(v.reviewUrl) ? v.reviewUrl : null;
-  if (!Array.isArray(v.comments)) throw bad("comments is not a list");
+  if (!Array.isArray(v.comments)) throw bad2("comments is not a list");
   const comments = v.comments.slice(-MAX_DISCUSSION_COMMENTS).map((c) => {
     if (!isObject(c) || typeof c.author !== "string" || !LOGIN.test(c.author))
-      throw bad("a comment has no valid author");
-    if (typeof c.body !== "string") throw bad("a comment has no body");
+      throw bad2("a comment has no valid author");
+    if (typeof c.body !== "string") throw bad2("a comment has no body");
     return {
       author: c.author,
       body: discussionText(c.body),
@@ -105381,7 +105574,7 @@ function parseContinueContext(name, raw) {
   let thread;
   if (v.thread !== void 0 && v.thread !== null) {
     const t2 = v.thread;
-    if (!isObject(t2) || typeof t2.finding !== "string") throw bad("thread has no finding");
+    if (!isObject(t2) || typeof t2.finding !== "string") throw bad2("thread has no finding");
     thread = {
       path: typeof t2.path === "string" ? discussionText(t2.path).slice(0, 500) : null,
       line: typeof t2.line === "number" && Number.isSafeInteger(t2.line) && t2.line > 0 ? t2.line : null,
@@ -105555,10 +105748,12 @@ function taskInput(name, raw, workspace) {
     st = fs3.lstatSync(candidate);
   } catch {
     if (!pathLike) return { text: raw, source: "text" };
-    throw new ConfigurationError(
-      name,
-      `"${given}" looks like a file path but there is no such file in ${workspace}${closeFile(candidate)}; check the name, ${asText}`
-    );
+    return {
+      text: "",
+      source: "file",
+      file: rel,
+      missing: `"${given}" looks like a file path but there is no such file in ${workspace}${closeFile(candidate)}; check the name, ${asText}`
+    };
   }
   const hint = "give a regular file inside the workspace, or the task as text (text that spans lines is never read as a path)";
   if (!st.isFile()) {
@@ -105673,10 +105868,10 @@ function relativeInside(name, raw) {
 // src/inputs.ts
 init_values();
 
-// src/setup/inputs.ts
+// src/setup/setup-inputs.ts
 init_errors();
 init_input_names();
-init_policy();
+init_host_rules();
 var REGISTRY_PRESETS = {
   npm: ["registry.npmjs.org", "registry.yarnpkg.com"],
   pypi: ["pypi.org", "files.pythonhosted.org"],
@@ -105771,7 +105966,7 @@ function readSetupInputs(read, egress) {
   };
 }
 
-// src/services/inputs.ts
+// src/services/services-inputs.ts
 var import_yaml3 = __toESM(require_dist(), 1);
 init_errors();
 init_input_names();
@@ -105863,7 +106058,7 @@ function servicesFor(read) {
 // src/inputs.ts
 init_isolation();
 
-// src/isolation/inputs.ts
+// src/isolation/isolation-inputs.ts
 init_errors();
 init_input_names();
 init_isolation();
@@ -105901,7 +106096,7 @@ function isolationFor(read, given, fallback, fork, local = false) {
 // src/inputs.ts
 init_keys();
 
-// src/workspace/inputs.ts
+// src/workspace/workspace-inputs.ts
 init_input_names();
 init_input_read();
 var DEFAULT_WORKSPACE_SIZE = "4g";
@@ -106039,6 +106234,7 @@ function getInputs(given, ctx) {
     ...continueFromInput(read, workspace),
     model: read(INPUT.model),
     ...ctx.preset !== void 0 ? { preset: ctx.preset.name } : {},
+    ...ctx.preset?.published !== void 0 && dockerfile === ctx.preset.dockerfile && buildContextRaw === void 0 && read(INPUT.buildArgs) === void 0 ? { publishedImage: ctx.preset.published } : {},
     network,
     ...egress !== void 0 ? { egress } : {},
     runtime,
@@ -106084,7 +106280,7 @@ function getInputs(given, ctx) {
     dryRun: bool(INPUT.dryRun, read(INPUT.dryRun), false),
     runId: runId(read(INPUT.runId) ?? ctx.defaultRunId),
     artifactName: artifactName(
-      read(INPUT.artifactName) ?? defaultArtifactName(ctx.environment, ctx.defaultRunId)
+      read(INPUT.artifactName) ?? defaultArtifactName(ctx.event, ctx.defaultRunId)
     ),
     policy: recordFor(policy, given)
   };
@@ -106225,8 +106421,8 @@ async function policyForRun(options) {
 // src/presets/run-inputs.ts
 init_errors();
 init_input_names();
-import * as fs7 from "node:fs";
-import * as path7 from "node:path";
+import * as fs8 from "node:fs";
+import * as path8 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/workspace/event-ref.ts
@@ -106298,6 +106494,51 @@ function pullRequestOf(name, payload) {
   }
   return void 0;
 }
+function actor(v) {
+  const o = obj(v);
+  return typeof o?.login === "string" ? { login: o.login, type: String(o.type ?? "") } : void 0;
+}
+function commentOf(name, payload) {
+  if (name !== "issue_comment" && name !== "pull_request_review_comment") return void 0;
+  const c = obj(payload.comment);
+  const author = actor(c?.user);
+  if (!c || typeof c.body !== "string" || author === void 0) return void 0;
+  const reply = name === "pull_request_review_comment" ? c.in_reply_to_id : void 0;
+  return {
+    ...typeof c.id === "number" ? { id: c.id } : {},
+    body: c.body,
+    author,
+    ...typeof c.created_at === "string" ? { createdAt: c.created_at } : {},
+    ...typeof reply === "number" && Number.isSafeInteger(reply) ? { inReplyToId: reply } : {}
+  };
+}
+function reviewOf(name, payload) {
+  const r = name === "pull_request_review" ? obj(payload.review) : void 0;
+  if (!r) return void 0;
+  const user = actor(r.user);
+  return {
+    state: String(r.state),
+    ...typeof r.id === "number" ? { id: r.id } : {},
+    ...typeof r.body === "string" ? { body: r.body } : {},
+    ...user !== void 0 ? { user } : {},
+    ...typeof r.commit_id === "string" ? { commit_id: r.commit_id } : {},
+    ...typeof r.submitted_at === "string" ? { submitted_at: r.submitted_at } : {}
+  };
+}
+function workflowRunOf(name, payload) {
+  if (name !== "workflow_run") return void 0;
+  const run2 = obj(payload.workflow_run);
+  const headRepo = obj(run2?.head_repository);
+  if (!run2 || typeof run2.id !== "number" || typeof run2.head_sha !== "string" || !/^[0-9a-f]{40}$/.test(run2.head_sha) || typeof headRepo?.full_name !== "string")
+    return void 0;
+  return {
+    id: run2.id,
+    headSha: run2.head_sha,
+    headRepository: headRepo.full_name,
+    event: typeof run2.event === "string" ? run2.event : "",
+    conclusion: typeof run2.conclusion === "string" ? run2.conclusion : null
+  };
+}
 function parseEvent(env, payloadText) {
   let payload = {};
   if (payloadText !== void 0) {
@@ -106311,6 +106552,10 @@ function parseEvent(env, payloadText) {
   const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(env.GITHUB_REPOSITORY ?? "");
   const defaultBranch = str(obj(payload.repository)?.default_branch);
   const pullRequest = pullRequestOf(name, payload);
+  const sender = actor(payload.sender);
+  const comment = commentOf(name, payload);
+  const review = reviewOf(name, payload);
+  const workflowRun = workflowRunOf(name, payload);
   return {
     name,
     payload,
@@ -106322,20 +106567,26 @@ function parseEvent(env, payloadText) {
     ...str(env.GITHUB_ACTOR) !== void 0 ? { actor: env.GITHUB_ACTOR } : {},
     serverUrl: (env.GITHUB_SERVER_URL ?? "https://github.com").replace(/\/+$/, ""),
     ...str(env.GITHUB_RUN_ID) !== void 0 ? { run: { id: env.GITHUB_RUN_ID, attempt: env.GITHUB_RUN_ATTEMPT ?? "1" } } : {},
-    ...pullRequest !== void 0 ? { pullRequest } : {}
+    ...pullRequest !== void 0 ? { pullRequest } : {},
+    ...str(env.GITHUB_API_URL) !== void 0 ? { apiUrl: env.GITHUB_API_URL.replace(/\/+$/, "") } : {},
+    ...str(payload.action) !== void 0 ? { action: payload.action } : {},
+    ...sender !== void 0 ? { sender } : {},
+    ...comment !== void 0 ? { comment } : {},
+    ...review !== void 0 ? { review } : {},
+    ...workflowRun !== void 0 ? { workflowRun } : {}
   };
 }
 function readRunEvent(env = process.env) {
   const file = env.GITHUB_EVENT_PATH;
-  let text2;
+  let text;
   if (file !== void 0 && file !== "") {
     try {
-      text2 = fs6.readFileSync(file, "utf8");
+      text = fs6.readFileSync(file, "utf8");
     } catch {
-      text2 = void 0;
+      text = void 0;
     }
   }
-  return parseEvent(env, text2);
+  return parseEvent(env, text);
 }
 var LOCAL_EVENT = { name: "", payload: {}, serverUrl: "https://github.com" };
 
@@ -106467,22 +106718,100 @@ function withPreset(given, ctx) {
   };
 }
 
+// src/presets/published.ts
+init_errors();
+import * as fs7 from "node:fs";
+import * as path7 from "node:path";
+var PUBLISHED_FILE = path7.join("images", "published.json");
+var DIGEST = /^sha256:[a-f0-9]{64}$/;
+var SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
+var REPOSITORY = /^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/;
+var IMAGE = /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)+$/;
+var PLATFORM = /^linux\/(amd64|arm64)$/;
+var HEX64 = /^[a-f0-9]{64}$/;
+var bad = (what) => new ConfigurationError(
+  "agent",
+  `${PUBLISHED_FILE} of this Agent Airlock checkout is invalid: ${what} (the release workflow writes it; restore it from the release commit)`
+);
+var isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+function parsePublished(text) {
+  let raw;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw bad(`not JSON (${error.message})`);
+  }
+  if (!isRecord(raw)) throw bad("not an object");
+  const { version, repository, images } = raw;
+  if (version !== null && (typeof version !== "string" || !SEMVER.test(version)))
+    throw bad("version must be a semver version (1.2.3) or null");
+  if (repository !== null && (typeof repository !== "string" || !REPOSITORY.test(repository)))
+    throw bad("repository must be owner/name or null");
+  if (!isRecord(images)) throw bad("images must be an object");
+  if (Object.keys(images).length > 0 && (version === null || repository === null))
+    throw bad("images are listed without the version and repository that published them");
+  const out = {};
+  for (const [preset, entry] of Object.entries(images)) {
+    if (!isRecord(entry)) throw bad(`images.${preset} must be an object`);
+    const { image, digest: digest2, platforms, inputsKey } = entry;
+    if (typeof image !== "string" || !IMAGE.test(image))
+      throw bad(`images.${preset}.image must be a registry/name without tag or digest`);
+    if (typeof digest2 !== "string" || !DIGEST.test(digest2))
+      throw bad(`images.${preset}.digest must be sha256:<64 hex digits>`);
+    if (typeof inputsKey !== "string" || !HEX64.test(inputsKey))
+      throw bad(`images.${preset}.inputsKey must be 64 hex digits`);
+    if (!isRecord(platforms) || Object.keys(platforms).length === 0)
+      throw bad(`images.${preset}.platforms must name each platform's digest`);
+    const plats = {};
+    for (const [p, d] of Object.entries(platforms)) {
+      if (!PLATFORM.test(p))
+        throw bad(`images.${preset}.platforms: "${p}" is not linux/amd64 or linux/arm64`);
+      if (typeof d !== "string" || !DIGEST.test(d))
+        throw bad(`images.${preset}.platforms.${p} must be sha256:<64 hex digits>`);
+      plats[p] = d;
+    }
+    out[preset] = { image, digest: digest2, platforms: plats, inputsKey };
+  }
+  return {
+    version,
+    repository,
+    images: out
+  };
+}
+function readPublished(root) {
+  let text;
+  try {
+    text = fs7.readFileSync(path7.join(root, PUBLISHED_FILE), "utf8");
+  } catch (error) {
+    if (error.code === "ENOENT")
+      return { version: null, repository: null, images: {} };
+    throw error;
+  }
+  return parsePublished(text);
+}
+function publishedImageFor(table, preset) {
+  const entry = table.images[preset];
+  if (entry === void 0 || table.version === null || table.repository === null) return void 0;
+  return { ...entry, version: table.version, repository: table.repository };
+}
+
 // src/presets/run-inputs.ts
 function actionRoot() {
-  const here = path7.dirname(fileURLToPath(import.meta.url));
-  return fs7.existsSync(path7.join(here, "..", "images", "agents")) ? path7.resolve(here, "..") : path7.resolve(here, "..", "..");
+  const here = path8.dirname(fileURLToPath(import.meta.url));
+  return fs8.existsSync(path8.join(here, "..", "images", "agents")) ? path8.resolve(here, "..") : path8.resolve(here, "..", "..");
 }
 async function runInputs(given, options) {
   const { env } = options;
-  const repoPath = path7.resolve(options.workspace, given(INPUT.path) ?? ".");
+  const repoPath = path8.resolve(options.workspace, given(INPUT.path) ?? ".");
   const ref = await runRef({
     given: given(INPUT.ref),
     repoPath,
     headSha: options.event.pullRequest?.headSha
   });
   const withRef = (name) => name === "ref" ? ref : given(name);
+  const root = options.root ?? actionRoot();
   const p = withPreset(withRef, {
-    actionRoot: options.root ?? actionRoot(),
+    actionRoot: root,
     environment: env,
     ...options.policyNetwork !== void 0 ? { policyNetwork: options.policyNetwork } : {},
     forkPullRequest: options.event.pullRequest?.fork === true
@@ -106500,33 +106829,38 @@ async function runInputs(given, options) {
       );
     }
   }
+  const published = p.preset !== void 0 && p.dockerfile !== void 0 ? publishedImageFor(readPublished(root), p.preset.name) : void 0;
   return {
     read: p.read,
     context: p.preset === void 0 ? {} : {
       preset: {
         name: p.preset.name,
-        ...p.dockerfile !== void 0 ? { dockerfile: p.dockerfile } : {}
+        ...p.dockerfile !== void 0 ? { dockerfile: p.dockerfile } : {},
+        ...published !== void 0 ? { published } : {}
       }
     }
   };
 }
 
 // src/inputs/read-run.ts
-import * as path9 from "node:path";
+import * as path10 from "node:path";
 
 // src/policy/task.ts
 init_errors();
 init_input_names();
-import * as path8 from "node:path";
+import * as path9 from "node:path";
 var MAX_TASK_FILE2 = 1024 * 1024;
 async function taskFromBase(task, o) {
   if (task.source === "text" || task.file === void 0) {
     return { ...task, origin: { from: "input" } };
   }
-  const rel = path8.relative(path8.resolve(o.repoPath), path8.resolve(o.workspace, task.file)).split(path8.sep).join("/");
+  const rel = path9.relative(path9.resolve(o.repoPath), path9.resolve(o.workspace, task.file)).split(path9.sep).join("/");
   const base = o.policy.base;
-  if (base === null) return { ...task, origin: { from: "workspace", path: rel } };
-  if (rel === "" || rel.startsWith("../") || rel === ".." || path8.isAbsolute(rel)) {
+  if (base === null) {
+    if (task.missing !== void 0) throw new ConfigurationError(INPUT.task, task.missing);
+    return { ...task, origin: { from: "workspace", path: rel } };
+  }
+  if (rel === "" || rel.startsWith("../") || rel === ".." || path9.isAbsolute(rel)) {
     throw new ConfigurationError(
       INPUT.task,
       `the task file "${task.file}" is outside the repository, so it cannot be read at the base commit ${base}; keep it in the repository's base branch, or give the task as text`
@@ -106544,9 +106878,9 @@ async function taskFromBase(task, o) {
       `the task file "${rel}" is not in the base commit ${at.commit ?? base}: the task comes from the base branch, like the policy, so a pull request cannot add or change it; commit it to the base branch first, or give the task as text`
     );
   }
-  const text2 = file.content.toString("utf8");
+  const text = file.content.toString("utf8");
   return {
-    text: text2,
+    text,
     source: "file",
     file: task.file,
     origin: {
@@ -106554,7 +106888,8 @@ async function taskFromBase(task, o) {
       path: rel,
       commit: at.commit,
       blobSha: file.sha,
-      changedInPullRequest: text2 !== task.text
+      // A checkout without the file (a branch made before the file was added) changes nothing.
+      changedInPullRequest: task.missing === void 0 && text !== task.text
     }
   };
 }
@@ -106576,14 +106911,14 @@ async function readRunInputs(read, ctx, api) {
   const given = getInputs(run2.read, { ...ctx, policy, ...run2.context });
   const task = await taskFromBase(given.task, {
     workspace: ctx.workspace,
-    repoPath: path9.resolve(ctx.workspace, given.path),
+    repoPath: path10.resolve(ctx.workspace, given.path),
     policy: policy.record,
     ...api !== void 0 ? { api } : {}
   });
   return { ...given, task };
 }
 
-// src/inputs/context.ts
+// src/inputs/default-context.ts
 import * as os from "node:os";
 function defaultContext(env = process.env, where = "runner") {
   const event = where === "local" ? LOCAL_EVENT : readRunEvent(env);
@@ -106601,13 +106936,12 @@ function defaultContext(env = process.env, where = "runner") {
 // src/pipeline/continuation.ts
 init_errors();
 init_input_names();
-import * as fs13 from "node:fs";
 
-// src/github/evidence.ts
+// src/report/evidence-folder.ts
 init_errors();
-import * as fs8 from "node:fs";
-import * as path10 from "node:path";
-import { createHash as createHash2 } from "node:crypto";
+import * as fs11 from "node:fs";
+import * as path13 from "node:path";
+import { createHash as createHash4 } from "node:crypto";
 
 // src/report/schema.ts
 var import__ = __toESM(require__(), 1);
@@ -106968,6 +107302,34 @@ var report_schema_default = {
         },
         cached: {
           type: "boolean"
+        },
+        source: {
+          description: "Where the agent image came from: pulled from a registry in this run, built in this run, or found on the engine (a build cache hit, an image pulled before, one restored from the image cache).",
+          enum: ["pulled", "built", "cache"]
+        },
+        published: {
+          description: "The preset image the action's release published (images/published.json): pulled by the digest of its multi-platform index when used; why not when built instead.",
+          type: "object",
+          additionalProperties: false,
+          required: ["image", "digest", "version", "repository", "used"],
+          properties: {
+            image: { type: "string", maxLength: 512 },
+            digest: { type: "string", pattern: "^sha256:[a-f0-9]{64}$" },
+            version: { type: "string", maxLength: 64 },
+            repository: { type: "string", maxLength: 256 },
+            used: { type: "boolean" },
+            reason: { type: "string", maxLength: 4096 },
+            attestation: {
+              description: "The image's build provenance attestation: verified (GitHub CLI, against the release workflow of the repository) or skipped, and why.",
+              type: "object",
+              additionalProperties: false,
+              required: ["status", "detail"],
+              properties: {
+                status: { enum: ["verified", "skipped"] },
+                detail: { type: "string", maxLength: 4096 }
+              }
+            }
+          }
         },
         warnings: {
           type: "array",
@@ -108369,7 +108731,8 @@ function validateReport(report) {
   return { valid, errors };
 }
 
-// src/github/evidence.ts
+// src/report/evidence-folder.ts
+init_provenance_verify();
 var OUTCOMES = [
   "success",
   "agent-failed",
@@ -108383,7 +108746,7 @@ var OUTCOMES = [
 var MAX_REPORT_BYTES = 16 * 1024 * 1024;
 var MAX_PATCH_BYTES = 64 * 1024 * 1024;
 var SHA12 = /^[0-9a-f]{40}$/;
-var SHA2562 = /^[0-9a-f]{64}$/;
+var SHA2563 = /^[0-9a-f]{64}$/;
 var RUN_ID2 = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 var InvalidEvidenceError = class extends RefusedError {
   constructor(message) {
@@ -108394,13 +108757,13 @@ var InvalidEvidenceError = class extends RefusedError {
 function readCapped(file, max) {
   let st;
   try {
-    st = fs8.lstatSync(file);
+    st = fs11.lstatSync(file);
   } catch {
     return null;
   }
-  if (!st.isFile()) throw new InvalidEvidenceError(`${path10.basename(file)} is not a regular file`);
-  if (st.size > max) throw new InvalidEvidenceError(`${path10.basename(file)} is over ${max} bytes`);
-  return fs8.readFileSync(file);
+  if (!st.isFile()) throw new InvalidEvidenceError(`${path13.basename(file)} is not a regular file`);
+  if (st.size > max) throw new InvalidEvidenceError(`${path13.basename(file)} is over ${max} bytes`);
+  return fs11.readFileSync(file);
 }
 function isObject2(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -108443,7 +108806,7 @@ function parseReport(raw) {
   const imageRef = field(image, "ref", isStringOrNull, "a string or null");
   const diff = field(raw, "diff", isObj, "an object");
   const diffSha256 = field(diff, "sha256", isStringOrNull, "a string or null");
-  if (diffSha256 !== null && !SHA2562.test(diffSha256))
+  if (diffSha256 !== null && !SHA2563.test(diffSha256))
     throw new InvalidEvidenceError("diff.sha256 must be 64 hex digits or null");
   field(diff, "files", Array.isArray, "an array");
   const policy = field(raw, "policy", isObj, "an object");
@@ -108471,10 +108834,10 @@ function parseReport(raw) {
   };
 }
 function sha256Hex(data) {
-  return createHash2("sha256").update(data).digest("hex");
+  return createHash4("sha256").update(data).digest("hex");
 }
 function readEvidence(outputDir, checks = []) {
-  const reportBytes = readCapped(path10.join(outputDir, "report.json"), MAX_REPORT_BYTES);
+  const reportBytes = readCapped(path13.join(outputDir, "report.json"), MAX_REPORT_BYTES);
   if (reportBytes === null) {
     throw new ConfigurationError(
       "output-dir",
@@ -108494,7 +108857,7 @@ function readEvidence(outputDir, checks = []) {
       `report.json does not match schema/report.schema.json: ${check.errors.slice(0, 5).join("; ")}`
     );
   }
-  const patch = readCapped(path10.join(outputDir, "diff.patch"), MAX_PATCH_BYTES);
+  const patch = readCapped(path13.join(outputDir, "diff.patch"), MAX_PATCH_BYTES);
   if (report.diffSha256 !== null) {
     if (patch === null)
       throw new InvalidEvidenceError("report.json names a diff but diff.patch is missing");
@@ -108512,10 +108875,30 @@ function readEvidence(outputDir, checks = []) {
   for (const c of checks) c(outputDir, evidence);
   return evidence;
 }
+function isEvidenceFolder(dir, named) {
+  let st;
+  try {
+    st = fs11.lstatSync(dir);
+  } catch (error) {
+    if (error.code === "ENOENT") return false;
+    throw error;
+  }
+  if (!st.isDirectory())
+    throw new ConfigurationError(named.input, `${dir} is not a folder; ${named.fix}`);
+  return true;
+}
+function readVerifiedEvidence(dir, named, refuse = (error) => error) {
+  if (!isEvidenceFolder(dir, named)) return null;
+  try {
+    requireMatchingStatement(dir);
+    return readEvidence(dir);
+  } catch (error) {
+    throw refuse(error);
+  }
+}
 
 // src/pipeline/continuation.ts
 init_isolation();
-init_provenance_verify();
 init_escape();
 init_text_filter();
 init_workspace();
@@ -108528,31 +108911,19 @@ var ContinuationRefused = class extends RefusedError {
   }
 };
 function readEarlierRun(dir, expected) {
-  let st;
-  try {
-    st = fs13.lstatSync(dir);
-  } catch {
+  const evidence = readVerifiedEvidence(
+    dir,
+    {
+      input: INPUT.continueFrom,
+      fix: "point continue-from at the folder the earlier run's artifact was downloaded into"
+    },
+    (error) => new ContinuationRefused(error instanceof Error ? error.message : String(error))
+  );
+  if (evidence === null)
     throw new ConfigurationError(
       INPUT.continueFrom,
       `${dir} does not exist; download the earlier run's artifact into it first (or leave continue-from empty)`
     );
-  }
-  if (!st.isDirectory())
-    throw new ConfigurationError(
-      INPUT.continueFrom,
-      `${dir} is not a folder; point continue-from at the folder the earlier run's artifact was downloaded into`
-    );
-  try {
-    requireMatchingStatement(dir);
-  } catch (error) {
-    throw new ContinuationRefused(error instanceof Error ? error.message : String(error));
-  }
-  let evidence;
-  try {
-    evidence = readEvidence(dir);
-  } catch (error) {
-    throw new ContinuationRefused(error instanceof Error ? error.message : String(error));
-  }
   const r = evidence.report;
   if (expected !== null) {
     const differs = [
@@ -108617,12 +108988,12 @@ function patchDependencyFiles(patch) {
   }
   return [...found].sort();
 }
-function cut(text2, max) {
-  const chars = [...text2];
-  return chars.length > max ? chars.slice(0, max).join("") + "\n[\u2026cut]" : text2;
+function cut(text, max) {
+  const chars = [...text];
+  return chars.length > max ? chars.slice(0, max).join("") + "\n[\u2026cut]" : text;
 }
 function continuationTask(instructions2, earlier, carry, comments, thread) {
-  const quote = (text2, max) => codeBlock(cut(text2, max), "text");
+  const quote = (text, max) => codeBlock(cut(text, max), "text");
   const parts = [
     instructions2.trim(),
     "",
@@ -109047,10 +109418,10 @@ var CLEANUP_FLAGS = [
 
 // src/cli/version.ts
 import * as fs14 from "node:fs";
-import * as path16 from "node:path";
+import * as path17 from "node:path";
 function packageVersion(root = actionRoot()) {
   try {
-    const pkg = JSON.parse(fs14.readFileSync(path16.join(root, "package.json"), "utf8"));
+    const pkg = JSON.parse(fs14.readFileSync(path17.join(root, "package.json"), "utf8"));
     return typeof pkg.version === "string" ? pkg.version : "unknown";
   } catch {
     return "unknown";
@@ -109342,24 +109713,24 @@ init_input_names();
 init_dockerfile();
 init_git();
 import * as fs15 from "node:fs";
-import * as path17 from "node:path";
+import * as path18 from "node:path";
 var OUTSIDE_RULE = "every path (--path, --output-dir, --dockerfile, --build-context, a task file) must stay inside the current folder";
 function checkOutputInside(raw, workspace) {
   if (raw === void 0) return;
-  const ws = path17.resolve(workspace);
-  const abs = path17.resolve(ws, raw);
+  const ws = path18.resolve(workspace);
+  const abs = path18.resolve(ws, raw);
   const refuse = (how) => {
     throw new ConfigurationError(
       INPUT.outputDir,
       `"${raw}" is outside the current folder ${ws}${how}; use a folder inside it (${OUTSIDE_RULE})`
     );
   };
-  const rel = path17.relative(ws, abs);
-  if (rel.startsWith("..") || path17.isAbsolute(rel)) refuse("");
+  const rel = path18.relative(ws, abs);
+  if (rel.startsWith("..") || path18.isAbsolute(rel)) refuse("");
   let p = abs;
-  while (!fs15.existsSync(p) && path17.dirname(p) !== p) p = path17.dirname(p);
-  const realRel = path17.relative(fs15.realpathSync(ws), fs15.realpathSync(p));
-  if (realRel.startsWith("..") || path17.isAbsolute(realRel)) refuse(" (through a symlink)");
+  while (!fs15.existsSync(p) && path18.dirname(p) !== p) p = path18.dirname(p);
+  const realRel = path18.relative(fs15.realpathSync(ws), fs15.realpathSync(p));
+  if (realRel.startsWith("..") || path18.isAbsolute(realRel)) refuse(" (through a symlink)");
 }
 async function checkRef(repoPath, ref) {
   try {
@@ -109385,13 +109756,13 @@ async function checkRef(repoPath, ref) {
 }
 function checkPinnedBases(plan) {
   if (plan.image.kind !== "build" || plan.image.allowUnpinnedBase) return;
-  let text2;
+  let text;
   try {
-    text2 = fs15.readFileSync(plan.image.dockerfile, "utf8");
+    text = fs15.readFileSync(plan.image.dockerfile, "utf8");
   } catch {
     return;
   }
-  const unpinned = baseImages(text2, plan.image.buildArgs).filter((b) => b.pin === "unpinned");
+  const unpinned = baseImages(text, plan.image.buildArgs).filter((b) => b.pin === "unpinned");
   if (unpinned.length > 0) throw new UnpinnedBaseError(unpinned);
 }
 async function checkPlan(plan) {
@@ -109407,6 +109778,82 @@ function planEnvironment(env, agent, keyEnv) {
       `$${keyEnv} at run time: ${agent} sends its model requests with it (not set now; the plan was made without it)`
     ]
   };
+}
+
+// src/presets/attestation.ts
+init_errors();
+import { execFile } from "node:child_process";
+import * as fs16 from "node:fs";
+import * as path19 from "node:path";
+var RELEASE_WORKFLOW = ".github/workflows/release.yml";
+var AttestationRefused = class extends InfrastructureError {
+  constructor(ref, detail) {
+    super(
+      `the build provenance of ${ref} did not verify (gh attestation verify: ${detail}); the image is refused. It was not built by the release workflow it claims`
+    );
+    this.name = "AttestationRefused";
+  }
+};
+var CANNOT_ASK = /HTTP 401|HTTP 403|authentication|gh auth login|GH_TOKEN|could not resolve|connection refused|no such host|timeout|i\/o timeout|dial tcp|TLS handshake|rate limit/i;
+function onPath(name, envPath) {
+  for (const dir of (envPath ?? "").split(path19.delimiter)) {
+    if (dir === "") continue;
+    const candidate = path19.join(dir, name);
+    try {
+      fs16.accessSync(candidate, fs16.constants.X_OK);
+      return candidate;
+    } catch {
+    }
+  }
+  return void 0;
+}
+async function verifyAttestation(target, options) {
+  const gh = onPath("gh", options.env.PATH);
+  if (gh === void 0)
+    return { status: "skipped", detail: "the GitHub CLI (gh) is not on this runner" };
+  const token = options.token ?? options.env.GH_TOKEN ?? options.env.GITHUB_TOKEN;
+  const args = [
+    "attestation",
+    "verify",
+    `oci://${target.ref}`,
+    "--repo",
+    target.repository,
+    "--signer-workflow",
+    `${target.repository}/${RELEASE_WORKFLOW}`
+  ];
+  const env = {
+    PATH: options.env.PATH,
+    HOME: options.env.HOME,
+    ...options.env.DOCKER_CONFIG !== void 0 ? { DOCKER_CONFIG: options.env.DOCKER_CONFIG } : {},
+    ...token !== void 0 && token !== "" ? { GH_TOKEN: token } : {},
+    GH_PROMPT_DISABLED: "1",
+    NO_COLOR: "1"
+  };
+  const result = await new Promise((resolve11) => {
+    execFile(
+      gh,
+      args,
+      { env, timeout: options.timeoutMs ?? 12e4, maxBuffer: 4 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code2 = error === null ? 0 : typeof error.code === "number" ? error.code : null;
+        resolve11({ code: code2, output: `${stdout}
+${stderr}`.trim() });
+      }
+    );
+  });
+  const last = lastLines(result.output);
+  if (result.code === 0)
+    return {
+      status: "verified",
+      detail: `signed by ${target.repository}/${RELEASE_WORKFLOW} (gh attestation verify)`
+    };
+  if (result.code === null || CANNOT_ASK.test(result.output))
+    return { status: "skipped", detail: `the GitHub CLI could not check it: ${last}` };
+  throw new AttestationRefused(target.ref, last);
+}
+function lastLines(text) {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  return lines.slice(-3).join(" / ").slice(0, 1e3) || "no output";
 }
 
 // src/cli.ts
@@ -109433,7 +109880,7 @@ async function main(argv, entry = false) {
   const runtime = new DockerRuntime2();
   if (command === "plan") {
     const { printablePlan: printablePlan2, resolvePlan: resolvePlan2 } = await Promise.resolve().then(() => (init_resolve(), resolve_exports));
-    const { plannedTier: plannedTier2 } = await Promise.resolve().then(() => (init_isolation2(), isolation_exports));
+    const { plannedTier: plannedTier2 } = await Promise.resolve().then(() => (init_isolation_facts(), isolation_facts_exports));
     const { planSummary: planSummary2 } = await Promise.resolve().then(() => (init_plan_summary(), plan_summary_exports));
     const resolved2 = await resolvePlan2(plan, runtime).catch(async (error) => {
       if (error instanceof ConfigurationError) throw error;
@@ -109482,6 +109929,8 @@ async function main(argv, entry = false) {
       log,
       signal: controller.signal,
       cache: { store: new FolderStore2(defaultCacheRoot2()) },
+      // A published preset image's provenance, checked with the GitHub CLI where it is logged in.
+      verifyImage: (t2) => verifyAttestation(t2, { env: process.env }),
       ...entry ? { startupMs: performance3.now() } : {}
     });
     const r = result.report;

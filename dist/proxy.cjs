@@ -1207,7 +1207,7 @@ var StreamRedactor = class {
   }
 };
 
-// src/egress/policy.ts
+// src/egress/host-rules.ts
 var net = __toESM(require("node:net"), 1);
 var import_ipaddr = __toESM(require_ipaddr(), 1);
 var LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -1274,7 +1274,7 @@ function splitHostPort(authority, defaultPort) {
   return { host: v6 ? `[${m[1]}]` : m[1], port: p };
 }
 
-// src/egress/proxy/context.ts
+// src/egress/proxy/proxy-context.ts
 var dns = __toESM(require("node:dns"), 1);
 var IDLE_MS = 10 * 6e4;
 var Connections = class {

@@ -1,9 +1,11 @@
 // The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub), and init
 // (writes a repository's workflows; asks before it uses the GitHub CLI).
-// Its flags are in cli/flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
+// Its flags are in cli/flags.ts, cli/input-flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
 // plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
 // Each command loads what it uses when it runs (`--help` and `verify` never load the engine's
 // client or the pipeline).
+import { readRunner } from './runner.js'
+import { defaultTempRoot } from './workspace/temp.js'
 import { performance } from 'node:perf_hooks'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
 import { INPUT } from './inputs.js'
@@ -14,7 +16,7 @@ import { planRun, secretsOf } from './plan.js'
 import { AGENT_INPUT, AGENT_KEY_ENV } from './presets/presets.js'
 import { stripHidden } from './text-filter.js'
 import { parse, reader } from './cli/args.js'
-import { checkOutputInside, checkPlan, planEnvironment } from './cli/checks.js'
+import { checkOutputInside, checkPlan, dockerfileBases, planEnvironment } from './cli/checks.js'
 import { verifyAttestation } from './presets/attestation.js'
 
 export async function main(
@@ -87,6 +89,7 @@ export async function main(
         : planSummary(plan, {
             cwd: ctx.workspace,
             needs: keyed.needs,
+            bases: dockerfileBases(plan),
             resolution: 'resolution' in resolved ? resolved.resolution : resolved
           })
     )
@@ -116,10 +119,14 @@ export async function main(
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
+    const runner = readRunner(process.env)
     const result = await runPipeline(plan, secretsOf(inputs), {
       runtime,
       log,
       signal: controller.signal,
+      // On a runner, under its temporary folder, with its facts (read once here).
+      tempRoot: defaultTempRoot(runner),
+      runner,
       cache: { store: new FolderStore(defaultCacheRoot()) },
       local: true,
       // A published preset image's provenance, checked with the GitHub CLI where it is logged in.

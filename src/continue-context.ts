@@ -5,6 +5,7 @@
 // both sides are here so neither reaches into the other.
 import { ConfigurationError } from './errors.js'
 import { revealHidden } from './text-filter.js'
+import { isPlainObject } from './plain-object.js'
 
 /** One review comment on the earlier run's inline findings, posted after that review. */
 export interface DiscussionComment {
@@ -105,10 +106,6 @@ export function formatContinueContext(c: ContinueContext): string {
 /** The longest `continue-context` value written, in UTF-8 bytes (an input holds at most 64 KiB). */
 const MAX_CONTEXT_BYTES = 60_000
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
-
 /**
  * Reads `continue-context` back: every field checked for type and shape (anything else is a
  * ConfigurationError naming the input), the comments capped and made visible again.
@@ -125,7 +122,7 @@ export function parseContinueContext(name: string, raw: string): ContinueContext
   } catch {
     throw bad('is not JSON')
   }
-  if (!isObject(v)) throw bad('is not a JSON object')
+  if (!isPlainObject(v)) throw bad('is not a JSON object')
   if (typeof v.runId !== 'string' || !RUN_ID.test(v.runId)) throw bad('runId is not a run id')
   if (typeof v.headSha !== 'string' || !SHA1.test(v.headSha))
     throw bad('headSha is not a commit SHA')
@@ -139,7 +136,7 @@ export function parseContinueContext(name: string, raw: string): ContinueContext
   const comments = (v.comments as unknown[])
     .slice(-MAX_DISCUSSION_COMMENTS)
     .map((c): DiscussionComment => {
-      if (!isObject(c) || typeof c.author !== 'string' || !LOGIN.test(c.author))
+      if (!isPlainObject(c) || typeof c.author !== 'string' || !LOGIN.test(c.author))
         throw bad('a comment has no valid author')
       if (typeof c.body !== 'string') throw bad('a comment has no body')
       return {
@@ -156,7 +153,7 @@ export function parseContinueContext(name: string, raw: string): ContinueContext
   let thread: ContinueContext['thread']
   if (v.thread !== undefined && v.thread !== null) {
     const t = v.thread
-    if (!isObject(t) || typeof t.finding !== 'string') throw bad('thread has no finding')
+    if (!isPlainObject(t) || typeof t.finding !== 'string') throw bad('thread has no finding')
     thread = {
       path: typeof t.path === 'string' ? discussionText(t.path).slice(0, 500) : null,
       line:

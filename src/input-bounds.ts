@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ConfigurationError } from './errors.js'
-import { editDistance } from './suggest.js'
+import { suggest } from './suggest.js'
 import { hasControl } from './text-filter.js'
 import { readWhole } from './read-fd.js'
 
@@ -241,14 +241,10 @@ function closeFile(candidate: string): string {
   } catch {
     return ''
   }
-  const base = path.basename(candidate)
-  const close = names
-    .map((n) => ({ n, d: editDistance(base, n) }))
-    .filter((x) => x.d <= Math.max(1, Math.floor(base.length / 3)))
-    .sort((a, b) => a.d - b.d)[0]
+  const close = suggest(path.basename(candidate), names)[0]
   if (close === undefined) return ''
-  const rel = path.join(path.dirname(candidate), close.n)
-  return ` (did you mean ${path.basename(rel) === rel ? rel : close.n}?)`
+  const rel = path.join(path.dirname(candidate), close)
+  return ` (did you mean ${path.basename(rel) === rel ? rel : close}?)`
 }
 
 function kindOf(st: fs.Stats): string {

@@ -53,6 +53,7 @@ export const INPUT = {
   protectedPaths: 'protected-paths',
   maxChangedFiles: 'max-changed-files',
   maxDiffBytes: 'max-diff-bytes',
+  threatReview: 'threat-review',
   dryRun: 'dry-run',
   runId: 'run-id',
   artifactName: 'artifact-name',

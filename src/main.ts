@@ -26,22 +26,21 @@ import { plannedTier } from './pipeline/isolation-facts.js'
 import { OUTPUT_FILES } from './report/output.js'
 import { planRun, secretsOf } from './plan.js'
 import { createRuntime } from './sandbox/create-runtime.js'
-import {
-  applyMode,
-  approveMode,
-  commandMode,
-  locateMode,
-  publishMode
-} from './github/modes/modes.js'
-import { progressMode } from './github/modes/progress.js'
+import { applyMode } from './github/modes/apply.js'
+import { approveMode } from './github/modes/approve.js'
+import { commandMode } from './github/modes/command.js'
+import { locateMode } from './github/modes/locate.js'
+import { publishMode } from './github/modes/publish.js'
+import { PROGRESS_DEFAULTS, progressMode } from './github/modes/progress.js'
 import { bool } from './inputs.js'
 import { signProvenance } from './github/client/attest.js'
-import { getGitHubInputs } from './github/client/context.js'
-import type { ModeEnv } from './github/client/context.js'
+import { getGitHubInputs } from './github/modes/inputs.js'
+import type { ModeEnv } from './github/modes/inputs.js'
 import type { RunEvent } from './event.js'
 import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/actions-store.js'
 import { STATE } from './state.js'
+import { readRunner } from './runner.js'
 import { verifyAttestation } from './presets/attestation.js'
 
 const MODES = [
@@ -65,7 +64,12 @@ const readInput = boundedReader((name: string): string | undefined => {
 function policyApi(token: string | undefined, event: RunEvent): { api?: ContentsApi } {
   const r = event.repository
   if (token === undefined || r === undefined) return {}
-  const client = createClient({ token, log: new ActionLogger(), readOnly: true })
+  const client = createClient({
+    token,
+    log: new ActionLogger(),
+    readOnly: true,
+    ...(event.apiUrl !== undefined ? { baseUrl: event.apiUrl } : {})
+  })
   return {
     api: contentsReader(client, { repository: `${r.owner}/${r.repo}`, refInput: POLICY_INPUT })
   }
@@ -73,6 +77,8 @@ function policyApi(token: string | undefined, event: RunEvent): { api?: Contents
 
 /** The action's main step. */
 export async function run(): Promise<void> {
+  // The runner's facts, read once (like the event and the inputs below).
+  const runner = readRunner(process.env)
   try {
     const mode = readInput(INPUT.mode) ?? 'run'
     if (!(MODES as readonly string[]).includes(mode)) {
@@ -80,16 +86,12 @@ export async function run(): Promise<void> {
     }
     // The runner's context, read once: the event file and the variables that describe it.
     const ctx = defaultContext()
-    const modeEnv: ModeEnv = {
-      event: ctx.event,
-      workspace: ctx.workspace,
-      ...(process.env.RUNNER_TEMP !== undefined ? { runnerTemp: process.env.RUNNER_TEMP } : {})
-    }
+    const modeEnv: ModeEnv = { event: ctx.event, workspace: ctx.workspace, runner }
     if (mode === 'publish') {
       // The publish job (never the run job) signs provenance.json when it may request an id-token.
       const log = new ActionLogger()
       const gh = getGitHubInputs(readInput, ctx.workspace, { tokenRequired: true })
-      if (!gh.dryRun) await signProvenance(gh.outputDir, { token: gh.token, env: process.env, log })
+      if (!gh.dryRun) await signProvenance(gh.outputDir, { token: gh.token, runner, log })
       return await publishMode(readInput, log, modeEnv)
     }
     if (mode === 'approve')
@@ -97,7 +99,11 @@ export async function run(): Promise<void> {
     if (mode === 'locate') return await locateMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'apply') return await applyMode(readInput, new ActionLogger(), modeEnv)
     if (mode === 'command') return await commandMode(readInput, new ActionLogger(), modeEnv)
-    if (mode === 'progress') return await progressMode(readInput, new ActionLogger(), modeEnv)
+    if (mode === 'progress')
+      return await progressMode(readInput, new ActionLogger(), modeEnv, {
+        ...PROGRESS_DEFAULTS,
+        remember: (url) => core.saveState(STATE.progressCheckRun, url)
+      })
     // The policy from the base, the pull request's head (not the merge commit), the preset. The
     // plan step holds no model key: a stand-in lets the preset's routes be read (never sent).
     const given = await readRunInputs(
@@ -128,9 +134,11 @@ export async function run(): Promise<void> {
     }
     for (const e of inputs.env) core.setSecret(e.value)
     for (const c of inputs.egress?.credentials ?? []) core.setSecret(c.secret)
-    const tempRoot = modeEnv.runnerTemp ?? os.tmpdir()
+    const tempRoot = runner.temp ?? os.tmpdir()
     core.saveState(STATE.runId, plan.runId)
     core.saveState(STATE.tempRoot, tempRoot)
+    core.saveState(STATE.engine, plan.engine?.name ?? 'docker')
+    core.saveState(STATE.kubeNamespace, plan.engine?.namespace ?? '')
 
     const controller = new AbortController()
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)
@@ -143,6 +151,7 @@ export async function run(): Promise<void> {
       log: new ActionLogger(),
       signal: controller.signal,
       tempRoot,
+      runner,
       // A published preset image's provenance, checked with the runner's GitHub CLI and the token.
       verifyImage: (t) =>
         verifyAttestation(t, { env: process.env, token: readInput(INPUT.githubToken) }),
@@ -156,15 +165,20 @@ export async function run(): Promise<void> {
           }
         : {})
     })
-    await writeJobSummary(path.join(plan.outputDir, OUTPUT_FILES.comment))
+    await writeJobSummary(path.join(plan.outputDir, OUTPUT_FILES.comment), runner)
     setRunOutputs({
       ...result.report,
       reportPath: result.reportPath,
       diffSha256: result.diffSha256
     })
-    const artifact = await publishArtifact(plan.outputDir, inputs.artifactName, inputs.dryRun)
+    const artifact = await publishArtifact(
+      plan.outputDir,
+      inputs.artifactName,
+      inputs.dryRun,
+      ctx.event
+    )
     if (result.error !== undefined) {
-      await reportFailure(result.error, {
+      await reportFailure(result.error, runner, {
         outputDir: plan.outputDir,
         ...(artifact.status === 'uploaded' ? { artifact: artifact.name } : {})
       })
@@ -184,6 +198,6 @@ export async function run(): Promise<void> {
     }
   } catch (error) {
     // A configuration error, an infrastructure failure, or a bug: each reported as what it is.
-    await reportFailure(error)
+    await reportFailure(error, runner)
   }
 }

@@ -4,10 +4,11 @@ import type { Inputs, NetworkMode } from './inputs.js'
 import type { PolicyRecord, TaskOrigin } from './policy/policy-file.js'
 import { egressSecrets, planEgress } from './egress/plan.js'
 import type { EgressPlan, EgressSecrets } from './egress/plan.js'
-import type { HostMapping, HostRule } from './egress/host-rules.js'
 import type { ServiceSpec } from './services/services-inputs.js'
 import type { IsolationRequest } from './isolation/isolation.js'
 import type { ContinuationRecord } from './continue-context.js'
+import { LABELS } from './labels.js'
+import type { SetupPlan } from './setup/setup-inputs.js'
 import type { PublishedImage } from './presets/published.js'
 
 /** Where things are inside every container the pipeline starts. */
@@ -35,6 +36,12 @@ export interface PhasePlan {
 
 export interface SandboxSettings {
   runtime: string
+  /**
+   * Set by the resolve step when `runtime` is gVisor's network entry (runsc-net) only because some
+   * container needs a network: the entry for the containers without one (runsc, registered with
+   * --network=none: no network stack at all).
+   */
+  offlineRuntime?: string
   network: NetworkMode
   user: string
   readOnlyRootfs: true
@@ -109,11 +116,7 @@ export interface RunPlan {
   /** With `network: allowlist`: the egress proxy's rules (docs/egress.md). */
   egress?: EgressPlan
   /** The install phase (docs/setup.md): registries it may reach and the proxy that carries it. */
-  setup?: {
-    presets: string[]
-    allowHosts: HostRule[]
-    proxy: { image: string; hostMap: HostMapping[]; network: string | null } | null
-  }
+  setup?: SetupPlan
   /** `isolation`: the tier is decided at run time from the risk facts (docs/isolation.md). */
   isolation: (IsolationRequest & { fork: boolean | null }) | null
   /**
@@ -132,18 +135,14 @@ export interface RunPlan {
     protectedPaths: string[]
     maxChangedFiles: number
     maxDiffBytes: number
+    /** What a malicious threat review verdict does (docs/report.md#threat-review). */
+    threatReview: 'acknowledge' | 'block'
   }
   labels: Record<string, string>
   dryRun: boolean
   /** The policy file (from the base commit) these settings came from. */
   policyFile: PolicyRecord
 }
-
-export const LABELS = {
-  managed: 'dev.airlock.managed',
-  runId: 'dev.airlock.run-id',
-  phase: 'dev.airlock.phase'
-} as const
 
 const TMPFS_BYTES = { [SANDBOX_PATHS.tmp]: 256 * 1024 * 1024 }
 
@@ -265,7 +264,8 @@ export function planRun(inputs: Inputs): RunPlan {
       allowedPaths: inputs.allowedPaths,
       protectedPaths: inputs.protectedPaths,
       maxChangedFiles: inputs.maxChangedFiles,
-      maxDiffBytes: inputs.maxDiffBytes
+      maxDiffBytes: inputs.maxDiffBytes,
+      threatReview: inputs.threatReview
     },
     labels: { [LABELS.managed]: 'true', [LABELS.runId]: inputs.runId },
     dryRun: inputs.dryRun,

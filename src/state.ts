@@ -5,6 +5,11 @@
 export const STATE = {
   /** The run's id: its containers, networks and volumes carry it as a label. */
   runId: 'airlock-run-id',
+  /** The backend of the run (docker, kubernetes) and, for kubernetes, its namespace ('' default). */
+  engine: 'airlock-engine',
+  kubeNamespace: 'airlock-kubernetes-namespace',
   /** The folder holding the run's temporary folders. */
-  tempRoot: 'airlock-temp-root'
+  tempRoot: 'airlock-temp-root',
+  /** The API address of the progress check run while it is in progress ('' once completed). */
+  progressCheckRun: 'airlock-progress-check-run'
 } as const

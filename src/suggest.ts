@@ -1,4 +1,5 @@
-// "Did you mean": the known words closest to a mistyped one.
+// "Did you mean": the known words closest to a mistyped one — the one rule for every suggestion
+// (a CLI flag or command, a policy file's setting, a file name next to a missing one).
 
 /** Optimal string alignment distance (Levenshtein with adjacent transpositions). */
 export function editDistance(a: string, b: string): number {
@@ -17,8 +18,9 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * The closest candidates to `word` (at most 3): within a third of its length in edits, or a
- * candidate that starts with it (a shortened flag). Empty when nothing is close.
+ * The closest candidates to `word` (at most 3, closest first), compared without case: those
+ * within a third of its length in edits (at least one edit; a swap of two neighbours is one), or
+ * that start with it (a shortened name, three characters or more). Empty when nothing is close.
  */
 export function suggest(word: string, candidates: readonly string[]): string[] {
   const w = word.toLowerCase()

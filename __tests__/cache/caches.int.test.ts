@@ -22,6 +22,7 @@ import {
   stopDockerRegistry
 } from '../../scripts/docker-registry.mjs'
 import { startCacheService } from '../support/cache-service.js'
+import { pushForDigest } from '../support/registry.js'
 import type { CacheService } from '../support/cache-service.js'
 
 const docker = new Docker()
@@ -169,18 +170,7 @@ describe('the agent image on a base pinned by digest', () => {
     const baseId = inspectId(`${repo}:1`) as string
     const created: string[] = []
     try {
-      execFileSync('docker', ['push', '-q', `${repo}:1`], { stdio: 'pipe' })
-      const pinned = execFileSync('docker', [
-        'image',
-        'inspect',
-        '-f',
-        '{{range .RepoDigests}}{{println .}}{{end}}',
-        `${repo}:1`
-      ])
-        .toString()
-        .split('\n')
-        .find((d) => d.startsWith(`${repo}@sha256:`)) as string
-      expect(pinned).toBeDefined()
+      const pinned = pushForDigest(repo)
       const baseLayers = (await docker.getImage(baseId).inspect()).RootFS.Layers ?? []
       expect(baseLayers.length).toBeGreaterThan(1)
       // The runner that builds is fresh too: the build pulls the base.

@@ -34,6 +34,7 @@ function inputs(overrides: Partial<Inputs> = {}): Inputs {
     protectedPaths: [...DEFAULT_PROTECTED_PATHS],
     maxChangedFiles: 2000,
     maxDiffBytes: 20 * 1024 * 1024,
+    threatReview: 'acknowledge',
     dryRun: false,
     runId: 'r1',
     artifactName: 'airlock-r1',
@@ -50,7 +51,7 @@ describe('planSummary', () => {
       [
         'Plan of run r1 (nothing has run; airlock plan --json prints all of it)',
         '  repository  . at main',
-        '  image       built from agent/Dockerfile (context agent); every FROM pinned by digest',
+        '  image       built from agent/Dockerfile (context agent); every FROM pinned (by digest or by a local image ID)',
         '  isolation   runtime runc',
         '  network     none: the agent reaches nothing',
         '  phases      baseline npm test',
@@ -145,5 +146,41 @@ describe('planSummary', () => {
     expect(undecided).toContain(
       "  isolation   auto: the tier is chosen from the run's risk\n              the engine did not answer\n"
     )
+  })
+})
+
+describe('how the FROM lines are pinned, as the Dockerfile says', () => {
+  const D = 'd'.repeat(64)
+  const line = (bases: Parameters<typeof planSummary>[1]['bases'], allow = false): string =>
+    planSummary(planRun(inputs({ allowUnpinnedBase: allow })), { cwd: '/repo', bases })
+      .split('\n')
+      .find((l) => l.startsWith('  image')) ?? ''
+  it.each([
+    [undefined, false, 'every FROM pinned (by digest or by a local image ID)'],
+    [[{ ref: `node@sha256:${D}`, pin: 'digest', line: 1 }], false, 'every FROM pinned by digest'],
+    [
+      [{ ref: `sha256:${D}`, pin: 'image-id', line: 1 }],
+      false,
+      "every FROM pinned by a local image ID (an image of this machine's engine, not pulled from a registry)"
+    ],
+    [
+      [
+        { ref: `node@sha256:${D}`, pin: 'digest', line: 1 },
+        { ref: 'build', pin: 'stage', line: 3 },
+        { ref: `sha256:${D}`, pin: 'image-id', line: 4 }
+      ],
+      false,
+      "every FROM pinned: 1 by digest, 1 by a local image ID (an image of this machine's engine, not pulled from a registry)"
+    ],
+    [
+      [{ ref: 'node:20', pin: 'unpinned', line: 1 }],
+      true,
+      'unpinned FROM accepted (allow-unpinned-base): node:20'
+    ]
+  ] as const)('%j', (bases, allow, expected) => {
+    const got = line(bases as Parameters<typeof planSummary>[1]['bases'], allow)
+    expect(got).toContain(expected)
+    if (bases !== undefined && !bases.some((b) => b.pin === 'digest'))
+      expect(got).not.toContain('by digest')
   })
 })

@@ -14,7 +14,7 @@ import { MemoryLogger } from '../../src/log.js'
 import { runPipeline } from '../../src/pipeline/run.js'
 import { planRun, secretsOf } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
-import { startEgress, type EgressCapture } from '../../src/egress/session.js'
+import { startEgress, type EgressCapture, type EgressOptions } from '../../src/egress/session.js'
 import { parseCredential } from '../../src/egress/credential-routes.js'
 import { parseHostRule } from '../../src/egress/host-rules.js'
 import type { ProxyConfig } from '../../src/egress/proxy.js'
@@ -227,8 +227,16 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
 })
 
 describe('the model budget at the proxy', () => {
-  test('past max-model-tokens the proxy answers 429 with the reason', async () => {
-    const runId = uniqueId('egret-budget')
+  type Calls = {
+    calls: { status: number; denied: string | null; shouldRetry: string; body: string }[]
+  }
+  /** The attack client's calls through a proxy with this budget to the stub API; its capture. */
+  async function throughBudget(
+    name: string,
+    budget: EgressOptions['budget'],
+    env: string[]
+  ): Promise<{ r: Calls; capture: EgressCapture }> {
+    const runId = uniqueId(name)
     const session = await startEgress(new DockerRuntime(docker), {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
@@ -239,23 +247,28 @@ describe('the model budget at the proxy', () => {
       credentials: [route('STUBAPI=https://api.test:8443|K|x-api-key')],
       extraCa: fs.readFileSync(path.join(world.certs, 'ca.crt'), 'utf8'),
       upstreamNetwork: world.stubs.network,
-      // Each stub answer reports 120 input + 30 output tokens.
-      budget: { maxTokens: 200 }
+      ...(budget ? { budget } : {})
     })
-    let r: { calls: { status: number; denied: string | null; shouldRetry: string; body: string }[] }
+    let r: Calls
     let capture: EgressCapture
     try {
       r = result(
         await runClient(docker, {
           network: session.network,
           script: 'attack.mjs',
-          env: [...session.env, 'ATTACK=budget'],
+          env: [...session.env, 'ATTACK=budget', ...env],
           labels
         })
       )
     } finally {
       capture = await session.stop()
     }
+    return { r, capture }
+  }
+
+  test('past max-model-tokens the proxy answers 429 with the reason', async () => {
+    // Each stub answer reports 120 input + 30 output tokens.
+    const { r, capture } = await throughBudget('egret-budget', { maxTokens: 200 }, [])
     expect(r.calls.map((c) => c.status)).toEqual([200, 200, 429])
     expect(r.calls[2]).toMatchObject({ denied: 'budget-exceeded', shouldRetry: 'false' })
     expect(r.calls[2].body).toContain('max-model-tokens (200) reached: 300 token(s) used')
@@ -263,35 +276,11 @@ describe('the model budget at the proxy', () => {
   }, 120_000)
 
   test('past max-cost-usd the proxy answers 429 once the first exchange cost more', async () => {
-    const runId = uniqueId('egret-cost')
-    const session = await startEgress(new DockerRuntime(docker), {
-      runId,
-      labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
-      proxyImage: nodeImage,
-      proxyScript: world.proxyScript,
-      allow: [],
-      hostMap: [{ host: 'api.test', address: world.stubs.upstream.ip }],
-      credentials: [route('STUBAPI=https://api.test:8443|K|x-api-key')],
-      extraCa: fs.readFileSync(path.join(world.certs, 'ca.crt'), 'utf8'),
-      upstreamNetwork: world.stubs.network,
-      // The stub answers 120 input + 30 output tokens: at claude-sonnet-4's $3 / $15 per million
-      // the first exchange costs $0.00081, past this budget.
-      budget: { maxCostUsd: 0.0005 }
-    })
-    let r: { calls: { status: number; denied: string | null; shouldRetry: string; body: string }[] }
-    let capture: EgressCapture
-    try {
-      r = result(
-        await runClient(docker, {
-          network: session.network,
-          script: 'attack.mjs',
-          env: [...session.env, 'ATTACK=budget', 'MODEL=claude-sonnet-4-5-20250929'],
-          labels
-        })
-      )
-    } finally {
-      capture = await session.stop()
-    }
+    // The stub answers 120 input + 30 output tokens: at claude-sonnet-4's $3 / $15 per million
+    // the first exchange costs $0.00081, past this budget.
+    const { r, capture } = await throughBudget('egret-cost', { maxCostUsd: 0.0005 }, [
+      'MODEL=claude-sonnet-4-5-20250929'
+    ])
     expect(r.calls.map((c) => c.status)).toEqual([200, 429, 429])
     expect(r.calls[1]).toMatchObject({ denied: 'budget-exceeded', shouldRetry: 'false' })
     expect(r.calls[1].body).toContain('max-cost-usd (0.0005) reached: $0.00081 spent')

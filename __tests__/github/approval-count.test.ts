@@ -7,6 +7,7 @@ import {
 import type { Candidate, Tally } from '../../src/github/gate/approval-count.js'
 import { approvalRequest } from '../../src/github/gate/approval-request.js'
 import { gateAfterRun } from '../../src/github/gate/gate.js'
+import { parseEvent } from '../../src/event.js'
 import { parsePolicy } from '../../src/policy/policy-file.js'
 import { protectedNextStep } from '../../src/report/protected-step.js'
 import { ConfigurationError } from '../../src/errors.js'
@@ -121,17 +122,16 @@ describe('counting approvals', () => {
 
 describe('the acknowledgement in the command', () => {
   const comment = (body: string) =>
-    approvalRequest({
-      eventName: 'issue_comment',
-      owner: 'o',
-      repo: 'r',
-      serverUrl: 'https://github.com',
-      payload: {
-        action: 'created',
-        issue: { number: 3, pull_request: { url: 'u' } },
-        comment: { body, user: { login: 'w', type: 'User' } }
-      }
-    })
+    approvalRequest(
+      parseEvent(
+        { GITHUB_EVENT_NAME: 'issue_comment', GITHUB_REPOSITORY: 'o/r' },
+        JSON.stringify({
+          action: 'created',
+          issue: { number: 3, pull_request: { url: 'u' } },
+          comment: { body, user: { login: 'w', type: 'User' } }
+        })
+      )
+    )
   test.each([
     [`/airlock approve ${SHORT} protected`, true],
     [`/airlock approve ${SHORT}`, false],

@@ -4,18 +4,14 @@ import {
   runCommand
 } from '../../src/github/conversation/command.js'
 import { approvalRequest } from '../../src/github/gate/approval-request.js'
-import type { EventContext } from '../../src/github/client/context.js'
+import { parseEvent } from '../../src/event.js'
+import type { RunEvent } from '../../src/event.js'
 import { HEAD } from './report-fixture.js'
 
 describe('approval requests from events', () => {
-  const ctx = (eventName: string, payload: Record<string, unknown>): EventContext => ({
-    eventName,
-    owner: 'o',
-    repo: 'r',
-    payload,
-    serverUrl: 'https://github.com'
-  })
-  const comment = (body: string, pr = true): EventContext =>
+  const ctx = (eventName: string, payload: Record<string, unknown>): RunEvent =>
+    parseEvent({ GITHUB_EVENT_NAME: eventName, GITHUB_REPOSITORY: 'o/r' }, JSON.stringify(payload))
+  const comment = (body: string, pr = true): RunEvent =>
     ctx('issue_comment', {
       action: 'created',
       issue: { number: 3, ...(pr ? { pull_request: { url: 'u' } } : {}) },
@@ -50,7 +46,7 @@ describe('approval requests from events', () => {
     expect(approvalRequest(comment('/airlock approve abcdef1', false))).toBeNull()
   })
   test('only approving reviews count', () => {
-    const review = (state: string): EventContext =>
+    const review = (state: string): RunEvent =>
       ctx('pull_request_review', {
         action: 'submitted',
         pull_request: { number: 4 },
@@ -71,17 +67,15 @@ describe('approval requests from events', () => {
 })
 
 describe('/airlock run comments', () => {
-  const ctx = (body: string, action = 'created'): EventContext => ({
-    eventName: 'issue_comment',
-    owner: 'o',
-    repo: 'r',
-    payload: {
-      action,
-      issue: { number: 3, pull_request: { url: 'u' } },
-      comment: { id: 9, body, user: { login: 'w', type: 'User' } }
-    },
-    serverUrl: 'https://github.com'
-  })
+  const ctx = (body: string, action = 'created'): RunEvent =>
+    parseEvent(
+      { GITHUB_EVENT_NAME: 'issue_comment', GITHUB_REPOSITORY: 'o/r' },
+      JSON.stringify({
+        action,
+        issue: { number: 3, pull_request: { url: 'u' } },
+        comment: { id: 9, body, user: { login: 'w', type: 'User' } }
+      })
+    )
   test.each([
     ['/airlock run fix the cart', 'fix the cart'],
     ['/airlock run fix it\nand the tests too\n', 'fix it\nand the tests too'],
@@ -109,13 +103,11 @@ describe('/airlock run comments', () => {
 })
 
 describe('commanded runs: the manual run and the reply', () => {
-  const dispatch = (payload: Record<string, unknown>): EventContext => ({
-    eventName: 'workflow_dispatch',
-    owner: 'o',
-    repo: 'r',
-    payload,
-    serverUrl: 'https://github.com'
-  })
+  const dispatch = (payload: Record<string, unknown>): RunEvent =>
+    parseEvent(
+      { GITHUB_EVENT_NAME: 'workflow_dispatch', GITHUB_REPOSITORY: 'o/r' },
+      JSON.stringify(payload)
+    )
   test('a manual run names its pull request and the person who started it', () => {
     const ctx = dispatch({ sender: { login: 'w', type: 'User' } })
     expect(dispatchCommand(ctx, 21, ' fix it ')).toEqual({

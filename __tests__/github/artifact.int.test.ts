@@ -18,6 +18,8 @@ import {
 } from '../../src/github/client/artifact.js'
 import { startResultsService } from '../support/results-service.js'
 import type { ResultsService } from '../support/results-service.js'
+import { parseEvent } from '../../src/event.js'
+import type { RunEvent } from '../../src/event.js'
 
 jest.setTimeout(120_000)
 
@@ -50,6 +52,9 @@ afterEach(async () => {
   if (work !== undefined) await fs.promises.rm(work, { recursive: true, force: true })
   expect(service?.violations).toEqual([])
 })
+
+/** The event as the runner's variables of the test describe it. */
+const runEvent = (): RunEvent => parseEvent(process.env, undefined)
 
 let counter = 0
 function uniqueName(): string {
@@ -97,7 +102,7 @@ const fast = { retryDelayMs: 50 }
 test('uploads the whole folder as one artifact; the download has exactly its regular files', async () => {
   const { dir, files } = await outputFolder()
   const name = uniqueName()
-  const record = await uploadOutputFolder(dir, { name, ...fast })
+  const record = await uploadOutputFolder(dir, { name, ...fast, event: runEvent() })
   expect(record).toMatchObject({ status: 'uploaded', name, attempts: 1 })
   if (record.status !== 'uploaded') throw new Error('not uploaded')
   const stored = service.artifacts().find((a) => a.name === name)
@@ -117,13 +122,17 @@ test('uploads the whole folder as one artifact; the download has exactly its reg
 
 test('each run attempt has its own name; the same name twice is refused by the service, not retried', async () => {
   const { dir } = await outputFolder()
-  const first = await uploadOutputFolder(dir, { name: 'airlock-900-1', ...fast })
-  const second = await uploadOutputFolder(dir, { name: 'airlock-900-2', ...fast })
+  const first = await uploadOutputFolder(dir, { name: 'airlock-900-1', ...fast, event: runEvent() })
+  const second = await uploadOutputFolder(dir, {
+    name: 'airlock-900-2',
+    ...fast,
+    event: runEvent()
+  })
   expect(first.status).toBe('uploaded')
   expect(second.status).toBe('uploaded')
 
   service.requests.length = 0
-  const again = await uploadOutputFolder(dir, { name: 'airlock-900-1', ...fast })
+  const again = await uploadOutputFolder(dir, { name: 'airlock-900-1', ...fast, event: runEvent() })
   expect(again).toMatchObject({ status: 'failed', attempts: 1 })
   if (again.status !== 'failed') throw new Error('unexpected')
   expect(again.error).toMatch(/409/)
@@ -135,7 +144,7 @@ test('a dropped connection (not retried by the client) is retried as a new attem
   const { dir } = await outputFolder()
   service.faults.push({ method: 'CreateArtifact', kind: 'reset' })
   const name = uniqueName()
-  const record = await uploadOutputFolder(dir, { name, ...fast })
+  const record = await uploadOutputFolder(dir, { name, ...fast, event: runEvent() })
   expect(record).toMatchObject({ status: 'uploaded', attempts: 2 })
   expect(
     service.requests.filter((r) => r.method === 'CreateArtifact').map((r) => r.status)
@@ -151,7 +160,7 @@ test('a 503 is retried by the client itself within one attempt', async () => {
     code: 'unavailable',
     msg: 'try again'
   })
-  const record = await uploadOutputFolder(dir, { name: uniqueName(), ...fast })
+  const record = await uploadOutputFolder(dir, { name: uniqueName(), ...fast, event: runEvent() })
   expect(record).toMatchObject({ status: 'uploaded', attempts: 1 })
   expect(
     service.requests.filter((r) => r.method === 'CreateArtifact').map((r) => r.status)
@@ -162,7 +171,7 @@ test('when the answer to FinalizeArtifact is lost, the next attempt finds the ar
   const { dir } = await outputFolder()
   service.faults.push({ method: 'FinalizeArtifact', kind: 'reset-after' })
   const name = uniqueName()
-  const record = await uploadOutputFolder(dir, { name, ...fast })
+  const record = await uploadOutputFolder(dir, { name, ...fast, event: runEvent() })
   expect(record).toMatchObject({ status: 'uploaded', attempts: 2 })
   const stored = service.artifacts().filter((a) => a.name === name)
   expect(stored).toHaveLength(1)
@@ -183,7 +192,7 @@ test('a permanent refusal fails at once and is recorded with the error', async (
     code: 'permission_denied',
     msg: 'token lacks the scope'
   })
-  const record = await uploadOutputFolder(dir, { name: uniqueName(), ...fast })
+  const record = await uploadOutputFolder(dir, { name: uniqueName(), ...fast, event: runEvent() })
   expect(record).toMatchObject({ status: 'failed', attempts: 1 })
   if (record.status !== 'failed') throw new Error('unexpected')
   expect(record.error).toMatch(/403/)
@@ -195,7 +204,12 @@ test('a permanent refusal fails at once and is recorded with the error', async (
 test('a connection that keeps dropping fails after the configured attempts', async () => {
   const { dir } = await outputFolder()
   service.alwaysFail.push({ method: 'CreateArtifact', kind: 'reset' })
-  const record = await uploadOutputFolder(dir, { name: uniqueName(), attempts: 3, ...fast })
+  const record = await uploadOutputFolder(dir, {
+    name: uniqueName(),
+    attempts: 3,
+    ...fast,
+    event: runEvent()
+  })
   expect(record).toMatchObject({ status: 'failed', attempts: 3 })
   if (record.status !== 'failed') throw new Error('unexpected')
   expect(record.error).toMatch(/ECONNRESET/)
@@ -206,7 +220,7 @@ test('a connection that keeps dropping fails after the configured attempts', asy
 test('without the runtime token the upload fails clearly, without retrying', async () => {
   const { dir } = await outputFolder()
   delete process.env.ACTIONS_RUNTIME_TOKEN
-  const record = await uploadOutputFolder(dir, { name: uniqueName(), ...fast })
+  const record = await uploadOutputFolder(dir, { name: uniqueName(), ...fast, event: runEvent() })
   expect(record).toMatchObject({ status: 'failed', attempts: 1 })
   if (record.status === 'failed') expect(record.error).toMatch(/ACTIONS_RUNTIME_TOKEN/)
   expect(service.requests).toHaveLength(0)
@@ -215,8 +229,8 @@ test('without the runtime token the upload fails clearly, without retrying', asy
 test('a later job finds the artifact by name; a missing one is a failed record', async () => {
   const { dir } = await outputFolder()
   const name = uniqueName()
-  const record = await uploadOutputFolder(dir, { name, ...fast })
-  const found = await findArtifact(name)
+  const record = await uploadOutputFolder(dir, { name, ...fast, event: runEvent() })
+  const found = await findArtifact(name, { event: runEvent() })
   expect(found).toMatchObject({ status: 'uploaded', name, attempts: 0 })
   if (found.status === 'uploaded' && record.status === 'uploaded') {
     expect(found.id).toBe(record.id)

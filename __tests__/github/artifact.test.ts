@@ -7,6 +7,7 @@ import {
   isPermanent,
   readArtifactRecord
 } from '../../src/github/client/artifact.js'
+import { parseEvent } from '../../src/event.js'
 
 test.each<[string, NodeJS.ProcessEnv, string | null]>([
   [
@@ -21,7 +22,7 @@ test.each<[string, NodeJS.ProcessEnv, string | null]>([
   ],
   ['outside Actions', {}, null]
 ])('artifactUrl: %s', (_name, env, expected) => {
-  expect(artifactUrl(env, 5)).toBe(expected)
+  expect(artifactUrl(parseEvent(env, undefined), 5)).toBe(expected)
 })
 
 const named = (name: string, message: string): Error => Object.assign(new Error(message), { name })

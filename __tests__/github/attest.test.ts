@@ -33,18 +33,13 @@ beforeEach(async () => {
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-const OIDC = {
-  ACTIONS_ID_TOKEN_REQUEST_URL: 'http://127.0.0.1:1/token',
-  ACTIONS_ID_TOKEN_REQUEST_TOKEN: 't'
-}
-
 describe('signProvenance', () => {
   it('signs the statement as written when the job may request an id-token', async () => {
     const calls: AttestOptions[] = []
     const log = logger()
     const r = await signProvenance(dir, {
       token: 'ghs_token',
-      env: OIDC,
+      runner: { idToken: true },
       log,
       attest: async (o) => {
         calls.push(o)
@@ -77,7 +72,7 @@ describe('signProvenance', () => {
     let called = false
     const r = await signProvenance(dir, {
       token: 't',
-      env: {},
+      runner: { idToken: false },
       log,
       attest: async () => {
         called = true
@@ -94,7 +89,7 @@ describe('signProvenance', () => {
     let called = false
     const r = await signProvenance(dir, {
       token: 't',
-      env: OIDC,
+      runner: { idToken: true },
       log: logger(),
       attest: async () => {
         called = true
@@ -108,7 +103,7 @@ describe('signProvenance', () => {
   it('a signing failure is reported, never thrown', async () => {
     const r = await signProvenance(dir, {
       token: 't',
-      env: OIDC,
+      runner: { idToken: true },
       log: logger(),
       attest: async () => {
         throw new Error('fulcio: 503')

@@ -3,7 +3,8 @@
 import { PEOPLE, PR_NUMBER, TOKEN, makeWorld } from '../../__fixtures__/action-harness.js'
 import type { World } from '../../__fixtures__/action-harness.js'
 import { createClient } from '../../src/github/client/client.js'
-import type { EventContext } from '../../src/github/client/context.js'
+import { parseEvent } from '../../src/event.js'
+import type { RunEvent } from '../../src/event.js'
 import { acceptedReply, decideCommand, runCommand } from '../../src/github/conversation/command.js'
 import { MemoryLogger } from '../../src/log.js'
 
@@ -15,18 +16,15 @@ afterEach(async () => {
   await world.close()
 })
 
-function comment(body: string, login = PEOPLE.writer.login): EventContext {
-  return {
-    eventName: 'issue_comment',
-    owner: 'octo-org',
-    repo: 'hello',
-    payload: {
+function comment(body: string, login = PEOPLE.writer.login): RunEvent {
+  return parseEvent(
+    { GITHUB_EVENT_NAME: 'issue_comment', GITHUB_REPOSITORY: 'octo-org/hello' },
+    JSON.stringify({
       action: 'created',
       issue: { number: PR_NUMBER, pull_request: { url: 'u' } },
       comment: { id: 9, body, user: { login, type: 'User' } }
-    },
-    serverUrl: 'https://github.com'
-  }
+    })
+  )
 }
 
 test("a writer's bare `/airlock run` is accepted with an empty task (the workflow runs the review task)", async () => {
@@ -34,7 +32,7 @@ test("a writer's bare `/airlock run` is accepted with an empty task (the workflo
   const cmd = runCommand(ctx)
   if (cmd === null) throw new Error('not a command')
   const octokit = createClient({ token: TOKEN, log: new MemoryLogger(), baseUrl: world.api.url })
-  const decision = await decideCommand(octokit, ctx, cmd)
+  const decision = await decideCommand(octokit, { owner: 'octo-org', repo: 'hello' }, cmd)
   expect(decision).toMatchObject({ accepted: true, task: '' })
   if (!decision.accepted) throw new Error('refused')
   expect(acceptedReply(cmd, decision, undefined)).toMatch(/with the review task/)
@@ -46,5 +44,7 @@ test("a reader's bare `/airlock run` is still refused", async () => {
   const cmd = runCommand(ctx)
   if (cmd === null) throw new Error('not a command')
   const octokit = createClient({ token: TOKEN, log: new MemoryLogger(), baseUrl: world.api.url })
-  expect(await decideCommand(octokit, ctx, cmd)).toMatchObject({ accepted: false })
+  expect(await decideCommand(octokit, { owner: 'octo-org', repo: 'hello' }, cmd)).toMatchObject({
+    accepted: false
+  })
 })

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs'
 import { parse } from 'yaml'
-import { GITHUB_OUTPUT } from '../../src/github/client/context.js'
+import { OUTPUT } from '../../src/github/client/run-outputs.js'
 import { INPUT } from '../../src/input-names.js'
 
 describe('action.yml', () => {
@@ -14,7 +14,10 @@ describe('action.yml', () => {
   test('the one table of input names is exactly the inputs of action.yml', () => {
     expect(Object.values(INPUT).sort()).toEqual(Object.keys(action.inputs).sort())
   })
-  test.each(Object.values(GITHUB_OUTPUT))('declares output %s', (name) => {
+  test.each(Object.values(OUTPUT))('declares output %s', (name) => {
     expect(action.outputs[name]?.description).toBeTruthy()
+  })
+  test('the one table of output names is exactly the outputs of action.yml', () => {
+    expect(Object.values(OUTPUT).sort()).toEqual(Object.keys(action.outputs).sort())
   })
 })

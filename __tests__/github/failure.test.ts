@@ -11,10 +11,10 @@ import { ApplyRefused } from '../../src/github/apply/patch-tree.js'
 
 // The command mode stands in for "some work the step does": each test says what it throws.
 const commandMode = jest.fn<() => Promise<void>>()
-const realModes = await import('../../src/github/modes/modes.js')
-jest.unstable_mockModule('../../src/github/modes/modes.js', () => ({ ...realModes, commandMode }))
+jest.unstable_mockModule('../../src/github/modes/command.js', () => ({ commandMode }))
 const { run } = await import('../../src/main.js')
 const { reportFailure } = await import('../../src/github/client/failure.js')
+const { readRunner } = await import('../../src/runner.js')
 
 let dir: string
 let stdout: string[]
@@ -103,10 +103,14 @@ test('an engine failure is the environment’s: its own title, and no blame on t
 })
 
 test('an infrastructure failure during a run says the evidence is kept, and where', async () => {
-  await reportFailure(new InfrastructureError('the container engine failed during wait'), {
-    outputDir: path.join(dir, 'airlock-out'),
-    artifact: 'airlock-31-1'
-  })
+  await reportFailure(
+    new InfrastructureError('the container engine failed during wait'),
+    readRunner(process.env),
+    {
+      outputDir: path.join(dir, 'airlock-out'),
+      artifact: 'airlock-31-1'
+    }
+  )
   expect(process.exitCode).toBe(1)
   expect(errors()[0]?.message).toContain(
     `evidence gathered so far is kept in ${path.join(dir, 'airlock-out')}`
@@ -119,6 +123,7 @@ test('an infrastructure failure during a run says the evidence is kept, and wher
 test('a configuration error found by the run names the input the same way', async () => {
   await reportFailure(
     new ConfigurationError('runtime', '"runsc" is not configured in the Docker daemon'),
+    readRunner(process.env),
     {
       outputDir: path.join(dir, 'airlock-out')
     }
@@ -144,7 +149,10 @@ test.each<[number, string]>([
   [403, 'Agent Airlock: refused'],
   [502, 'Agent Airlock: infrastructure']
 ])('GitHub answering %d is reported as %s', async (status, title) => {
-  await reportFailure(new GitHubRequestError(status, 'POST', '/x', `GitHub answered ${status}`))
+  await reportFailure(
+    new GitHubRequestError(status, 'POST', '/x', `GitHub answered ${status}`),
+    readRunner(process.env)
+  )
   expect(errors()[0]?.title).toBe(title)
 })
 
@@ -173,7 +181,10 @@ test.each([['a string'], [42], [undefined], [null]])(
 )
 
 test('hostile text in a message cannot reach the summary as markup', async () => {
-  await reportFailure(new ConfigurationError('task', '<img src=x> @someone ``` [link](http://x)'))
+  await reportFailure(
+    new ConfigurationError('task', '<img src=x> @someone ``` [link](http://x)'),
+    readRunner(process.env)
+  )
   const text = fs.readFileSync(summary, 'utf8')
   expect(text).not.toContain('<img')
   expect(text).not.toContain('@someone')
@@ -182,7 +193,7 @@ test('hostile text in a message cannot reach the summary as markup', async () =>
 
 test('no summary file: the step still fails, with the annotation', async () => {
   delete process.env.GITHUB_STEP_SUMMARY
-  await reportFailure(new ConfigurationError('mode', 'bad'))
+  await reportFailure(new ConfigurationError('mode', 'bad'), readRunner(process.env))
   expect(process.exitCode).toBe(1)
   expect(errors()[0]?.title).toBe('Agent Airlock: configuration')
 })

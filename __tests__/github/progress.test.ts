@@ -3,6 +3,7 @@ import type { World } from '../../__fixtures__/action-harness.js'
 import type { WorkflowJob } from '../../__fixtures__/github-stand-in.js'
 import type { RunEvent } from '../../src/event.js'
 import { createClient } from '../../src/github/client/client.js'
+import { readRunner } from '../../src/runner.js'
 import {
   PROGRESS_CHECK_NAME,
   findJob,
@@ -10,6 +11,7 @@ import {
   progressSummary
 } from '../../src/github/modes/progress.js'
 import { MemoryLogger } from '../../src/log.js'
+import { completeProgressCheck } from '../../src/cleanup-step.js'
 
 /** progress mode against the OpenAPI-validating GitHub stand-in, the run job played by the test. */
 let world: World
@@ -25,7 +27,6 @@ const RUN_ID = '4242'
 function event(headSha: string): RunEvent {
   return {
     name: 'pull_request',
-    payload: {},
     repository: { owner: 'octo-org', repo: 'hello' },
     serverUrl: 'https://github.com',
     run: { id: RUN_ID, attempt: '1' },
@@ -73,7 +74,7 @@ test('an in-progress check run follows the run job, then is completed neutral wh
   await progressMode(
     read,
     log,
-    { event: event(world.base), workspace: world.workspace },
+    { event: event(world.base), workspace: world.workspace, runner: readRunner({}) },
     { intervalMs: 10, maxMs: 60_000, maxFailures: 3 },
     createClient({ token: TOKEN, log, baseUrl: world.api.url })
   )
@@ -103,7 +104,7 @@ test('the run jobs that cannot be read stop the watch after a bounded number of 
   await progressMode(
     (name) => ({ 'github-token': TOKEN })[name],
     log,
-    { event: event(world.base), workspace: world.workspace },
+    { event: event(world.base), workspace: world.workspace, runner: readRunner({}) },
     { intervalMs: 1, maxMs: 60_000, maxFailures: 3 },
     createClient({ token: TOKEN, log, baseUrl: world.api.url, retries: 0 })
   )
@@ -136,4 +137,48 @@ test('the job is found by its name, also inside a called workflow; the summary s
   // The step's name is shown as text: no markup of its own reaches the summary.
   expect(summary).toMatch(/^Step: \*\*Check +out +b +\*\* · running for 42 s\./)
   expect(summary).not.toMatch(/[`<>]/)
+})
+
+test('a cancelled progress job: the step saves its check run while it is in progress, and the post step completes it as cancelled', async () => {
+  const jobs = [runJob('in_progress', 'Run the agent in the sandbox')] as WorkflowJob[]
+  world.api.workflowJobs.set(RUN_ID, jobs)
+  let looks = 0
+  world.api.beforeRoute = (route) => {
+    if (route === 'GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs' && ++looks === 3)
+      jobs[0] = runJob('completed')
+  }
+  const remembered: string[] = []
+  const log = new MemoryLogger()
+  await progressMode(
+    (name) => ({ 'github-token': TOKEN })[name],
+    log,
+    { event: event(world.base), workspace: world.workspace, runner: readRunner({}) },
+    { intervalMs: 10, maxMs: 60_000, maxFailures: 3, remember: (u) => remembered.push(u) },
+    createClient({ token: TOKEN, log, baseUrl: world.api.url })
+  )
+  const first = world.api.checkRuns[0]
+  // While in progress the post step would find the check run; once completed, nothing.
+  expect(remembered).toEqual([`${world.api.url}/repos/octo-org/hello/check-runs/${first.id}`, ''])
+
+  // A job cancelled while its check run is in progress: the post step gets the saved address.
+  const created = await fetch(`${world.api.url}/repos/octo-org/hello/check-runs`, {
+    method: 'POST',
+    headers: { authorization: `token ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: PROGRESS_CHECK_NAME,
+      head_sha: world.base,
+      status: 'in_progress'
+    })
+  })
+  const { id } = (await created.json()) as { id: number }
+  await completeProgressCheck(`${world.api.url}/repos/octo-org/hello/check-runs/${id}`, TOKEN)
+  expect(world.api.checkRuns.find((c) => c.id === id)).toMatchObject({
+    status: 'completed',
+    conclusion: 'cancelled'
+  })
+  expect(world.api.violations).toEqual([])
+  // A refused completion is an error the post step reports as a warning, never a crash.
+  await expect(
+    completeProgressCheck(`${world.api.url}/repos/octo-org/hello/check-runs/999999`, TOKEN)
+  ).rejects.toThrow(/HTTP 404/)
 })

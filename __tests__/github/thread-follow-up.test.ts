@@ -4,7 +4,8 @@
 import { webhook } from '../../__fixtures__/action-harness.js'
 import { acknowledgeCommand, runCommand } from '../../src/github/conversation/command.js'
 import type { CommandDecision } from '../../src/github/conversation/command.js'
-import type { EventContext } from '../../src/github/client/context.js'
+import { parseEvent } from '../../src/event.js'
+import type { RunEvent } from '../../src/event.js'
 import type { GitHubClient } from '../../src/github/client/client.js'
 import { findEarlierRun } from '../../src/github/conversation/follow-up.js'
 import { markerFor } from '../../src/github/review/marker.js'
@@ -16,7 +17,7 @@ const ME = { login: 'github-actions[bot]' }
 const HEAD = 'a1'.repeat(20)
 const DIFF = 'c3'.repeat(32)
 
-function reviewCommentEvent(body: string, inReplyTo?: number): EventContext {
+function reviewCommentEvent(body: string, inReplyTo?: number): RunEvent {
   const payload = webhook('pull_request_review_comment', 'created', (p) => {
     p.pull_request.number = 7
     p.comment.id = 5555
@@ -26,13 +27,10 @@ function reviewCommentEvent(body: string, inReplyTo?: number): EventContext {
     if (inReplyTo === undefined) delete p.comment.in_reply_to_id
     else p.comment.in_reply_to_id = inReplyTo
   })
-  return {
-    eventName: 'pull_request_review_comment',
-    owner: 'octo-org',
-    repo: 'hello',
-    payload,
-    serverUrl: 'https://github.com'
-  }
+  return parseEvent(
+    { GITHUB_EVENT_NAME: 'pull_request_review_comment', GITHUB_REPOSITORY: 'octo-org/hello' },
+    JSON.stringify(payload)
+  )
 }
 
 test('a reply in a thread is a command for that thread; a new inline comment is none', () => {
@@ -62,7 +60,15 @@ test('the reaction and the answer go to the thread', async () => {
     fork: false
   }
   const log = { info: () => undefined, warn: () => undefined } as never
-  await acknowledgeCommand(writes, ctx, cmd, accepted, log, undefined, '555-1')
+  await acknowledgeCommand(
+    writes,
+    { owner: 'octo-org', repo: 'hello' },
+    cmd,
+    accepted,
+    log,
+    undefined,
+    '555-1'
+  )
   expect(writes.calls.map((c) => c.route)).toEqual([
     'POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions',
     'POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies'

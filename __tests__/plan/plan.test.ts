@@ -32,6 +32,7 @@ function inputs(overrides: Partial<Inputs> = {}): Inputs {
     protectedPaths: [],
     maxChangedFiles: 2000,
     maxDiffBytes: 1024 * 1024,
+    threatReview: 'acknowledge',
     dryRun: false,
     runId: 'r1',
     artifactName: 'airlock-r1',

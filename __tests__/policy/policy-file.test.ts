@@ -2,16 +2,10 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import YAML from 'yaml'
-import { ConfigurationError } from '../../src/errors.js'
+import { ConfigurationError, errorMessage } from '../../src/errors.js'
 import { getInputs } from '../../src/inputs.js'
 import type { InputContext } from '../../src/inputs.js'
-import {
-  POLICY_KEYS,
-  nearestKey,
-  parsePolicy,
-  recordFor,
-  withPolicy
-} from '../../src/policy/policy-file.js'
+import { POLICY_KEYS, parsePolicy, recordFor, withPolicy } from '../../src/policy/policy-file.js'
 import { loadPolicy } from '../../src/policy/load.js'
 import type { ContentsApi } from '../../src/policy/load.js'
 import { git as testGit } from '../support/git.js'
@@ -144,15 +138,26 @@ describe('parsePolicy', () => {
   })
 })
 
+// The one "did you mean" rule (src/suggest.ts): a third of the length in edits, or a prefix.
 test.each<[string, string | undefined]>([
   ['pid-limit', 'pids-limit'],
-  ['timeout', undefined],
+  ['timeout', 'timeout-minutes'],
   ['runtim', 'runtime'],
   ['allow-self-aproval', 'allow-self-approval'],
   ['approver', 'approvers'],
   ['x', undefined]
-])('nearestKey(%s) = %s', (key, expected) => {
-  expect(nearestKey(key, Object.keys(POLICY_KEYS))).toBe(expected)
+])('an unknown setting %s: did you mean %s', (key, expected) => {
+  const message = (() => {
+    try {
+      parsePolicy(`${key}: 1\n`)
+      return ''
+    } catch (e) {
+      return errorMessage(e)
+    }
+  })()
+  expect(message).toContain(`unknown setting "${key}"`)
+  if (expected === undefined) expect(message).not.toContain('did you mean')
+  else expect(message).toContain(`did you mean "${expected}"?`)
 })
 
 describe('withPolicy and getInputs', () => {
@@ -238,7 +243,8 @@ describe('withPolicy and getInputs', () => {
   })
 
   test('artifact-name: default per run attempt, override validated', () => {
-    const c = { ...ctx(), environment: { GITHUB_RUN_ID: '55', GITHUB_RUN_ATTEMPT: '3' } }
+    // The runner's run id and attempt, as the event read them.
+    const c = { ...ctx(), event: { ...ctx().event, run: { id: '55', attempt: '3' } } }
     expect(getInputs(reader(base), c).artifactName).toBe('airlock-55-3')
     expect(getInputs(reader(base), ctx()).artifactName).toBe('airlock-r1')
     expect(getInputs(reader({ ...base, 'artifact-name': 'mine' }), c).artifactName).toBe('mine')

@@ -17,6 +17,8 @@ import { parseEvent } from '../../src/event.js'
 import { baseImages } from '../../src/sandbox/dockerfile.js'
 import { ROOT } from '../support/cli.js'
 import { LOCAL_EVENT } from '../../src/event.js'
+import { parsePolicy } from '../../src/policy/policy-file.js'
+import type { LoadedPolicy } from '../../src/policy/policy-file.js'
 
 const KEY = { [AGENT_KEY_ENV]: 'sk-test' }
 const reader =
@@ -132,7 +134,7 @@ test('allowlist without a preset gets the default proxy image, also when the pol
   const fromPolicy = withPreset(reader({}), {
     actionRoot: ROOT,
     environment: {},
-    policyNetwork: 'allowlist'
+    policy: { network: 'allowlist' }
   })
   expect(fromPolicy.read('proxy-image')).toBe(DEFAULT_PROXY_IMAGE)
   expect(withPreset(reader({}), { actionRoot: ROOT, environment: {} }).read('proxy-image')).toBe(
@@ -180,5 +182,75 @@ describe('the ref of a pull_request run', () => {
         headSha: parseEvent({ GITHUB_EVENT_NAME: 'push' }, read(event)).pullRequest?.headSha
       })
     ).toBeUndefined()
+  })
+})
+
+// Precedence (docs/POLICY.md): an input given in the workflow, then the base branch's policy
+// file, then the preset's defaults, then the built-in defaults.
+describe('a preset below the policy file', () => {
+  const loaded = (text: string): LoadedPolicy => ({
+    policy: parsePolicy(text),
+    record: {
+      path: '.github/airlock.yml',
+      base: 'b'.repeat(40),
+      commit: 'b'.repeat(40),
+      blobSha: 'c'.repeat(40),
+      via: 'git',
+      settings: [],
+      overridden: []
+    }
+  })
+  /** The edge's chain: the preset's defaults below the policy, the policy below the inputs. */
+  function withPolicyAndPreset(raw: Record<string, string>, policyText: string) {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-presets-policy-'))
+    const policy = loaded(policyText)
+    const p = withPreset(reader(raw), {
+      actionRoot: ROOT,
+      environment: KEY,
+      policy: policy.policy.values
+    })
+    return getInputs(p.read, {
+      workspace: ws,
+      environment: KEY,
+      hostUid: 1000,
+      event: LOCAL_EVENT,
+      hostCpus: 4,
+      defaultRunId: 'unit-1',
+      policy,
+      ...(p.preset ? { preset: { name: p.preset.name, dockerfile: p.dockerfile as string } } : {})
+    })
+  }
+
+  test("the policy's network: none is not loosened by the preset's allowlist", () => {
+    const run = () => withPolicyAndPreset({ agent: 'claude-code', task: 't' }, 'network: none\n')
+    expect(run).toThrow(ConfigurationError)
+    expect(run).toThrow(/^agent: .*policy file sets network: none/)
+  })
+
+  test('an explicit network input still wins over the policy (and is recorded as overriding it)', () => {
+    const inputs = withPolicyAndPreset(
+      { agent: 'claude-code', task: 't', network: 'allowlist' },
+      'network: none\n'
+    )
+    expect(inputs.network).toBe('allowlist')
+    expect(inputs.policy.overridden).toEqual(['network'])
+  })
+
+  test("the policy's allow-hosts wins over the preset's; an explicit input over both", () => {
+    const policy = 'network: allowlist\nallow-hosts: [docs.example.com]\n'
+    const fromPolicy = withPolicyAndPreset({ agent: 'codex', task: 't' }, policy)
+    expect(fromPolicy.egress?.allow.map((r) => r.host)).toEqual(['docs.example.com'])
+    const given = withPolicyAndPreset(
+      { agent: 'codex', task: 't', 'allow-hosts': 'pkg.example.org' },
+      policy
+    )
+    expect(given.egress?.allow.map((r) => r.host)).toEqual(['pkg.example.org'])
+  })
+
+  test('a setting the preset fills is not reported as overriding the policy', () => {
+    const inputs = withPolicyAndPreset({ agent: 'gemini-cli', task: 't' }, 'network: allowlist\n')
+    expect(inputs.network).toBe('allowlist')
+    expect(inputs.policy.settings).toEqual(['network'])
+    expect(inputs.policy.overridden).toEqual([])
   })
 })

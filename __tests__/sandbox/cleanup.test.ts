@@ -1,7 +1,7 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { LABELS } from '../../src/plan.js'
+import { LABELS } from '../../src/labels.js'
 import { RUN_ID_LABEL, removeRunObjects, runFilters } from '../../src/sandbox/cleanup.js'
 import type { CleanupEngine, ObjectKind } from '../../src/sandbox/cleanup.js'
 import { EngineFault } from '../../src/sandbox/engine-faults.js'

@@ -1,4 +1,4 @@
-import { baseImages } from '../../src/sandbox/dockerfile.js'
+import { UnpinnedBaseError, baseImages } from '../../src/sandbox/dockerfile.js'
 
 const D = 'c'.repeat(64)
 
@@ -62,5 +62,35 @@ describe('baseImages', () => {
 
   it('reports the line of each FROM', () => {
     expect(baseImages('# c\n\nFROM x:1\nRUN true\nFROM y:2', {}).map((b) => b.line)).toEqual([3, 5])
+  })
+})
+
+describe('a FROM that names a build arg without a value', () => {
+  it.each([
+    ['ARG BASE\nFROM ${BASE}', '${BASE}', ['BASE']],
+    ['ARG BASE\nFROM $BASE AS build', '$BASE', ['BASE']],
+    ['FROM ${REGISTRY}/node:${TAG}', '${REGISTRY}/node:${TAG}', ['REGISTRY', 'TAG']],
+    ['ARG BASE=""\nFROM ${BASE}', '${BASE}', ['BASE']]
+  ])('%s names the arg', (dockerfile, written, unset) => {
+    const [base] = baseImages(dockerfile, {})
+    expect(base).toMatchObject({ pin: 'unpinned', written, unset })
+  })
+
+  it('an arg with a value, or a default in the FROM itself, is not unset', () => {
+    expect(baseImages(`ARG BASE\nFROM \${BASE}`, { BASE: `alpine@sha256:${D}` })[0]).toEqual({
+      ref: `alpine@sha256:${D}`,
+      pin: 'digest',
+      digest: `sha256:${D}`,
+      line: 2
+    })
+    expect(baseImages(`FROM \${BASE:-alpine@sha256:${D}}`, {})[0].unset).toBeUndefined()
+  })
+
+  it('the error names the arg and how to give it a value, not an empty image name', () => {
+    const error = new UnpinnedBaseError(baseImages('# syntax\nARG BASE\nFROM ${BASE}\n', {}))
+    expect(error.message).toMatch(
+      /^dockerfile: the build arg BASE has no value: FROM \$\{BASE\} \(line 3\) names no image; give it one with build-args: BASE=<image>@sha256:<digest> \(CLI: --build-args BASE=<image>@sha256:<digest>\)/
+    )
+    expect(error.message).not.toMatch(/: {2}\(line/)
   })
 })

@@ -10,6 +10,7 @@ import {
 } from '../../scripts/docker-registry.mjs'
 import { InfrastructureError } from '../../src/errors.js'
 import { BUSYBOX, imageId, makeWorkspace, runAirlock } from '../support/run.js'
+import { forgetPushed, hasImage, pushForDigest } from '../support/registry.js'
 
 describe('a digest-pinned image', () => {
   let registry: ChildProcess
@@ -33,31 +34,10 @@ describe('a digest-pinned image', () => {
 
   it('is pulled by digest when absent, and its digest recorded', async () => {
     const repo = `localhost:${port}/airlock-it/busybox`
-    execFileSync('docker', ['tag', BUSYBOX, `${repo}:1`])
-    execFileSync('docker', ['push', '-q', `${repo}:1`])
-    const repoDigest = execFileSync('docker', [
-      'image',
-      'inspect',
-      '-f',
-      '{{range .RepoDigests}}{{println .}}{{end}}',
-      `${repo}:1`
-    ])
-      .toString()
-      .split('\n')
-      .find((d) => d.startsWith(repo)) as string
-    expect(repoDigest).toMatch(/@sha256:[a-f0-9]{64}$/)
+    const repoDigest = pushForDigest(repo, BUSYBOX)
     // Forget the local references so the pipeline has to pull.
-    execFileSync('docker', ['rmi', `${repo}:1`])
-    const stillThere = (): boolean => {
-      try {
-        execFileSync('docker', ['image', 'inspect', repoDigest], { stdio: 'ignore' })
-        return true
-      } catch {
-        return false
-      }
-    }
-    if (stillThere()) execFileSync('docker', ['rmi', repoDigest])
-    expect(stillThere()).toBe(false)
+    forgetPushed(repo, repoDigest)
+    expect(hasImage(repoDigest)).toBe(false)
     const run = await runAirlock(ws, {
       dockerfile: '',
       image: repoDigest,
@@ -71,7 +51,7 @@ describe('a digest-pinned image', () => {
       source: 'pulled'
     })
     expect(run.log.lines.join('\n')).toContain(`pulling ${repoDigest}`)
-    if (stillThere()) execFileSync('docker', ['rmi', repoDigest])
+    if (hasImage(repoDigest)) execFileSync('docker', ['rmi', repoDigest])
   })
 
   it('that cannot be pulled is an infrastructure error with the evidence written', async () => {

@@ -109,6 +109,7 @@ describe('a test phase with services joins their network only', () => {
     protectedPaths: [],
     maxChangedFiles: 10,
     maxDiffBytes: 10,
+    threatReview: 'acknowledge',
     dryRun: false,
     runId: 'r1',
     artifactName: 'a',

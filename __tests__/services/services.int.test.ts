@@ -1,7 +1,7 @@
 // Service containers against a real PostgreSQL (built from Debian's packages by
 // scripts/prepare-images.sh): each test-command phase gets a fresh database on an internal network,
 // reachable by name, health-checked before the phase, removed after it.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
@@ -11,6 +11,7 @@ import {
   stopDockerRegistry
 } from '../../scripts/docker-registry.mjs'
 import { BUSYBOX, imageId, leftovers, makeWorkspace, read, runAirlock } from '../support/run.js'
+import { forgetPushed, hasImage, pushForDigest } from '../support/registry.js'
 
 const POSTGRES = 'airlock-local/postgres:15'
 
@@ -114,31 +115,10 @@ test('a service image pinned by digest and absent from the engine is pulled by t
   let pinned = ''
   try {
     const repo = `localhost:${port}/airlock-it/service-${process.pid}`
-    execFileSync('docker', ['tag', BUSYBOX, `${repo}:1`])
-    execFileSync('docker', ['push', '-q', `${repo}:1`])
-    pinned = execFileSync('docker', [
-      'image',
-      'inspect',
-      '-f',
-      '{{range .RepoDigests}}{{println .}}{{end}}',
-      `${repo}:1`
-    ])
-      .toString()
-      .split('\n')
-      .find((d) => d.startsWith(repo)) as string
-    expect(pinned).toMatch(/@sha256:[a-f0-9]{64}$/)
+    pinned = pushForDigest(repo, BUSYBOX)
     // Forget the local references: the engine has no image by that name and digest.
-    execFileSync('docker', ['rmi', `${repo}:1`])
-    const present = (): boolean => {
-      try {
-        execFileSync('docker', ['image', 'inspect', pinned], { stdio: 'ignore' })
-        return true
-      } catch {
-        return false
-      }
-    }
-    if (present()) execFileSync('docker', ['rmi', pinned])
-    expect(present()).toBe(false)
+    forgetPushed(repo, pinned)
+    expect(hasImage(pinned)).toBe(false)
 
     const run = await runAirlock(ws, {
       services: [
@@ -155,7 +135,7 @@ test('a service image pinned by digest and absent from the engine is pulled by t
     expect({ outcome: run.report.outcome, reason: run.report.outcomeReason }).toMatchObject({
       outcome: 'success'
     })
-    expect(present()).toBe(true)
+    expect(hasImage(pinned)).toBe(true)
     expect(run.report.services).toEqual([
       expect.objectContaining({
         name: 'cache',

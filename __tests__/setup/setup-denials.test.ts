@@ -47,7 +47,9 @@ describe('the install proxy refusals', () => {
         host: 'npm.internal.example:443',
         reason: 'private-address',
         input: 'host-map',
-        fix: expect.stringMatching(/resolves to a non-public address: configure host-map/)
+        fix: expect.stringMatching(
+          /resolves to a non-public address: set host-map \(name=address\)/
+        )
       }
     ])
   })
@@ -59,9 +61,13 @@ describe('the install proxy refusals', () => {
       record({ allowed: 1, denied: 3, deniedHosts: [], denials })
     )
     expect(error).toBeInstanceOf(ConfigurationError)
+    // Advice to set the settings, not a complaint about them: the message starts with the failure,
+    // never with a setting's name as if its value were wrong.
     expect(error.message).toMatch(
-      /^setup-allow-hosts: the setup command failed \(exit 1\) after its proxy refused 2 host\(s\): registry\.npmjs\.org:443 not in setup-allow-hosts.*npm\.internal\.example:443 resolves to a non-public address: configure host-map.*logs\/setup-egress\.jsonl$/
+      /^the setup command failed \(exit 1\) after its proxy refused 2 host\(s\): registry\.npmjs\.org:443 not in setup-allow-hosts.*npm\.internal\.example:443 resolves to a non-public address: set host-map \(name=address\).*logs\/setup-egress\.jsonl$/
     )
+    expect(error.message).not.toMatch(/^(host-map|setup-allow-hosts):/)
+    expect((error as ConfigurationError).input).toBe('setup-allow-hosts')
   })
 
   test('without refusals: the failure and its log, as before', () => {

@@ -400,7 +400,7 @@ describe('setup-command: the install phase', () => {
     expect(report.outcome).toBe('configuration-error')
     expect(result.error).toBeInstanceOf(ConfigurationError)
     expect(report.outcomeReason).toMatch(
-      /setup-allow-hosts: the setup command failed \(exit \d+\) after its proxy refused 1 host\(s\): registry\.test:4873 not in setup-allow-hosts/
+      /^configuration: the setup command failed \(exit \d+\) after its proxy refused 1 host\(s\): registry\.test:4873 not in setup-allow-hosts/
     )
     expect(report.setup?.egress?.denials).toEqual([
       expect.objectContaining({ host: 'registry.test:4873', input: 'setup-allow-hosts' })

@@ -11,7 +11,7 @@ import { writeOutputs } from '../../src/report/output.js'
 import { validateReport } from '../../src/report/schema.js'
 import { renderComment } from '../../src/report/comment.js'
 import { placeThreats } from '../../src/github/review/review-comments.js'
-import { reviewPatch } from '../../src/threat-review/review.js'
+import { recheckReview, reviewPatch } from '../../src/threat-review/review.js'
 import type { Report } from '../../src/report/report.js'
 import { sampleReport } from '../report/sample.js'
 
@@ -170,5 +170,28 @@ describe('the review', () => {
     const body = renderComment(report, PATCH)
     const withInline = renderComment(report, PATCH)
     expect(withInline).toBe(body)
+  })
+})
+
+describe('the publisher reads the diff again', () => {
+  const facts = { diffSha256: sha(PATCH), secrets: [], unread: 0 }
+
+  it('a report edited to say clean does not hide what the diff holds', async () => {
+    const real = await reviewPatch(PATCH, { diffSha256: sha(PATCH), secrets: [] })
+    const edited = { ...real, verdict: 'clean' as const, findings: [], total: 0, classes: {} }
+    const shown = await recheckReview(edited, Buffer.from(PATCH), facts)
+    expect(shown?.verdict).toBe('malicious')
+    expect(shown?.notes[0]).toBe(
+      "report.json says clean; this verdict is the publisher's own reading of diff.patch"
+    )
+    const stripped = await recheckReview(undefined, Buffer.from(PATCH), facts)
+    expect(stripped?.notes[0]).toMatch(/^report.json has no threat review/)
+  })
+
+  it("keeps the report's own review when the reading finds nothing stronger", async () => {
+    const real = await reviewPatch(PATCH, { diffSha256: sha(PATCH), secrets: [] })
+    expect(await recheckReview(real, Buffer.from(PATCH), facts)).toBe(real)
+    expect(await recheckReview(real, null, facts)).toBe(real)
+    expect(await recheckReview(undefined, Buffer.from(''), facts)).toBeUndefined()
   })
 })

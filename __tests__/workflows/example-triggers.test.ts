@@ -10,6 +10,7 @@ import {
   ROOT,
   githubContext,
   jobRuns,
+  jobSteps,
   loadWorkflow,
   resolveCall,
   type Contexts
@@ -148,4 +149,53 @@ test.each([
   }
   const call = await resolveCall(w, 'airlock', ctx)
   expect(call.inputs.task).toBe(task)
+})
+
+describe("the App identity end to end: a command's run publishes as the App the approval believes", () => {
+  const APP = { AIRLOCK_APP_CLIENT_ID: 'Iv1.gate', AIRLOCK_APP_PRIVATE_KEY: 'key' }
+  async function publishSteps(file: string, secrets: Record<string, string>) {
+    const w = await loadWorkflow(file)
+    const ctx: Contexts = {
+      github: comment('/airlock run').github,
+      inputs: { 'pull-request': '7', task: 'x' },
+      needs: {
+        command: { outputs: { 'run-requested': 'true', task: 'x' } },
+        target: { outputs: { 'run-requested': 'true' } }
+      },
+      secrets
+    }
+    const call = await resolveCall(w, 'airlock', ctx)
+    const inner: Contexts = { ...ctx, inputs: call.inputs, secrets: call.secrets }
+    const env = {
+      AIRLOCK_USE_APP: String(
+        (call.secrets.AIRLOCK_APP_CLIENT_ID ?? '') !== '' &&
+          (call.secrets.AIRLOCK_APP_PRIVATE_KEY ?? '') !== ''
+      )
+    }
+    return jobSteps(call.callee, 'publish', {
+      ...inner,
+      env,
+      steps: { 'app-token': { outputs: { token: 'ghs_minted', 'app-slug': 'airlock-gate' } } }
+    })
+  }
+
+  test.each(['examples/comment-run.yml', 'examples/manual-task.yml'])(
+    '%s with the App secrets: the token step runs and publish posts with its token as the App',
+    async (file) => {
+      const steps = await publishSteps(file, APP)
+      const mint = steps.find((s) => s.id === 'app-token')
+      expect(mint?.runs).toBe(true)
+      expect(mint?.with).toMatchObject({ 'client-id': 'Iv1.gate', 'private-key': 'key' })
+      const publish = steps.find((s) => s.with.mode === 'publish')
+      expect(publish?.with).toMatchObject({
+        'github-token': 'ghs_minted',
+        'app-slug': 'airlock-gate'
+      })
+    }
+  )
+
+  test("examples/pull-request.yml never hands a pull_request run the App's key", async () => {
+    const steps = await publishSteps('examples/pull-request.yml', APP)
+    expect(steps.find((s) => s.id === 'app-token')?.runs).toBe(false)
+  })
 })

@@ -73,10 +73,11 @@ function examplePolicy(): string {
 }
 
 /**
- * examples/policy/airlock.yml with its database kept: `isolation: auto` and `services:` as shipped,
- * the service's image replaced by `image` (a digest in the test's registry) and its command by the
- * one Debian's PostgreSQL package needs (the example names the official image's entrypoint); without
- * the install phase, whose `npm ci` would need the outside npm registry.
+ * examples/policy/airlock.yml with its database uncommented as a maintainer would: `isolation:
+ * auto` as shipped and the commented `services:` block, the service's image replaced by `image` (a
+ * digest in the test's registry) and its command by the one Debian's PostgreSQL package needs (the
+ * example names the official image's entrypoint); without the install phase, whose `npm ci` would
+ * need the outside npm registry.
  */
 function examplePolicyWithDatabase(image: string): string {
   const doc = YAML.parseDocument(
@@ -86,6 +87,14 @@ function examplePolicyWithDatabase(image: string): string {
   )
   for (const key of ['setup-command', 'setup-allow-hosts']) doc.delete(key)
   expect(doc.getIn(['isolation'])).toBe('auto')
+  // The example's database, commented out there (a placeholder image would fail every run):
+  // uncommented as a maintainer would, its image then pinned.
+  const commented = /^# services:\n(?:# {2}.*\n)+/m.exec(
+    fs.readFileSync(path.join(ROOT, 'examples/policy/airlock.yml'), 'utf8')
+  )
+  expect(commented).not.toBeNull()
+  const services = YAML.parse(commented![0].replace(/^# ?/gm, '')) as { services: unknown }
+  doc.set('services', doc.createNode(services.services))
   expect(doc.hasIn(['services', 'db', 'image'])).toBe(true)
   doc.setIn(['services', 'db', 'image'], image)
   doc.setIn(['services', 'db', 'user'], '101:104')
@@ -388,12 +397,18 @@ test('dry-run: true → the agent runs, nothing is written to GitHub', async () 
   expect(stage.results.artifacts()).toEqual([])
 }, 600_000)
 
-test('a call with setup-command, isolation: runsc and dependency-cache: off → the pinned gVisor step, then the action with those inputs', async () => {
-  // The registration step runs for real below: only on a daemon that already has both entries,
-  // where it reads `docker info` and changes nothing (it never reconfigures this machine's daemon).
-  expect(spawnSync('bash', [path.join(ROOT, 'scripts/register-gvisor.sh'), '--check']).status).toBe(
-    0
-  )
+/**
+ * The reusable workflow called from a pull_request caller with these extra `with:` lines (besides
+ * the Dockerfile, command and task of the test repository, without publishing): its run job.
+ */
+let released = ''
+/**
+ * agent-run.yml's run job as a caller with `extra` inputs calls it: by the release tag with no
+ * airlock-repository/airlock-ref (`tag`: the workflow checks out its own repository and commit,
+ * job.workflow_repository and job.workflow_sha), or pinned by a full SHA with airlock-ref given
+ * (`airlockRef`: as a caller on GitHub Enterprise Server, which has no job.workflow_* context).
+ */
+async function runCalledJob(extra: string[], pin: { airlockRef?: string } = {}) {
   const event = payload(false)
   const ctx: Contexts = {
     github: githubContext('pull_request', event, {
@@ -407,24 +422,28 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
     'permissions: {}',
     'jobs:',
     '  airlock:',
-    // By the release tag, with no airlock-repository/airlock-ref: the called workflow checks
-    // out its own repository and commit (job.workflow_repository, job.workflow_sha).
-    '    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@v1',
+    pin.airlockRef === undefined
+      ? '    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@v1'
+      : `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
     '    permissions: { contents: read, pull-requests: write, statuses: write, checks: write, actions: read }',
     '    with:',
+    ...(pin.airlockRef === undefined
+      ? []
+      : [
+          '      airlock-repository: OWNER/agent-airlock',
+          `      airlock-ref: '${pin.airlockRef}'`
+        ]),
     '      dockerfile: .github/airlock/Dockerfile',
     '      agent-command: agent',
     '      task: .github/airlock/review-task.md',
-    '      setup-command: mkdir -p vendor && echo installed > vendor/marker',
-    '      isolation: runsc',
-    "      dependency-cache: 'off'",
+    ...extra.map((line) => `      ${line}`),
     '      publish: false',
     ''
   ].join('\n')
   const read: ReadWorkflow = (f) =>
     f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
   // The commit the tag stands for here (this checkout's), as the call resolves it.
-  const released = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim()
+  released = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim()
   const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
   const busybox = imageId('airlock-local/busybox:1')
   const setup: RunnerSetup = {
@@ -435,12 +454,20 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
         ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
         : {}
   }
-  const run = await runJob(
-    call.callee,
-    'run',
-    { ...ctx, inputs: call.inputs, secrets: call.secrets },
-    setup
+  return runJob(call.callee, 'run', { ...ctx, inputs: call.inputs, secrets: call.secrets }, setup)
+}
+
+test('a call with setup-command, isolation: runsc and dependency-cache: off → the pinned gVisor step, then the action with those inputs', async () => {
+  // The registration step runs for real below: only on a daemon that already has both entries,
+  // where it reads `docker info` and changes nothing (it never reconfigures this machine's daemon).
+  expect(spawnSync('bash', [path.join(ROOT, 'scripts/register-gvisor.sh'), '--check']).status).toBe(
+    0
   )
+  const run = await runCalledJob([
+    'setup-command: mkdir -p vendor && echo installed > vendor/marker',
+    'isolation: runsc',
+    "dependency-cache: 'off'"
+  ])
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
   // Agent Airlock was checked out from the called workflow's own repository and the commit the
   // tag resolved to, with no value in the caller.
@@ -572,49 +599,7 @@ test('the example policy (isolation: auto) with its PostgreSQL service, pulled b
 }, 600_000)
 
 test('the policy (isolation: auto) chooses runc for a run without network, credentials or install phase → the plan step says so and the gVisor step is skipped', async () => {
-  const event = payload(false)
-  const ctx: Contexts = {
-    github: githubContext('pull_request', event, {
-      sha: merge,
-      ref: `refs/pull/${PR_NUMBER}/merge`,
-      token: TOKEN
-    })
-  }
-  const caller = [
-    'on: pull_request',
-    'permissions: {}',
-    'jobs:',
-    '  airlock:',
-    // Pinned by a full SHA, and airlock-repository/airlock-ref given as a caller on GitHub
-    // Enterprise Server (no job.workflow_* context) gives them: they win over the job context.
-    `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
-    '    permissions: { contents: read, pull-requests: write, statuses: write, checks: write, actions: read }',
-    '    with:',
-    '      airlock-repository: OWNER/agent-airlock',
-    `      airlock-ref: '${'a'.repeat(40)}'`,
-    '      dockerfile: .github/airlock/Dockerfile',
-    '      agent-command: agent',
-    '      task: .github/airlock/review-task.md',
-    '      publish: false',
-    ''
-  ].join('\n')
-  const read: ReadWorkflow = (f) =>
-    f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
-  const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
-  const busybox = imageId('airlock-local/busybox:1')
-  const setup: RunnerSetup = {
-    ...runnerSetup('pull_request', event, merge, `refs/pull/${PR_NUMBER}/merge`),
-    machineInputs: (step): Record<string, string> =>
-      step.with.mode === 'run' || step.with.mode === 'plan'
-        ? { 'build-args': `BASE=${busybox}`, memory: '256m', cpus: '1' }
-        : {}
-  }
-  const run = await runJob(
-    call.callee,
-    'run',
-    { ...ctx, inputs: call.inputs, secrets: call.secrets },
-    setup
-  )
+  const run = await runCalledJob([], { airlockRef: 'a'.repeat(40) })
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
   // The caller's airlock-ref wins over the job context.
   const own = run.steps.find((x) => x.step.with?.path === '.airlock/action')!

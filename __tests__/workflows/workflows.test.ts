@@ -286,6 +286,21 @@ describe('configuration reference', () => {
   test('the example policy file is valid', () => {
     expect(() => parsePolicy(fs.readFileSync('examples/policy/airlock.yml', 'utf8'))).not.toThrow()
   })
+
+  test('the example policy works when copied unchanged: no placeholder or one-ecosystem setting is active', () => {
+    const text = fs.readFileSync('examples/policy/airlock.yml', 'utf8')
+    const active = text
+      .split('\n')
+      .filter((l) => !l.trimStart().startsWith('#'))
+      .join('\n')
+    expect(active).not.toMatch(/your-|registry\.example|<|npm/)
+    const policy = parsePolicy(text)
+    // Anyone with write access may approve (not a placeholder login that refuses everyone).
+    expect(policy.values.approvers).toBeUndefined()
+    expect(policy.values.services).toBeUndefined()
+    expect(policy.values['setup-command']).toBeUndefined()
+    expect(policy.values.isolation).toBe('auto')
+  })
 })
 
 test('the example policy extends the default protected paths instead of replacing them', () => {

@@ -68,7 +68,7 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
 function event(name: string, extra: Partial<RunEvent> = {}): RunEvent {
-  return { name, payload: {}, serverUrl: 'https://github.com', sha: own, ...extra }
+  return { name, serverUrl: 'https://github.com', sha: own, ...extra }
 }
 const pullRequest = (fork: boolean): RunEvent['pullRequest'] => ({
   number: 21,

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { errorMessage } from '../errors.js'
-import type { ImagePlan } from '../plan.js'
+import type { ImagePlan } from '../sandbox/types.js'
 import type { CacheUse } from './record.js'
 import type { ImageBase, ImageInfo, Runtime } from '../sandbox/types.js'
 import { baseImages } from '../sandbox/dockerfile.js'

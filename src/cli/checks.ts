@@ -8,6 +8,7 @@ import { ConfigurationError } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import type { RunPlan } from '../plan.js'
 import { baseImages, UnpinnedBaseError } from '../sandbox/dockerfile.js'
+import type { BaseImage } from '../sandbox/dockerfile.js'
 import { GitError, git } from '../workspace/git.js'
 
 /** Where the tool reads and writes: the folder it was started in. */
@@ -58,16 +59,20 @@ export async function checkRef(repoPath: string, ref: string): Promise<void> {
   }
 }
 
+/** The FROM lines of the Dockerfile a run builds (undefined: no build, or it cannot be read). */
+export function dockerfileBases(plan: RunPlan): BaseImage[] | undefined {
+  if (plan.image.kind !== 'build') return undefined
+  try {
+    return baseImages(fs.readFileSync(plan.image.dockerfile, 'utf8'), plan.image.buildArgs)
+  } catch {
+    return undefined
+  }
+}
+
 /** A built image's FROM lines pinned by digest, unless `allow-unpinned-base`. */
 export function checkPinnedBases(plan: RunPlan): void {
   if (plan.image.kind !== 'build' || plan.image.allowUnpinnedBase) return
-  let text: string
-  try {
-    text = fs.readFileSync(plan.image.dockerfile, 'utf8')
-  } catch {
-    return
-  }
-  const unpinned = baseImages(text, plan.image.buildArgs).filter((b) => b.pin === 'unpinned')
+  const unpinned = (dockerfileBases(plan) ?? []).filter((b) => b.pin === 'unpinned')
   // The same error the run's image stage raises.
   if (unpinned.length > 0) throw new UnpinnedBaseError(unpinned)
 }

@@ -1,4 +1,5 @@
 // `airlock cleanup --run-id ID`: what a run left behind, removed.
+import { readRunner } from '../runner.js'
 import { ConfigurationError, EXIT } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import { runId as checkRunId } from '../inputs/values.js'
@@ -16,7 +17,7 @@ export async function cleanupCommand(values: Record<string, unknown>): Promise<n
   const runId = checkRunId(raw)
   const removed = await new DockerRuntime().cleanup(runId)
   // After the containers: nothing of the run can still write into its folders.
-  const tempDirs = await removeRunTemps(defaultTempRoot(), runId)
+  const tempDirs = await removeRunTemps(defaultTempRoot(readRunner(process.env)), runId)
   if (values.json === true) {
     process.stdout.write(JSON.stringify({ ...removed, tempDirs }) + '\n')
   } else {

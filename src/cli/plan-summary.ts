@@ -5,6 +5,7 @@ import type { RunPlan } from '../plan.js'
 import type { Resolution, Undecided } from '../pipeline/resolve.js'
 import type { HostRule } from '../egress/host-rules.js'
 import { DEFAULT_PROTECTED_PATHS } from '../path-rules.js'
+import type { BaseImage } from '../sandbox/dockerfile.js'
 
 export interface SummaryContext {
   /** Paths are shown relative to this folder when inside it. */
@@ -13,6 +14,37 @@ export interface SummaryContext {
   needs?: string[]
   /** The engine's decision of the runtime, or why there is none yet. */
   resolution?: Resolution | Undecided
+  /** The FROM lines of the Dockerfile to build, when it was read (how each base is pinned). */
+  bases?: BaseImage[]
+}
+
+const LOCAL_ID_NOTE = "an image of this machine's engine, not pulled from a registry"
+
+/** How the bases are pinned, in the words of each pin form (never "by digest" for an image ID). */
+function pinLine(bases: BaseImage[] | undefined, allowUnpinned: boolean): string {
+  if (bases === undefined)
+    return allowUnpinned
+      ? 'unpinned FROM accepted (allow-unpinned-base)'
+      : 'every FROM pinned (by digest or by a local image ID)'
+  const images = bases.filter((b) => b.pin !== 'stage' && b.pin !== 'scratch')
+  if (images.length === 0) return 'no base image (FROM scratch or earlier stages only)'
+  const count = (pin: BaseImage['pin']): number => images.filter((b) => b.pin === pin).length
+  const digest = count('digest')
+  const id = count('image-id')
+  const unpinned = images.filter((b) => b.pin === 'unpinned')
+  const pinned = [
+    digest > 0 ? `${digest} by digest` : null,
+    id > 0 ? `${id} by a local image ID (${LOCAL_ID_NOTE})` : null
+  ].filter((x): x is string => x !== null)
+  const unpinnedText =
+    unpinned.length > 0
+      ? `unpinned FROM accepted (allow-unpinned-base): ${unpinned.map((b) => b.ref).join(', ')}`
+      : null
+  if (unpinnedText !== null)
+    return pinned.length > 0 ? `${unpinnedText}; pinned: ${pinned.join(', ')}` : unpinnedText
+  if (id === 0) return 'every FROM pinned by digest'
+  if (digest === 0) return `every FROM pinned by a local image ID (${LOCAL_ID_NOTE})`
+  return `every FROM pinned: ${pinned.join(', ')}`
 }
 
 const LABEL = 12
@@ -106,7 +138,7 @@ export function planSummary(plan: RunPlan, ctx: SummaryContext): string {
             plan.image.dockerfile.endsWith(path.join('images', 'agents', plan.preset, 'Dockerfile'))
               ? `the ${plan.preset} preset's bundled Dockerfile`
               : `${shown(plan.image.dockerfile)} (context ${shown(plan.image.context)})`
-          }; ${plan.image.allowUnpinnedBase ? 'unpinned FROM accepted' : 'every FROM pinned by digest'}`
+          }; ${pinLine(ctx.bases, plan.image.allowUnpinnedBase)}`
   row('image', image, ...(agent.length > 0 ? [agent.join(', ')] : []))
   row('isolation', ...isolationLines(plan, ctx.resolution))
   if (plan.sandbox.network === 'none') row('network', 'none: the agent reaches nothing')

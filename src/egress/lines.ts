@@ -2,6 +2,7 @@
 // next to hostile traffic, so what it writes is data to validate, never a shape to trust.
 import { DENY_REASONS } from './host-rules.js'
 import type { EgressEvent, RecordedBody, TranscriptRecord } from './proxy.js'
+import { isPlainObject } from '../plain-object.js'
 
 export type ProxyLine =
   | { type: 'ready'; port: number }
@@ -10,7 +11,6 @@ export type ProxyLine =
 
 type Obj = Record<string, unknown>
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 const isStr = (v: unknown): v is string => typeof v === 'string'
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
 const optStr = (v: unknown): boolean => v === undefined || isStr(v)
@@ -26,7 +26,7 @@ export function parseProxyLine(line: string): ProxyLine | undefined {
   } catch {
     return undefined
   }
-  if (!isObj(v)) return undefined
+  if (!isPlainObject(v)) return undefined
   if (v.type === 'ready') return isNum(v.port) ? { type: 'ready', port: v.port } : undefined
   if (v.type === 'egress') return isEgressEvent(v) ? { type: 'egress', event: v } : undefined
   if (v.type === 'transcript')
@@ -56,12 +56,12 @@ function isEgressEvent(v: Obj): v is Obj & EgressEvent {
 }
 
 function isHeaders(v: unknown): v is Record<string, string> {
-  return isObj(v) && Object.values(v).every(isStr)
+  return isPlainObject(v) && Object.values(v).every(isStr)
 }
 
 function isBody(v: unknown): v is RecordedBody {
   return (
-    isObj(v) &&
+    isPlainObject(v) &&
     isNum(v.bytes) &&
     isStr(v.sha256) &&
     typeof v.truncated === 'boolean' &&
@@ -70,7 +70,7 @@ function isBody(v: unknown): v is RecordedBody {
 }
 
 function isExchange(v: unknown): boolean {
-  return isObj(v) && isHeaders(v.headers) && isBody(v.body)
+  return isPlainObject(v) && isHeaders(v.headers) && isBody(v.body)
 }
 
 function isTranscript(v: Obj): v is Obj & TranscriptRecord {

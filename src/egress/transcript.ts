@@ -3,6 +3,7 @@
 // completions and responses), Anthropic-style (messages) and Gemini (generateContent) bodies.
 // Pure; the input is untrusted.
 import type { TranscriptRecord } from './records.js'
+import { isPlainObject } from '../plain-object.js'
 
 export interface SseEvent {
   event: string | null
@@ -40,8 +41,7 @@ export interface Exchange {
 }
 
 type Json = Record<string, unknown>
-const obj = (v: unknown): Json | undefined =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined
+const obj = (v: unknown): Json | undefined => (isPlainObject(v) ? v : undefined)
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0)
 const str = (v: unknown): string | null => (typeof v === 'string' ? v.slice(0, 200) : null)
 function parseJson(s: string): Json | undefined {

@@ -5,6 +5,7 @@
 // secret-scanned with the report, and rendered inert in the review.
 import * as fs from 'node:fs'
 import { readInside } from './safe-read.js'
+import { isPlainObject } from '../plain-object.js'
 
 /** The answer kept in report.json and agent-message.md: at most this many characters. */
 export const MAX_ANSWER_CHARS = 16_000
@@ -52,9 +53,6 @@ function capped(source: AnswerSource, full: string, cutBytes = false): AgentAnsw
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v)
-
 /**
  * The final message in a CLI's JSON event stream (one JSON object a line; other lines ignored):
  * Claude Code's `result` event, Codex's last `agent_message` item, Gemini CLI's assistant
@@ -74,14 +72,14 @@ export function cliFinalMessage(log: string): CliReport {
     } catch {
       continue
     }
-    if (!isObject(e)) continue
+    if (!isPlainObject(e)) continue
     if (e.type === 'result') {
       if (typeof e.result === 'string') claude = e.result
       if (typeof e.total_cost_usd === 'number' && Number.isFinite(e.total_cost_usd))
         costUsd = e.total_cost_usd >= 0 ? e.total_cost_usd : null
       continue
     }
-    const item = isObject(e.item) ? e.item : isObject(e.msg) ? e.msg : null
+    const item = isPlainObject(e.item) ? e.item : isPlainObject(e.msg) ? e.msg : null
     if (item && (item.type === 'agent_message' || item.type === 'assistant_message')) {
       const text = typeof item.text === 'string' ? item.text : item.message
       if (typeof text === 'string' && text.trim() !== '') codex = text

@@ -18,18 +18,27 @@ import { treePathProblem } from '../git-path.js'
 import type { IgnoredEntry, SkippedEntry } from './snapshot.js'
 import type { StatRecord } from '../workspace/stat-record.js'
 
+/** The captured diff (report.json's `diff`). */
 export interface DiffRecord {
   sha256: string
   bytes: number
+  /** At most max-changed-files entries; `totalFiles` counts all. */
   files: ChangedFile[]
   totalFiles: number
+  /** Files whose section is in diff.patch. */
   filesInPatch: number
   truncated: boolean
+  /** Why the diff or the file list was cut (empty when nothing was). */
   truncation: string[]
+  /** Secret values were found in the change and masked in diff.patch. */
   redacted: boolean
   skipped: SkippedEntry[]
-  /** Left out as build output: what the base tree's .gitignore rules ignore. */
+  /**
+   * Paths left out of the diff and the snapshot limits as build output: what the base tree's
+   * `.gitignore` rules ignore (the top-most entries, at most 1000 listed; `total` counts all).
+   */
   ignored: { total: number; entries: IgnoredEntry[] }
+  /** git tree ids before and after the agent (in the run's private repository). */
   baseTree: string
   resultTree: string
 }

@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ValidateFunction } from 'ajv/dist/2020.js'
 import schema from '../../schema/review.schema.json' with { type: 'json' }
 import { readInside } from './safe-read.js'
+import { isPlainObject } from '../plain-object.js'
 
 export const REVIEW_FILE = 'review.json'
 /** At most this many findings are kept; the rest are refused with a note. */
@@ -50,9 +51,6 @@ function compile(): { file: ValidateFunction; finding: ValidateFunction } {
   return validators
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v)
-
 /** The findings of review.json's text (see FindingsRecord). */
 export function parseFindings(text: string): FindingsRecord {
   let doc: unknown
@@ -61,7 +59,7 @@ export function parseFindings(text: string): FindingsRecord {
   } catch {
     return { status: 'malformed', detail: 'not valid JSON', findings: [], refused: [], total: 0 }
   }
-  if (!isObject(doc) || !Array.isArray(doc.findings))
+  if (!isPlainObject(doc) || !Array.isArray(doc.findings))
     return {
       status: 'malformed',
       detail: 'not an object with a "findings" array (schema/review.schema.json)',

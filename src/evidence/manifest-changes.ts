@@ -4,6 +4,7 @@
 import { parse as parseToml } from 'smol-toml'
 import type { BlobReader } from './blobs.js'
 import type { ChangedBlobs } from './diff.js'
+import { isPlainObject } from '../plain-object.js'
 
 /** What changed in the `scripts` of a package.json, or null when nothing did. */
 export async function scriptsChange(
@@ -131,7 +132,7 @@ function packageJsonDependencies(data: Buffer | null): Record<string, unknown> {
     if (v === undefined) continue
     if (Array.isArray(v)) {
       for (const n of v) out[`${field} ${String(n)}`] = true
-    } else if (isTable(v)) {
+    } else if (isPlainObject(v)) {
       for (const [n, spec] of Object.entries(v)) out[`${field} ${n}`] = spec
     } else {
       out[field] = v
@@ -153,7 +154,7 @@ function pyprojectDependencies(data: Buffer | null): Record<string, unknown> {
   }
   const out: Record<string, unknown> = {}
   const at = (o: unknown, ...keys: string[]): unknown =>
-    keys.reduce<unknown>((v, k) => (isTable(v) ? v[k] : undefined), o)
+    keys.reduce<unknown>((v, k) => (isPlainObject(v) ? v[k] : undefined), o)
   const addList = (table: string, v: unknown): void => {
     if (v === undefined) return
     if (!Array.isArray(v)) {
@@ -170,7 +171,7 @@ function pyprojectDependencies(data: Buffer | null): Record<string, unknown> {
   }
   const addTable = (table: string, v: unknown): void => {
     if (v === undefined) return
-    if (!isTable(v)) {
+    if (!isPlainObject(v)) {
       out[table] = v
       return
     }
@@ -178,24 +179,20 @@ function pyprojectDependencies(data: Buffer | null): Record<string, unknown> {
   }
   addList('project.dependencies', at(doc, 'project', 'dependencies'))
   const optional = at(doc, 'project', 'optional-dependencies')
-  if (isTable(optional))
+  if (isPlainObject(optional))
     for (const [extra, list] of Object.entries(optional))
       addList(`project.optional-dependencies.${extra}`, list)
   else if (optional !== undefined) out['project.optional-dependencies'] = optional
   const groups = at(doc, 'dependency-groups')
-  if (isTable(groups))
+  if (isPlainObject(groups))
     for (const [g, list] of Object.entries(groups)) addList(`dependency-groups.${g}`, list)
   else if (groups !== undefined) out['dependency-groups'] = groups
   addList('build-system.requires', at(doc, 'build-system', 'requires'))
   addTable('tool.poetry.dependencies', at(doc, 'tool', 'poetry', 'dependencies'))
   addTable('tool.poetry.dev-dependencies', at(doc, 'tool', 'poetry', 'dev-dependencies'))
   const poetryGroups = at(doc, 'tool', 'poetry', 'group')
-  if (isTable(poetryGroups))
+  if (isPlainObject(poetryGroups))
     for (const [g, t] of Object.entries(poetryGroups))
       addTable(`tool.poetry.group.${g}.dependencies`, at(t, 'dependencies'))
   return out
-}
-
-function isTable(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { readInside } from './safe-read.js'
+import { isPlainObject } from '../plain-object.js'
 
 export const NPM_HIDDEN_LOCKFILE = 'node_modules/.package-lock.json'
 const MAX_HIDDEN_LOCKFILE_BYTES = 32 * 1024 * 1024
@@ -92,10 +93,7 @@ async function readNpmHidden(root: string): Promise<ResolvedTree | null> {
   } catch {
     return { ...none, sha256: sha, note: 'not valid JSON: packages not listed' }
   }
-  const packages =
-    typeof doc === 'object' && doc !== null && !Array.isArray(doc)
-      ? (doc as Record<string, unknown>).packages
-      : undefined
+  const packages = isPlainObject(doc) ? doc.packages : undefined
   if (typeof packages !== 'object' || packages === null || Array.isArray(packages))
     return { ...none, sha256: sha, note: 'no "packages" object: packages not listed' }
   const names: string[] = []

@@ -27,7 +27,7 @@ export async function readRunInputs(
     workspace: ctx.workspace,
     env: ctx.environment,
     event: ctx.event,
-    policyNetwork: policy.policy.values.network
+    policy: policy.policy.values
   })
   const given = getInputs(run.read, { ...ctx, policy, ...run.context })
   // A task file is read at the base, where the policy is read: never from the pull request.

@@ -2,6 +2,7 @@
 // input-read.ts): a git revision, KEY=VALUE lines, the container user, the variables passed
 // into the sandbox, the run id and the artifact name.
 import { ConfigurationError } from '../errors.js'
+import type { RunEvent } from '../event.js'
 import { INPUT } from '../input-names.js'
 import { list } from '../input-read.js'
 
@@ -127,9 +128,8 @@ export function artifactName(raw: string): string {
  * `airlock-<run id>-<run attempt>`: unique per workflow run and attempt, so a re-run never
  * collides with the artifact of an earlier attempt. Outside Actions: `airlock-<run-id>`.
  */
-export function defaultArtifactName(env: NodeJS.ProcessEnv, fallback: string): string {
-  if (env.GITHUB_RUN_ID !== undefined && env.GITHUB_RUN_ID !== '') {
-    return `airlock-${env.GITHUB_RUN_ID}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`
-  }
-  return `airlock-${fallback}`
+export function defaultArtifactName(event: RunEvent, fallback: string): string {
+  return event.run !== undefined
+    ? `airlock-${event.run.id}-${event.run.attempt}`
+    : `airlock-${fallback}`
 }

@@ -1,23 +1,19 @@
 // The agent stage: the agent phase inside the egress session (when the plan has one), and what
-// the run learns from it: its phase record, the proxy's evidence and the model use.
+// the run learns from it: its phase record, its answer, its findings and its model use.
 import * as path from 'node:path'
-import type { EgressSummary } from '../egress/evidence.js'
-import type { EgressSecrets } from '../egress/plan.js'
 import { readAnswer } from '../evidence/answer.js'
 import type { AnswerRead } from '../evidence/answer.js'
 import { readFindings } from '../evidence/findings.js'
 import type { FindingsRecord } from '../evidence/findings.js'
 import { readUsage } from '../evidence/metadata.js'
 import type { UsageRead } from '../evidence/metadata.js'
-import type { Logger } from '../log.js'
 import type { PhasePlan } from '../plan.js'
 import { OUTPUT_FILES } from '../report/output.js'
 import type { Scratch } from '../workspace/bounded.js'
 import type { Workspace } from '../workspace/workspace.js'
-import { closeEgress } from './egress.js'
-import type { EgressSession } from '../egress/session.js'
 import { runPhase, sandboxFolder } from './phase.js'
 import type { PhaseContext, PhaseRun } from './phase.js'
+import type { EgressRoute } from './egress.js'
 
 /**
  * What the agent stage returns: its phase, what it said about its model use (usage.json), its
@@ -31,33 +27,23 @@ export interface AgentRecord {
 }
 
 /**
- * Runs the agent phase (in the egress session when the plan has one: opened by the pipeline
- * beforehand, closed here). The proxy's summary is handed to `onEgress` as soon as the proxy
- * stops, also when the phase failed, so the evidence keeps it whatever happens next.
+ * Runs the agent phase, in the egress session when the plan has one (the pipeline opens the
+ * session before and stops it after: `route` is how the agent's container reaches its proxy).
  */
 export async function runAgent(
   ctx: PhaseContext,
   agentPhase: PhasePlan,
   ws: Workspace,
   scratch: Scratch,
-  egress: EgressSession | undefined,
-  egressSecrets: EgressSecrets | undefined,
-  onEgress: (summary: EgressSummary) => void,
-  deps: { log: Logger }
+  route: EgressRoute | undefined
 ): Promise<AgentRecord> {
   const { plan } = ctx
-  let run: PhaseRun
   // The agent's own folder for files about the run (usage.json): outside the workspace and diff.
-  let agentOut: string
-  try {
-    agentOut = await sandboxFolder(plan, path.join(scratch.dir, 'out'))
-    run = await runPhase(ctx, agentPhase, ws.dir, OUTPUT_FILES.agentLog, {
-      outDir: agentOut,
-      ...(egress ? { egress: { network: egress.network, env: egress.env } } : {})
-    })
-  } finally {
-    if (egress) onEgress(await closeEgress(egress, plan, egressSecrets, deps.log))
-  }
+  const agentOut = await sandboxFolder(plan, path.join(scratch.dir, 'out'))
+  const run = await runPhase(ctx, agentPhase, ws.dir, OUTPUT_FILES.agentLog, {
+    outDir: agentOut,
+    ...(route ? { egress: route } : {})
+  })
   const answer = await readAnswer({
     agentOut,
     agentLog: path.join(plan.outputDir, OUTPUT_FILES.agentLog),

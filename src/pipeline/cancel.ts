@@ -7,6 +7,7 @@ import type { Logger } from '../log.js'
 import { writeOutputs } from '../report/output.js'
 import { writeProvenance } from '../report/provenance.js'
 import type { Report } from '../report/report.js'
+import type { RunEnd } from './assemble.js'
 
 export interface CancelWatch {
   /** Throws a CancelledError when the run was cancelled. */
@@ -17,18 +18,16 @@ export interface CancelWatch {
 
 export function watchCancellation(
   signal: AbortSignal | undefined,
-  report: Report,
+  /** The report of the run so far, as it would end with the error given. */
+  reportSoFar: (end: RunEnd) => Report,
   out: string,
   redactor: Redactor,
   log: Logger
 ): CancelWatch {
   let early: Promise<void> | undefined
   const onAbort = (): void => {
-    const snapshot = structuredClone(report)
-    snapshot.outcome = 'cancelled'
-    snapshot.outcomeReason = `run cancelled by ${String(signal?.reason ?? 'signal')}`
-    snapshot.finishedAt = new Date().toISOString()
-    snapshot.cost.wallMs = Date.now() - Date.parse(report.startedAt)
+    const error = new CancelledError(String(signal?.reason ?? 'signal'))
+    const snapshot = reportSoFar({ error, finishedAt: Date.now() })
     early = writeOutputs(out, snapshot, redactor)
       .then(() => writeProvenance(out))
       .then(() => log.info('cancelled: report.json written; stopping the sandbox'))

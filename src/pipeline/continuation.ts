@@ -1,14 +1,12 @@
 // A follow-up run continues the last one: its evidence folder (the earlier run's artifact) is
 // checked like the evidence approve and apply act on, and then gives the new run a starting
 // point (the earlier patch, when the head is the same) and quoted context for the agent's task.
-import * as fs from 'node:fs'
 import { ConfigurationError, RefusedError } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import type { Inputs } from '../inputs.js'
 import type { ContinuationRecord, ContinueContext, DiscussionComment } from '../continue-context.js'
-import { readEvidence } from '../report/evidence-folder.js'
+import { readVerifiedEvidence } from '../report/evidence-folder.js'
 import { DEPENDENCY_FILES } from '../isolation/isolation.js'
-import { requireMatchingStatement } from '../report/provenance-verify.js'
 import { codeBlock } from '../report/escape.js'
 import { revealHidden } from '../text-filter.js'
 import { resolveCommit } from '../workspace/workspace.js'
@@ -48,31 +46,19 @@ export class ContinuationRefused extends RefusedError {
  * request or repository is refused.
  */
 export function readEarlierRun(dir: string, expected: ContinueContext | null): EarlierRun {
-  let st: fs.Stats
-  try {
-    st = fs.lstatSync(dir)
-  } catch {
+  const evidence = readVerifiedEvidence(
+    dir,
+    {
+      input: INPUT.continueFrom,
+      fix: "point continue-from at the folder the earlier run's artifact was downloaded into"
+    },
+    (error) => new ContinuationRefused(error instanceof Error ? error.message : String(error))
+  )
+  if (evidence === null)
     throw new ConfigurationError(
       INPUT.continueFrom,
       `${dir} does not exist; download the earlier run's artifact into it first (or leave continue-from empty)`
     )
-  }
-  if (!st.isDirectory())
-    throw new ConfigurationError(
-      INPUT.continueFrom,
-      `${dir} is not a folder; point continue-from at the folder the earlier run's artifact was downloaded into`
-    )
-  try {
-    requireMatchingStatement(dir)
-  } catch (error) {
-    throw new ContinuationRefused(error instanceof Error ? error.message : String(error))
-  }
-  let evidence: ReturnType<typeof readEvidence>
-  try {
-    evidence = readEvidence(dir)
-  } catch (error) {
-    throw new ContinuationRefused(error instanceof Error ? error.message : String(error))
-  }
   const r = evidence.report
   if (expected !== null) {
     const differs = [

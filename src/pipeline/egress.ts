@@ -1,4 +1,5 @@
 // The egress stage: the proxy session around the agent phase, and its evidence afterwards.
+import { performance } from 'node:perf_hooks'
 import { InfrastructureError, errorMessage } from '../errors.js'
 import { routesWithSecrets } from '../egress/plan.js'
 import type { EgressSecrets } from '../egress/plan.js'
@@ -74,4 +75,49 @@ export async function closeEgress(
       (summary.deniedHosts.length > 0 ? ` (denied: ${summary.deniedHosts.join(', ')})` : '')
   )
   return summary
+}
+
+/** How a container reaches the egress proxy: the session's network and the proxy variables. */
+export interface EgressRoute {
+  network: string
+  env: string[]
+}
+
+/**
+ * The run's egress session, owned by the pipeline's one scope: opened once (alongside the other
+ * startup steps), stopped once — after the agent phase, or when the run ends before it — and its
+ * summary the stage's record. `stop` may be called again: it answers the same summary.
+ */
+export class EgressScope {
+  private session: EgressSession | undefined
+  private stopped: Promise<EgressSummary | undefined> | undefined
+
+  constructor(
+    private readonly plan: RunPlan,
+    private readonly secrets: EgressSecrets | undefined,
+    private readonly deps: { runtime: Runtime; log: Logger; proxyScript?: string }
+  ) {}
+
+  /** Starts the proxy when the plan says allowlist: how long it took (ms), or undefined. */
+  async open(log: Logger): Promise<number | undefined> {
+    if (this.session !== undefined || this.stopped !== undefined)
+      throw new Error('the egress session is opened once')
+    const start = performance.now()
+    this.session = await openEgress(this.plan, this.secrets, { ...this.deps, log })
+    return this.session ? Math.round(performance.now() - start) : undefined
+  }
+
+  /** What the agent's container joins; undefined without a session. */
+  get route(): EgressRoute | undefined {
+    return this.session ? { network: this.session.network, env: this.session.env } : undefined
+  }
+
+  /** Stops the proxy and writes its evidence (once); the summary, undefined without a session. */
+  stop(): Promise<EgressSummary | undefined> {
+    const session = this.session
+    this.stopped ??= session
+      ? closeEgress(session, this.plan, this.secrets, this.deps.log)
+      : Promise.resolve(undefined)
+    return this.stopped
+  }
 }

@@ -3,41 +3,40 @@
 // (containers, then the scratch filesystem, then the temporary folder).
 import * as fs from 'node:fs'
 import { errorMessage } from '../errors.js'
-import { phaseTotals } from '../evidence/cost.js'
 import type { Redactor } from '../redact.js'
 import { scanOutputs } from '../evidence/secrets.js'
 import type { Logger } from '../log.js'
 import type { RunPlan } from '../plan.js'
 import { OUTPUT_FILES, writeOutputs } from '../report/output.js'
 import { writeProvenance } from '../report/provenance.js'
-import type { PhaseReport, Report } from '../report/report.js'
+import type { Report } from '../report/report.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { Scratch } from '../workspace/bounded.js'
-import { classifyOutcome } from './outcome.js'
-import type { PhaseOutcomes } from './outcome.js'
+import { assembleReport } from './assemble.js'
+import type { RunRecords } from './assemble.js'
 
+/**
+ * Ends the run: report.json assembled from the records (once more after the secret scan, which
+ * reads the report and is timed into it), written with comment.md and provenance.json, and the
+ * cleanup alongside. Returns the report written.
+ */
 export async function finishRun(
   plan: RunPlan,
-  report: Report,
-  phases: PhaseOutcomes,
+  records: RunRecords,
   caught: unknown,
   tmp: string,
-  deps: { runtime: Runtime; log: Logger; redactor: Redactor; scratch?: Scratch }
-): Promise<void> {
+  deps: { runtime: Runtime; log: Logger; redactor: Redactor }
+): Promise<Report> {
   const { log, redactor } = deps
   const out = plan.outputDir
-  const classified = classifyOutcome(phases, report.policy.violations, caught)
-  report.outcome = classified.outcome
-  report.outcomeReason = classified.reason
-  report.policy.violations.push(...classified.violations)
-  report.finishedAt = new Date().toISOString()
-  report.cost.wallMs = Date.now() - Date.parse(report.startedAt)
-  Object.assign(report.cost, phaseTotals(phasesRun(report)))
+  const end = { ...(caught !== undefined ? { error: caught } : {}), finishedAt: Date.now() }
   const scanStart = Date.now()
-  await scanOutputs(out, [JSON.stringify(report)], scannedFiles(report), redactor).catch(
+  const draft = assembleReport(plan, records, end)
+  await scanOutputs(out, [JSON.stringify(draft)], scannedFiles(draft), redactor).catch(
     (e: unknown) => log.error(`secret scan of the outputs: ${errorMessage(e)}`)
   )
-  report.cost.steps = { ...report.cost.steps, scanMs: Date.now() - scanStart }
+  const steps = { ...records.steps, scanMs: Date.now() - scanStart }
+  const report = assembleReport(plan, { ...records, steps }, end)
   await writeOutputs(out, report, redactor).catch((e: unknown) =>
     log.error(`could not write the report: ${errorMessage(e)}`)
   )
@@ -47,8 +46,9 @@ export async function finishRun(
       log.error(`could not write ${OUTPUT_FILES.provenance}: ${errorMessage(e)}`)
     ),
     // Alongside it (the engine's objects and the run's folders are no evidence).
-    cleanup(plan, tmp, deps)
+    cleanup(plan, tmp, { ...deps, ...(records.scratch ? { scratch: records.scratch } : {}) })
   ])
+  return report
 }
 
 /** The run's containers, then its scratch filesystem, then its temporary folder. */
@@ -80,14 +80,4 @@ function scannedFiles(report: Report): string[] {
     o.transcript,
     ...kept
   ]
-}
-
-function phasesRun(report: Report): PhaseReport[] {
-  return [
-    report.setup?.phase ?? null,
-    report.tests.baseline?.phase ?? null,
-    report.agent,
-    report.tests.phase,
-    report.tests.rerun?.phase ?? null
-  ].filter((p): p is PhaseReport => p !== null)
 }

@@ -5,7 +5,7 @@ import { restoreImage, saveImage } from '../cache/caches.js'
 import type { CacheStore } from '../cache/store.js'
 import type { Logger } from '../log.js'
 import type { RunPlan } from '../plan.js'
-import type { CacheUse, Report } from '../report/report.js'
+import type { CacheUse } from '../report/report.js'
 import type { ImageInfo, Runtime } from '../sandbox/types.js'
 import type { AttestationResult, AttestationTarget } from '../presets/attestation.js'
 import * as path from 'node:path'
@@ -66,25 +66,4 @@ export async function resolveRunImage(
       ...(attestation ? { attestation } : {})
     }
   })
-}
-
-export function recordImage(report: Report, image: RunImage): void {
-  report.image = {
-    ref: image.ref,
-    id: image.id,
-    baseDigests: image.baseDigests,
-    dockerfileSha256: image.dockerfileSha256 ?? null,
-    cached: image.cached,
-    source: image.source ?? (image.cached ? 'cache' : 'built'),
-    ...(image.published
-      ? {
-          published: {
-            ...image.published,
-            ...(image.attestation ? { attestation: image.attestation } : {})
-          }
-        }
-      : {}),
-    warnings: image.warnings
-  }
-  if (image.cacheUse) report.image.cache = image.cacheUse
 }

@@ -57,7 +57,7 @@ export function classifyOutcome(
         error.bases.map((b) => ({
           rule: 'unpinned-base',
           path: null,
-          detail: `FROM ${b.ref} (line ${b.line})`
+          detail: `FROM ${b.written ?? b.ref} (line ${b.line})${b.unset ? `: build arg ${b.unset.join(', ')} has no value` : ''}`
         }))
       )
     if (error instanceof UnsafePathError)

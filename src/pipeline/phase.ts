@@ -29,6 +29,14 @@ export interface PhaseContext {
 export interface PhaseRun {
   result: PhaseResult
   report: PhaseReport
+  /** The phase's service containers (the test-command phases'; none for the others). */
+  services: ServiceReport[]
+}
+
+/** The reports of the service containers a failed start left (carried by its error). */
+export function servicesOf(error: unknown): ServiceReport[] {
+  const reports = (error as { serviceReports?: unknown } | null)?.serviceReports
+  return Array.isArray(reports) ? (reports as ServiceReport[]) : []
 }
 
 export async function runPhase(
@@ -36,11 +44,7 @@ export async function runPhase(
   phase: PhasePlan,
   workspaceDir: string,
   logName: string,
-  extra: Pick<PhaseResources, 'outDir' | 'egress' | 'cache'> & {
-    nameSuffix?: string
-    /** Receives the reports of the phase's service containers (also when they fail to start). */
-    onServices?: (reports: ServiceReport[]) => void
-  } = {}
+  extra: Pick<PhaseResources, 'outDir' | 'egress' | 'cache'> & { nameSuffix?: string } = {}
 ): Promise<PhaseRun> {
   const { plan, log } = ctx
   return log.group(phase.name, async () => {
@@ -56,20 +60,17 @@ export async function runPhase(
         services: plan.services,
         log: (line) => log.info(line),
         ...(ctx.signal ? { signal: ctx.signal } : {})
-      }).catch((error: unknown) => {
-        extra.onServices?.((error as { serviceReports?: ServiceReport[] }).serviceReports ?? [])
-        throw error
       })
-      extra.onServices?.(services.reports)
       log.info(
         `services up for ${phase.name}: ${services.reports.map((r) => `${r.name} (ready in ${r.readyMs} ms)`).join(', ')}`
       )
     }
     try {
-      return await runIn(ctx, phase, workspaceDir, logName, {
+      const run = await runIn(ctx, phase, workspaceDir, logName, {
         ...extra,
         ...(services ? { services: { network: services.network } } : {})
       })
+      return { ...run, services: services?.reports ?? [] }
     } finally {
       await services?.stop()
     }
@@ -84,7 +85,7 @@ async function runIn(
   extra: Pick<PhaseResources, 'outDir' | 'egress' | 'services' | 'cache'> & {
     nameSuffix?: string
   }
-): Promise<PhaseRun> {
+): Promise<Omit<PhaseRun, 'services'>> {
   const { plan, log } = ctx
   {
     const capped = new CappedLog(

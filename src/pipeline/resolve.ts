@@ -1,6 +1,7 @@
 // The resolve step: the pure plan completed with the engine's facts before anything runs — the
 // isolation tier and the runtime entry that serves it, checked on the engine. `airlock plan`
 // prints what this returns and the run uses the same, so the plan printed is the plan that runs.
+import { GVISOR_NETWORK_RUNTIME } from '../isolation/isolation.js'
 import type { IsolationDecision } from '../isolation/isolation.js'
 import type { RunPlan } from '../plan.js'
 import type { EngineFacts, Runtime } from '../sandbox/types.js'
@@ -42,12 +43,44 @@ export async function resolvePlan(plan: RunPlan, runtime: Runtime): Promise<Reso
     const served = await servingRuntime(plan, runtime)
     chosen = { runtime: served.runtime, isolation: null, note: served.note }
   }
-  await runtime.preflight(chosen.runtime)
+  // gVisor's network entry serves the containers that need a network; those without one keep the
+  // tier's own entry (registered with --network=none: no network stack at all).
+  const asked = chosen.isolation?.tier ?? plan.sandbox.runtime
+  const offline =
+    chosen.runtime === GVISOR_NETWORK_RUNTIME && asked !== GVISOR_NETWORK_RUNTIME ? asked : null
+  if (offline !== null) {
+    const why = offlineReason(plan, offline)
+    if (chosen.isolation !== null)
+      chosen.isolation = { ...chosen.isolation, reasons: [...chosen.isolation.reasons, why] }
+    else chosen.note = chosen.note === null ? why : `${chosen.note}; ${why}`
+  }
+  await Promise.all([
+    runtime.preflight(chosen.runtime),
+    ...(offline !== null ? [runtime.preflight(offline)] : [])
+  ])
   return {
     ...plan,
-    sandbox: { ...plan.sandbox, runtime: chosen.runtime },
+    sandbox: {
+      ...plan.sandbox,
+      runtime: chosen.runtime,
+      ...(offline !== null ? { offlineRuntime: offline } : {})
+    },
     resolution: { ...chosen, engine: await facts }
   }
+}
+
+/** Which containers of the run need a network (and so run on runsc-net), and which do not. */
+function offlineReason(plan: RunPlan, offline: string): string {
+  const networked = [
+    (plan.setup?.allowHosts.length ?? 0) > 0 ? 'the install' : null,
+    plan.sandbox.network === 'allowlist' ? 'the agent' : null,
+    plan.services.length > 0 ? 'the tests with their services' : null
+  ].filter((x): x is string => x !== null)
+  const offlinePhases = [
+    plan.sandbox.network === 'allowlist' ? null : 'the agent',
+    plan.services.length > 0 || !plan.phases.some((p) => p.name === 'tests') ? null : 'the tests'
+  ].filter((x): x is string => x !== null)
+  return `${networked.join(', ')} need${networked.length === 1 ? 's' : ''} a network: ${networked.length === 1 ? 'it runs' : 'they run'} on "${GVISOR_NETWORK_RUNTIME}"; the containers without a network${offlinePhases.length > 0 ? ` (${offlinePhases.join(', ')})` : ''} run on "${offline}", which has no network stack`
 }
 
 /** The plan as `airlock plan` prints it: resolved, or with what could not be decided and why. */

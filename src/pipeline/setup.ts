@@ -41,10 +41,22 @@ export function setupFailure(why: string, record: SetupReport): SetupFailed | Co
   if (denials.length === 0)
     return new SetupFailed(`the setup command failed (${why}); see ${OUTPUT_FILES.setupLog}`)
   const quoted = denials.map((d) => `${d.host} ${d.fix}`).join('; ')
-  return new ConfigurationError(
+  return new SettingsAdvice(
     denials[0].input as string,
     `the setup command failed (${why}) after its proxy refused ${denials.length} host(s): ${quoted}; ${logs}`
   )
+}
+
+/**
+ * A configuration error that is advice to set a setting (`host-map`, `setup-allow-hosts`), not a
+ * complaint about its value: its message starts with what failed, never with the setting's name
+ * (`error: host-map: …` reads as if the flag given were wrong). `input` still names the setting.
+ */
+export class SettingsAdvice extends ConfigurationError {
+  constructor(input: string, message: string) {
+    super(input, message)
+    this.message = this.message.slice(input.length + 2)
+  }
 }
 
 /**
@@ -92,7 +104,7 @@ export async function runInstallPhase(
         command: phase.command.join('\0'),
         image: deps.imageKey,
         network: [
-          ...describeAllowHosts(ctx.plan),
+          ...describeAllowHosts(ctx.plan.setup),
           ...(ctx.plan.setup?.proxy?.hostMap ?? []).map((m) => `map ${JSON.stringify(m)}`)
         ]
       },
@@ -102,18 +114,24 @@ export async function runInstallPhase(
   }
   const setupPlan = ctx.plan.phases.find((p) => p.name === 'setup')
   const before = await hashLockfiles(ws.gitDir, ws.startTree, ws.dir)
-  const { ran, egress } = await runSetup(ctx.plan, {
-    runtime: deps.runtime,
-    proxyScript: deps.proxyScript ?? defaultProxyScript(),
-    info: (l) => deps.log.info(l),
-    egressFile: path.join(ctx.plan.outputDir, OUTPUT_FILES.setupEgress),
-    // No `env` values: the install gets no secrets of the run.
-    runPhase: (session) =>
-      runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
-        ...(session ? { egress: { network: session.network, env: session.env } } : {}),
-        ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
-      })
-  }).catch(async (error: unknown) => {
+  const planned = ctx.plan.setup
+  if (!planned) throw new Error('an install phase without its setup plan')
+  const run = { runId: ctx.plan.runId, labels: ctx.plan.labels, setup: planned }
+  const { ran, egress } = await runSetup(
+    { ...run, allowlist: phase.network === 'allowlist' },
+    {
+      runtime: deps.runtime,
+      proxyScript: deps.proxyScript ?? defaultProxyScript(),
+      info: (l) => deps.log.info(l),
+      egressFile: path.join(ctx.plan.outputDir, OUTPUT_FILES.setupEgress),
+      // No `env` values: the install gets no secrets of the run.
+      runPhase: (session) =>
+        runPhase({ ...ctx, env: [] }, phase, ws.dir, OUTPUT_FILES.setupLog, {
+          ...(session ? { egress: { network: session.network, env: session.env } } : {}),
+          ...(cache ? { cache: { dir: cache.dir, target: CACHE_MOUNT, env: CACHE_ENV } } : {})
+        })
+    }
+  ).catch(async (error: unknown) => {
     await cache?.close(false)
     throw error
   })
@@ -133,7 +151,7 @@ export async function runInstallPhase(
       command: setupPlan?.command[2] ?? phase.command.join(' '),
       phase: ran.report,
       presets: ctx.plan.setup?.presets ?? [],
-      allowHosts: describeAllowHosts(ctx.plan),
+      allowHosts: describeAllowHosts(ctx.plan.setup),
       egress,
       lockfiles: mergeHashes(before, after),
       resolved,

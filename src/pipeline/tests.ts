@@ -20,14 +20,33 @@ import type { Workspace } from '../workspace/workspace.js'
 import { carryEntries, copyWorkspace } from '../workspace/carry.js'
 import type { ServiceReport } from '../services/services.js'
 import type { PhaseOutcomes } from './outcome.js'
-import { ownForSandbox, runPhase, sandboxFolder } from './phase.js'
-import type { PhaseContext } from './phase.js'
+import { ownForSandbox, runPhase, sandboxFolder, servicesOf } from './phase.js'
+import type { PhaseContext, PhaseRun } from './phase.js'
+import { CancelledError, InfrastructureError, errorMessage } from '../errors.js'
 
 /** What the tests stage returns: the report's tests record and the outcome of the phase. */
 export interface TestsRecord {
   tests: Pick<Report['tests'], 'phase' | 'cases' | 'summary' | 'sources'> &
     Partial<Pick<Report['tests'], 'rerun' | 'comparison' | 'workspace' | 'diagnosis'>>
   outcome: NonNullable<PhaseOutcomes['tests']>
+}
+
+/**
+ * What the tests stage returns: what ran (absent when the tests phase never started), the
+ * service containers of its phases, and why nothing after it may run (a cancellation, services
+ * that did not start), if so.
+ */
+export interface TestsStageRecord {
+  ran?: TestsRecord
+  services: ServiceReport[]
+  stop?: Error
+}
+
+/** What the baseline stage returns, in the same terms. */
+export interface BaselineRecord {
+  baseline?: NonNullable<Report['tests']['baseline']>
+  services: ServiceReport[]
+  stop?: Error
 }
 
 /** The install phase's output (ignored entries), copied aside before the agent runs. */
@@ -53,10 +72,8 @@ export async function runTests(
   installed: InstallOutput | undefined,
   /** The baseline's cases, when it ran: each test is classified by the change. */
   baseline: Report['tests']['baseline'],
-  tmp: string,
-  /** Receives the reports of the phase's service containers (also when they fail to start). */
-  onServices: (reports: ServiceReport[]) => void
-): Promise<TestsRecord> {
+  tmp: string
+): Promise<TestsStageRecord> {
   const { plan } = ctx
   // A fresh tree for each run of the command: the last one takes the install output itself.
   const fresh = async (name: string, last: boolean): Promise<string> => {
@@ -68,7 +85,12 @@ export async function runTests(
     return dir
   }
   const dir = await fresh('tests', false)
-  const tests = await runPhase(ctx, phase, dir, OUTPUT_FILES.testsLog, { onServices })
+  let tests: PhaseRun
+  try {
+    tests = await runPhase(ctx, phase, dir, OUTPUT_FILES.testsLog)
+  } catch (error) {
+    return { services: servicesOf(error), stop: asError(error) }
+  }
   // The report files of this run are kept in the output folder (the re-run's and the baseline's
   // are read only).
   const results = await collectTestReports(dir, plan.capture.testReports, {
@@ -78,6 +100,8 @@ export async function runTests(
   })
   let rerun: Report['tests']['rerun'] | undefined
   let rerunPassed = false
+  const services = [...tests.services]
+  let stop: Error | undefined
   const base = baseline ? { exitCode: baseline.phase.exitCode, cases: baseline.cases } : null
   const diagnosis: TestsDiagnosis[] = []
   const failedRun = tests.result.exitCode !== 0 || results.cases.some((c) => c.status === 'failed')
@@ -99,18 +123,26 @@ export async function runTests(
     await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
     const again = await fresh('rerun', true)
     const second = await runPhase(ctx, phase, again, OUTPUT_FILES.rerunLog, {
-      nameSuffix: '-rerun',
-      onServices
+      nameSuffix: '-rerun'
+    }).catch((error: unknown) => {
+      services.push(...servicesOf(error))
+      stop = asError(error)
+      return undefined
     })
-    const againResults = await collectTestReports(again, plan.capture.testReports)
-    const flaky = markFlaky(results.cases, againResults.cases)
-    rerun = { phase: second.report, flaky }
-    rerunPassed = second.result.exitCode === 0 && results.cases.every((c) => c.status !== 'failed')
-    if (flaky.length > 0) ctx.log.warn(`flaky (failed, then passed on the re-run): ${flaky.length}`)
+    if (second) {
+      services.push(...second.services)
+      const againResults = await collectTestReports(again, plan.capture.testReports)
+      const flaky = markFlaky(results.cases, againResults.cases)
+      rerun = { phase: second.report, flaky }
+      rerunPassed =
+        second.result.exitCode === 0 && results.cases.every((c) => c.status !== 'failed')
+      if (flaky.length > 0)
+        ctx.log.warn(`flaky (failed, then passed on the re-run): ${flaky.length}`)
+    }
   }
   const workspace = { tree: result.tree, installOutput: installed?.entries.length ?? 0 }
   const summary = summarize(results.cases)
-  return {
+  const ran: TestsRecord = {
     tests: {
       phase: tests.report,
       cases: results.cases,
@@ -129,6 +161,8 @@ export async function runTests(
       flaky: rerun ? rerun.flaky.length : null
     }
   }
+  if (stop === undefined && ran.outcome.cancelled) stop = new CancelledError('signal')
+  return { ran, services, ...(stop !== undefined ? { stop } : {}) }
 }
 
 /** How much of a phase's log end is searched for a network error. */
@@ -159,28 +193,37 @@ export async function runBaseline(
   ws: Workspace,
   tmp: string,
   /** After an install phase: a copy of its result (the same dependencies the agent gets). */
-  fromInstalled: boolean,
-  onServices: (reports: ServiceReport[]) => void
-): Promise<{
-  baseline: NonNullable<Report['tests']['baseline']>
-  cancelled: boolean
-  /** The engine failed under the baseline: why (the run ends with infrastructure-error). */
-  engineFault?: string
-}> {
+  fromInstalled: boolean
+): Promise<BaselineRecord> {
   let dir: string
   if (fromInstalled) {
     dir = path.join(tmp, 'baseline')
     copyWorkspace(ws.dir, dir)
     await ownForSandbox(ctx.plan, dir)
   } else dir = await sandboxFolder(ctx.plan, path.join(tmp, 'baseline'), ws)
-  const baseline = await runPhase(ctx, phase, dir, OUTPUT_FILES.baselineLog, { onServices })
+  let baseline: PhaseRun
+  try {
+    baseline = await runPhase(ctx, phase, dir, OUTPUT_FILES.baselineLog)
+  } catch (error) {
+    return { services: servicesOf(error), stop: asError(error) }
+  }
   const results = await collectTestReports(dir, ctx.plan.capture.testReports)
   await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined)
+  const { result } = baseline
+  // The engine failed under the baseline: the run ends with infrastructure-error.
+  const stop = result.cancelled
+    ? new CancelledError('signal')
+    : result.engineFault === true
+      ? new InfrastructureError(`the baseline container failed: ${result.error}`)
+      : undefined
   return {
     baseline: { phase: baseline.report, summary: results.summary, cases: results.cases },
-    cancelled: baseline.result.cancelled === true,
-    ...(baseline.result.engineFault === true
-      ? { engineFault: `the baseline container failed: ${baseline.result.error}` }
-      : {})
+    services: baseline.services,
+    ...(stop ? { stop } : {})
   }
+}
+
+/** What a stage stops the run with: the error as thrown, or one carrying its message. */
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(errorMessage(error))
 }

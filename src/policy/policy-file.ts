@@ -4,6 +4,7 @@ import type { InputReader } from '../input-read.js'
 import { convert } from './values.js'
 import type { Kind } from './values.js'
 import { INPUT } from '../input-names.js'
+import { suggest } from '../suggest.js'
 
 /**
  * The repository's policy file: the same settings as the inputs, stated once for every workflow.
@@ -39,7 +40,8 @@ export const POLICY_KEYS: Readonly<Record<string, Kind>> = {
   approvers: 'logins',
   'required-approvals': 'positive-integer',
   'protected-approvers': 'logins',
-  'allow-self-approval': 'boolean'
+  'allow-self-approval': 'boolean',
+  'threat-review': { oneOf: ['acknowledge', 'block'] }
 }
 const META_KEYS = ['version'] as const
 
@@ -96,32 +98,6 @@ export const NO_POLICY: LoadedPolicy = {
 
 // ---- parsing --------------------------------------------------------------------------------
 
-export function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i]
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    prev = cur
-  }
-  return prev[b.length]
-}
-
-/** The closest valid key, when it is close enough to be a plausible typo. */
-export function nearestKey(key: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = Infinity
-  for (const c of candidates) {
-    const d = levenshtein(key.toLowerCase(), c)
-    if (d < bestDistance) {
-      best = c
-      bestDistance = d
-    }
-  }
-  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined
-}
-
 /**
  * Parses and validates the file. Every problem is reported at once, each naming the key and the
  * form expected; an unknown key is an error (a misspelt restriction must not pass silently) with
@@ -148,7 +124,7 @@ export function parsePolicy(text: string, where = POLICY_PATH): Policy {
     }
     const kind = POLICY_KEYS[key]
     if (kind === undefined) {
-      const near = nearestKey(key, known)
+      const near = suggest(key, known)[0]
       problems.push(
         `unknown setting "${key}"${near ? `; did you mean "${near}"?` : ''} (valid: ${known.join(', ')})`
       )

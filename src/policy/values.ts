@@ -3,6 +3,7 @@
 import YAML from 'yaml'
 import { ConfigurationError } from '../errors.js'
 import { memory, runtimeName } from '../input-read.js'
+import { isPlainObject } from '../plain-object.js'
 
 export type Kind =
   | 'paths'
@@ -59,7 +60,7 @@ export function convert(kind: Kind, value: unknown): string | { error: string } 
     }
     case 'services':
       // Checked in full where the input is read; here only its shape.
-      return typeof value === 'object' && value !== null && !Array.isArray(value)
+      return isPlainObject(value)
         ? YAML.stringify(value)
         : { error: `${shown} is not a mapping of service name → {image, health, ...}` }
     case 'command':

@@ -1,6 +1,7 @@
 // Agent presets (`agent: claude-code | codex | gemini-cli`): one word that fills the agent image,
 // its command, the hosts and the credential route it needs. Every field is only a default: an
-// input given explicitly (or set by the policy file) wins. Pure, apart from resolving paths.
+// input given explicitly, or a setting of the base branch's policy file, wins (docs/POLICY.md).
+// Pure, apart from resolving paths.
 import * as path from 'node:path'
 import { ConfigurationError } from '../errors.js'
 import { INPUT } from '../input-names.js'
@@ -107,23 +108,29 @@ export interface PresetContext {
   /** The action's own folder (where images/agents/ is). */
   actionRoot: string
   environment: NodeJS.ProcessEnv
-  /** `network` as the policy file sets it (inputs override it). */
-  policyNetwork?: string
+  /**
+   * The settings of the base branch's policy file: above the preset's defaults (an input given
+   * explicitly is above both).
+   */
+  policy?: Readonly<Record<string, string>>
   /** The event payload's pull request, to tell a fork's run why it has no key. */
   forkPullRequest?: boolean
 }
 
 /**
- * The reader of the run's inputs with the preset's defaults below the inputs given: `given(name)`
- * when set, else the preset's value. Without `agent`, `given` itself (plus the default proxy
- * image with `network: allowlist`).
+ * The reader of the run's inputs with the preset's defaults below the inputs given and below the
+ * policy file: `given(name)` when set; nothing for a setting the policy file holds (the policy's
+ * own reader fills it next); else the preset's value. Without `agent`, `given` itself (plus the
+ * default proxy image with `network: allowlist`).
  */
 export function withPreset(
   given: (name: string) => string | undefined,
   ctx: PresetContext
 ): { read: (name: string) => string | undefined; preset?: AgentPreset; dockerfile?: string } {
   const preset = presetFor(given(AGENT_INPUT))
-  const allowlist = (given(INPUT.network) ?? ctx.policyNetwork) === 'allowlist'
+  const policy = ctx.policy ?? {}
+  const network = given(INPUT.network) ?? policy[INPUT.network]
+  const allowlist = network === 'allowlist'
   const withProxy = (name: string, value: string | undefined): string | undefined =>
     value ?? (name === 'proxy-image' && allowlist ? DEFAULT_PROXY_IMAGE : undefined)
   if (preset === undefined) return { read: (n) => withProxy(n, given(n)) }
@@ -132,6 +139,12 @@ export function withPreset(
     throw new ConfigurationError(
       'model',
       `"${model}" is not a model name (letters, digits and . _ : / @ -, at most 128)`
+    )
+  }
+  if (network === 'none' && given(INPUT.network) === undefined) {
+    throw new ConfigurationError(
+      AGENT_INPUT,
+      `${preset.name} reaches its model only through the egress proxy, and the policy file sets network: none, which an agent preset never loosens; run without \`agent\`, or give \`network: allowlist\` in the workflow (an input given explicitly overrides the policy file)`
     )
   }
   const ownImage = given(INPUT.dockerfile) !== undefined || given(INPUT.image) !== undefined
@@ -157,7 +170,7 @@ export function withPreset(
     'proxy-image': DEFAULT_PROXY_IMAGE
   }
   return {
-    read: (n) => given(n) ?? values[n],
+    read: (n) => given(n) ?? (n in policy ? undefined : values[n]),
     preset,
     ...(ownImage ? {} : { dockerfile })
   }

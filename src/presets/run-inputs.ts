@@ -1,5 +1,5 @@
 // What run mode reads, on top of the raw inputs: the pull request's head as the default `ref`,
-// and an agent preset's defaults (explicit inputs still win).
+// and an agent preset's defaults (explicit inputs and the policy file's settings still win).
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,7 +28,8 @@ export async function runInputs(
     /** The run's event (src/event.ts): the pull request's head and whether it is a fork. */
     event: RunEvent
     root?: string
-    policyNetwork?: string
+    /** The policy file's settings (above the preset's defaults). */
+    policy?: Readonly<Record<string, string>>
   }
 ): Promise<{
   read: (name: string) => string | undefined
@@ -46,7 +47,7 @@ export async function runInputs(
   const p = withPreset(withRef, {
     actionRoot: root,
     environment: env,
-    ...(options.policyNetwork !== undefined ? { policyNetwork: options.policyNetwork } : {}),
+    ...(options.policy !== undefined ? { policy: options.policy } : {}),
     forkPullRequest: options.event.pullRequest?.fork === true
   })
   // The caller's own Dockerfile, and any build context, are read from the checkout, the commit the

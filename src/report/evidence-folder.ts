@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto'
 import { ConfigurationError, RefusedError } from '../errors.js'
 import type { Outcome, Report } from './report.js'
 import { validateReport } from './schema.js'
+import { requireMatchingStatement } from './provenance-verify.js'
 
 /**
  * What the GitHub modes read from a run's output folder. The folder usually comes from an
@@ -208,4 +209,41 @@ export function readEvidence(
   }
   for (const c of checks) c(outputDir, evidence)
   return evidence
+}
+
+/**
+ * Whether `dir` is there: false when nothing is at the path, true for a folder; anything else at
+ * the path is a mistake of the input that named it (`named.input`, with `named.fix`).
+ */
+export function isEvidenceFolder(dir: string, named: { input: string; fix: string }): boolean {
+  let st: fs.Stats
+  try {
+    st = fs.lstatSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+  if (!st.isDirectory())
+    throw new ConfigurationError(named.input, `${dir} is not a folder; ${named.fix}`)
+  return true
+}
+
+/**
+ * A downloaded run folder, read as hostile data: null when there is no folder at `dir`; else
+ * every file must match its provenance.json (EvidenceMismatchError), then report.json and
+ * diff.patch are read and checked as `readEvidence` checks them. `refuse` turns a failed check
+ * into the caller's error (default: the check's own).
+ */
+export function readVerifiedEvidence(
+  dir: string,
+  named: { input: string; fix: string },
+  refuse: (error: unknown) => unknown = (error) => error
+): RunEvidence | null {
+  if (!isEvidenceFolder(dir, named)) return null
+  try {
+    requireMatchingStatement(dir)
+    return readEvidence(dir)
+  } catch (error) {
+    throw refuse(error)
+  }
 }

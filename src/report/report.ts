@@ -1,5 +1,4 @@
-import type { ChangedFile } from '../evidence/diff.js'
-import type { IgnoredEntry, SkippedEntry } from '../evidence/snapshot.js'
+import type { DiffRecord } from '../evidence/capture.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/test-reports/index.js'
 import type { Comparison } from '../evidence/compare.js'
 import type { AppliedSettings } from '../plan.js'
@@ -137,14 +136,16 @@ export interface Report {
      */
     diagnosis?: TestsDiagnosis[]
   }
-  sandbox: {
-    runtime: string
-    network: string
-    user: string
-    readOnlyRootfs: boolean
-    capDrop: string[]
-    noNewPrivileges: boolean
-    init: boolean
+  /** The sandbox's settings: the plan's, or as the engine applied them (`source`). `runtime` is the agent container's. */
+  sandbox: Pick<
+    AppliedSettings,
+    'runtime' | 'network' | 'user' | 'readOnlyRootfs' | 'capDrop' | 'noNewPrivileges' | 'init'
+  > & {
+    /**
+     * Why the runtime differs from the one asked for, or why the run's containers use different
+     * gVisor entries (runsc without a network, runsc-net for those that need one).
+     */
+    runtimeNote?: string
     memory: number
     cpus: number
     pidsLimit: number
@@ -157,27 +158,13 @@ export interface Report {
     source: 'inspect' | 'plan'
     applied: AppliedSettings | null
   }
-  diff: {
+  /**
+   * The captured diff (src/evidence/capture.ts); before a capture, no hash and no trees.
+   * `ignored` is optional: reports written before this field existed have none.
+   */
+  diff: Omit<DiffRecord, 'sha256' | 'ignored' | 'baseTree' | 'resultTree'> & {
     sha256: string | null
-    bytes: number
-    /** At most max-changed-files entries; `totalFiles` counts all. */
-    files: ChangedFile[]
-    totalFiles: number
-    /** Files whose section is in diff.patch. */
-    filesInPatch: number
-    truncated: boolean
-    /** Why the diff or the file list was cut (empty when nothing was). */
-    truncation: string[]
-    /** Secret values were found in the change and masked in diff.patch. */
-    redacted: boolean
-    skipped: SkippedEntry[]
-    /**
-     * Paths left out of the diff and the snapshot limits as build output: what the base tree's
-     * `.gitignore` rules ignore (the top-most entries, at most 1000 listed; `total` counts all).
-     * Optional: reports written before this field existed have none.
-     */
-    ignored?: { total: number; entries: IgnoredEntry[] }
-    /** git tree ids before and after the agent (in the run's private repository). */
+    ignored?: DiffRecord['ignored']
     baseTree: string | null
     resultTree: string | null
   }

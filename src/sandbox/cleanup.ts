@@ -3,6 +3,7 @@
 // the runtime (src/sandbox/docker/), and the small HTTP client of the post step (engine-http.ts),
 // which keeps the action's cleanup bundle free of the engine library.
 import { errorMessage } from '../errors.js'
+import { LABELS } from '../labels.js'
 import {
   ENGINE_RETRY_WINDOW_MS,
   EngineFault,
@@ -13,8 +14,8 @@ import {
 import { engineEndpoint, engineRequest } from './engine-http.js'
 import type { EngineEndpoint } from './engine-http.js'
 
-/** The label every container, network and volume of a run carries (the plan's `LABELS.runId`). */
-export const RUN_ID_LABEL = 'dev.airlock.run-id'
+/** The label every container, network and volume of a run carries. */
+export const RUN_ID_LABEL = LABELS.runId
 
 export type ObjectKind = 'container' | 'network' | 'volume'
 

@@ -10,6 +10,10 @@ export interface BaseImage {
   /** The sha256 digest or image id, when pinned. */
   digest?: string
   line: number
+  /** The reference as the FROM line writes it, when it names build args without a value. */
+  written?: string
+  /** The build args the FROM line names that have no value (no build arg, no default). */
+  unset?: string[]
 }
 
 const DIGEST = /@(sha256:[a-f0-9]{64})$/
@@ -44,7 +48,8 @@ function instructions(text: string): [number, string][] {
   return out
 }
 
-function substitute(value: string, args: Record<string, string>): string {
+/** `value` with the args substituted as Docker does; `unset` collects the names without a value. */
+function substitute(value: string, args: Record<string, string>, unset?: Set<string>): string {
   return value.replace(
     /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?([-+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
     (
@@ -58,6 +63,7 @@ function substitute(value: string, args: Record<string, string>): string {
       const v = args[name]
       if (op === '-') return v !== undefined && v !== '' ? v : (word ?? '')
       if (op === '+') return v !== undefined && v !== '' ? (word ?? '') : ''
+      if (v === undefined || v === '') unset?.add(name)
       return v ?? ''
     }
   )
@@ -90,10 +96,14 @@ export function baseImages(dockerfile: string, buildArgs: Record<string, string>
     if (keyword !== 'FROM') continue
     seenFrom = true
     const words = rest.split(/\s+/).filter((w) => !w.startsWith('--'))
-    const ref = substitute(words[0] ?? '', globalArgs)
+    const unset = new Set<string>()
+    const ref = substitute(words[0] ?? '', globalArgs, unset)
     const alias =
       words.length >= 3 && words[1].toUpperCase() === 'AS' ? words[2].toLowerCase() : undefined
-    bases.push(classify(ref, line, stages))
+    const base = classify(ref, line, stages)
+    bases.push(
+      unset.size > 0 ? { ...base, written: words[0] ?? '', unset: [...unset].sort() } : base
+    )
     if (alias) stages.add(alias)
   }
   return bases
@@ -115,10 +125,33 @@ function classify(ref: string, line: number, stages: Set<string>): BaseImage {
  */
 export class UnpinnedBaseError extends ConfigurationError {
   constructor(readonly bases: BaseImage[]) {
-    super(
-      INPUT.dockerfile,
-      `unpinned base image${bases.length > 1 ? 's' : ''}: ${bases.map((b) => `${b.ref} (line ${b.line})`).join(', ')}; pin each FROM by digest (FROM name:tag@sha256:<digest>) or by a local image ID (FROM sha256:<64 hex>, as docker image inspect -f '{{.Id}}' IMAGE prints it), or allow it with allow-unpinned-base: true (CLI: --allow-unpinned-base)`
-    )
+    super(INPUT.dockerfile, unpinnedMessage(bases))
     this.name = 'UnpinnedBaseError'
   }
+}
+
+/**
+ * What is wrong with each unpinned FROM, and the fix: a FROM that names build args without a value
+ * first (its image name is empty or partial: the fix is a value, not a pin), then the others.
+ */
+function unpinnedMessage(bases: BaseImage[]): string {
+  const parts: string[] = []
+  const unsetBases = bases.filter((b) => (b.unset ?? []).length > 0)
+  if (unsetBases.length > 0) {
+    const names = [...new Set(unsetBases.flatMap((b) => b.unset ?? []))]
+    const example = names.map((n) => `${n}=<image>@sha256:<digest>`).join(' ')
+    parts.push(
+      `the build arg${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'have' : 'has'} no value: ${unsetBases
+        .map((b) => `FROM ${b.written ?? b.ref} (line ${b.line})`)
+        .join(
+          ', '
+        )} names no image; give ${names.length > 1 ? 'them values' : 'it one'} with build-args: ${example} (CLI: --build-args ${example})`
+    )
+  }
+  const rest = bases.filter((b) => (b.unset ?? []).length === 0)
+  if (rest.length > 0)
+    parts.push(
+      `unpinned base image${rest.length > 1 ? 's' : ''}: ${rest.map((b) => `${b.ref} (line ${b.line})`).join(', ')}; pin each FROM by digest (FROM name:tag@sha256:<digest>) or by a local image ID (FROM sha256:<64 hex>, as docker image inspect -f '{{.Id}}' IMAGE prints it), or allow it with allow-unpinned-base: true (CLI: --allow-unpinned-base)`
+    )
+  return parts.join('; and ')
 }

@@ -1,4 +1,5 @@
-import { LABELS, SANDBOX_PATHS } from '../plan.js'
+import { LABELS } from '../labels.js'
+import { SANDBOX_PATHS } from '../plan.js'
 import type { PhasePlan, RunPlan } from '../plan.js'
 import type { ContainerSpec } from './types.js'
 
@@ -98,7 +99,8 @@ export function containerSpec(plan: RunPlan, phase: PhasePlan, res: PhaseResourc
     // allowlist: only the run's internal network, whose one reachable peer is the egress proxy.
     network: joined !== undefined ? { name: joined } : null,
     ...(joined !== undefined ? { sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' } } : {}),
-    runtime: s.runtime,
+    // A container without a network keeps gVisor's entry without a network stack (resolve.ts).
+    runtime: joined === undefined ? (s.offlineRuntime ?? s.runtime) : s.runtime,
     limits: { memoryBytes: s.memoryBytes, cpus: s.cpus, pidsLimit: s.pidsLimit },
     tmpfs: { ...s.tmpfs },
     mounts: [

@@ -4,7 +4,7 @@
 import type { Readable, Writable } from 'node:stream'
 import type { AppliedSettings, ImagePlan } from '../plan.js'
 
-export type { AppliedSettings }
+export type { AppliedSettings, ImagePlan }
 
 export interface ResourceLimits {
   memoryBytes: number

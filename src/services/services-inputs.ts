@@ -4,6 +4,7 @@ import YAML from 'yaml'
 import { ConfigurationError, errorMessage } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import type { InputReader } from '../input-read.js'
+import { isPlainObject } from '../plain-object.js'
 
 export const SERVICES_INPUT = INPUT.services
 
@@ -53,7 +54,8 @@ export function parseServices(raw: string | undefined): ServiceSpec[] {
   } catch (error) {
     return fail(`is not valid YAML: ${errorMessage(error)}`)
   }
-  if (!isMap(doc)) return fail('must be a mapping of service name → {image, health, env, command}')
+  if (!isPlainObject(doc))
+    return fail('must be a mapping of service name → {image, health, env, command}')
   const entries = Object.entries(doc)
   if (entries.length > MAX_SERVICES) fail(`at most ${MAX_SERVICES} services`)
   return entries.map(([name, value]): ServiceSpec => {
@@ -61,7 +63,8 @@ export function parseServices(raw: string | undefined): ServiceSpec[] {
       fail(
         `"${name}" is not a service name: lower-case letters, digits and -, starting with a letter`
       )
-    if (!isMap(value)) return fail(`${name}: must be a mapping with at least image and health`)
+    if (!isPlainObject(value))
+      return fail(`${name}: must be a mapping with at least image and health`)
     for (const k of Object.keys(value))
       if (!KEYS.includes(k)) fail(`${name}: unknown key "${k}" (valid: ${KEYS.join(', ')})`)
     const image = value.image
@@ -74,7 +77,7 @@ export function parseServices(raw: string | undefined): ServiceSpec[] {
       fail(`${name}: health is required: a shell command that exits 0 once the service is ready`)
     const env: Record<string, string> = {}
     if (value.env !== undefined) {
-      if (!isMap(value.env)) fail(`${name}: env must be a mapping NAME: value`)
+      if (!isPlainObject(value.env)) fail(`${name}: env must be a mapping NAME: value`)
       for (const [k, v] of Object.entries(value.env as Record<string, unknown>)) {
         if (!ENV_NAME.test(k)) fail(`${name}: "${k}" is not a variable name`)
         if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
@@ -106,10 +109,6 @@ export function parseServices(raw: string | undefined): ServiceSpec[] {
       user: user.includes(':') ? user : `${user}:${user}`
     }
   })
-}
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 /**

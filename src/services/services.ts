@@ -4,7 +4,7 @@
 // before the phase starts; removed right after it.
 import { Writable } from 'node:stream'
 import { InfrastructureError, errorMessage } from '../errors.js'
-import { LABELS } from '../plan.js'
+import { LABELS } from '../labels.js'
 import type { Network, ResourceLimits, Runtime, Sidecar } from '../sandbox/types.js'
 import type { ServiceSpec } from './services-inputs.js'
 import type { ServiceReport } from './record.js'

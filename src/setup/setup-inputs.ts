@@ -5,6 +5,13 @@ import type { EgressInputs } from '../egress/egress-inputs.js'
 import { parseHostMapping, parseHostRule } from '../egress/host-rules.js'
 import type { HostMapping, HostRule } from '../egress/host-rules.js'
 
+/** The install phase as the run plans it: the registries it may reach and its proxy. */
+export interface SetupPlan {
+  presets: string[]
+  allowHosts: HostRule[]
+  proxy: { image: string; hostMap: HostMapping[]; network: string | null } | null
+}
+
 /**
  * Package registries by ecosystem: what `setup-allow-hosts` presets stand for. Only the hosts an
  * install downloads from; nothing else (no telemetry, no source forges).

@@ -8,15 +8,22 @@ import * as fs from 'node:fs'
 import { summarizeEgress } from '../egress/evidence.js'
 import type { EgressEvent } from '../egress/proxy.js'
 import { startEgress } from '../egress/session.js'
-import type { EgressSession } from '../egress/session.js'
-import type { RunPlan } from '../plan.js'
+import type { EgressOptions, EgressSession } from '../egress/session.js'
+import type { SetupPlan } from './setup-inputs.js'
 import type { Runtime } from '../sandbox/types.js'
 import type { SetupDenial, SetupEgress } from './record.js'
 import { INPUT } from '../input-names.js'
 
-export type { SetupDenial, SetupEgress }
+export type { SetupDenial, SetupEgress, SetupPlan }
 
 const MAX_DENIALS = 20
+
+/** What the install phase's session needs of the run. */
+export interface SetupRun extends Pick<EgressOptions, 'runId' | 'labels'> {
+  setup: SetupPlan
+  /** The phase reaches its registries (`setup-allow-hosts` given): through a proxy. */
+  allowlist: boolean
+}
 
 /**
  * The proxy's refusals as the user's fix: a host not allowed needs `setup-allow-hosts`; a name
@@ -46,12 +53,12 @@ function denialFix(reason: string, host: string): Pick<SetupDenial, 'input' | 'f
     case 'private-address':
       return {
         input: INPUT.hostMap,
-        fix: `resolves to a non-public address: configure ${INPUT.hostMap} (name=address) for a registry of your own`
+        fix: `resolves to a non-public address: set ${INPUT.hostMap} (name=address) for a registry of your own`
       }
     case 'dns-failed':
       return {
         input: INPUT.hostMap,
-        fix: `does not resolve from the proxy: check the name, or configure ${INPUT.hostMap} (name=address)`
+        fix: `does not resolve from the proxy: check the name, or set ${INPUT.hostMap} (name=address)`
       }
     case 'ip-literal':
       return {
@@ -79,21 +86,19 @@ export interface SetupDeps<P> {
  * whatever happened.
  */
 export async function runSetup<P>(
-  plan: RunPlan,
+  run: SetupRun,
   deps: SetupDeps<P>
 ): Promise<{ ran: P; egress: SetupEgress | null }> {
-  const setup = plan.setup
-  const phase = plan.phases.find((p) => p.name === 'setup')
-  if (!setup || !phase) throw new Error('runSetup without a setup phase in the plan')
+  const { setup } = run
   let session: EgressSession | undefined
   let egress: SetupEgress | null = null
   let ran: P
   try {
-    if (phase.network === 'allowlist') {
+    if (run.allowlist) {
       if (!setup.proxy) throw new Error('a setup phase with network but without a proxy')
       session = await startEgress(deps.runtime, {
-        runId: `${plan.runId}-setup`,
-        labels: plan.labels,
+        runId: `${run.runId}-setup`,
+        labels: run.labels,
         proxyImage: setup.proxy.image,
         proxyScript: deps.proxyScript,
         allow: setup.allowHosts,
@@ -125,8 +130,8 @@ export async function runSetup<P>(
 }
 
 /** The host rules as the record shows them (`*.host:port|port`). */
-export function describeAllowHosts(plan: RunPlan): string[] {
-  return (plan.setup?.allowHosts ?? []).map(
+export function describeAllowHosts(setup: SetupPlan | undefined): string[] {
+  return (setup?.allowHosts ?? []).map(
     (r) => `${r.wildcard ? '*.' : ''}${r.host}${r.ports.length > 0 ? `:${r.ports.join('|')}` : ''}`
   )
 }

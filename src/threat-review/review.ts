@@ -141,3 +141,32 @@ export async function reviewPatch(
     notes
   }
 }
+
+const STRENGTH: Record<ThreatVerdict, number> = { clean: 0, suspicious: 1, malicious: 2 }
+
+/**
+ * The review a publisher shows: report.json's, unless the publisher's own reading of the same
+ * (hash-checked) diff.patch finds a stronger verdict — then its own, saying so. report.json comes
+ * from an artifact, which is hostile input: a report edited to say `clean` does not hide a finding.
+ */
+export async function recheckReview(
+  stored: ThreatReviewRecord | undefined,
+  patch: Buffer | null,
+  facts: {
+    diffSha256: string | null
+    secrets: { path: string | null; detail: string }[]
+    unread: number
+  }
+): Promise<ThreatReviewRecord | undefined> {
+  if (patch === null) return stored
+  const own = await reviewPatch(patch, { ...facts, secrets: facts.secrets })
+  if (stored !== undefined && STRENGTH[stored.verdict] >= STRENGTH[own.verdict]) return stored
+  if (stored === undefined && own.verdict === 'clean') return undefined
+  return {
+    ...own,
+    notes: [
+      `report.json ${stored === undefined ? 'has no threat review' : `says ${stored.verdict}`}; this verdict is the publisher's own reading of diff.patch`,
+      ...own.notes
+    ].slice(0, 10)
+  }
+}

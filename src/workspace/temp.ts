@@ -1,6 +1,7 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import type { Runner } from '../runner.js'
 import { unmountUnder } from './bounded.js'
 
 /**
@@ -11,8 +12,9 @@ import { unmountUnder } from './bounded.js'
 
 export const TEMP_MARKER = '.airlock-run'
 
-export function defaultTempRoot(env: NodeJS.ProcessEnv = process.env): string {
-  return env.RUNNER_TEMP !== undefined && env.RUNNER_TEMP !== '' ? env.RUNNER_TEMP : os.tmpdir()
+/** The runner's temporary folder (RUNNER_TEMP, from the runner facts), else the OS's. */
+export function defaultTempRoot(runner: Pick<Runner, 'temp'> = {}): string {
+  return runner.temp ?? os.tmpdir()
 }
 
 export async function makeRunTemp(root: string, runId: string): Promise<string> {

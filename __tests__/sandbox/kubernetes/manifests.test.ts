@@ -7,7 +7,7 @@ import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPol
 import type { IPod } from 'kubernetes-models/v1'
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
 import { fixturePlan } from '../../../__fixtures__/plan.js'
-import { LABELS } from '../../../src/plan.js'
+import { LABELS } from '../../../src/labels.js'
 import { containerSpec } from '../../../src/sandbox/spec.js'
 import type { SidecarSpec } from '../../../src/sandbox/types.js'
 import {

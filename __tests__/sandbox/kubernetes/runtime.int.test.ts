@@ -6,11 +6,16 @@ import * as path from 'node:path'
 import { Writable } from 'node:stream'
 import { KubeStandIn } from '../../../__fixtures__/kube-stand-in.js'
 import { ConfigurationError } from '../../../src/errors.js'
-import { LABELS } from '../../../src/plan.js'
+import { LABELS } from '../../../src/labels.js'
 import { KubernetesRuntime, loadKubeConfig } from '../../../src/sandbox/kubernetes/index.js'
 import type { ContainerSpec, RunOptions } from '../../../src/sandbox/types.js'
 import type Docker from 'dockerode'
 import { BUSYBOX, docker, imageId, uniqueRunId } from '../../support/run.js'
+import { sharedSuite } from './shared-suite.js'
+import {
+  deleteRunObjects,
+  inClusterEndpoint
+} from '../../../src/sandbox/kubernetes/post-cleanup.js'
 
 const PINNED = `airlock-local/busybox@${imageId(BUSYBOX)}`
 
@@ -128,6 +133,8 @@ test('the deadline stops the pod and says timed out', async () => {
     options(out, { timeoutMs: 3000 })
   )
   expect(result.timedOut).toBe(true)
+  // A timeout, not a fault of the engine (the outcome is timed-out, as with Docker).
+  expect(result.error).toBeUndefined()
   expect(result.exitCode === null || result.exitCode === 137 || result.exitCode === 143).toBe(true)
   expect(out.text).toContain('started')
   expect(standIn.podNames()).toEqual([])
@@ -143,6 +150,7 @@ test('the pod deadline (activeDeadlineSeconds) is a timeout too', async () => {
     options(new Collect(), { timeoutMs: 1000, graceMs: 1000 })
   )
   expect(result.timedOut).toBe(true)
+  expect(result.error).toBeUndefined()
   await runtime.cleanup(runId)
 }, 60_000)
 
@@ -244,4 +252,53 @@ test('a namespace that does not exist is a configuration error naming the input'
     copySizeBytes: 1024 * 1024
   })
   await expect(rt.preflight('runc')).rejects.toThrow(/namespace "elsewhere" does not exist/)
+})
+
+describe('the tests shared with the real-cluster tier, on the stand-in', () => {
+  sharedSuite({ runtime: () => runtime, image: PINNED, ociRuntime: 'runc' })
+})
+
+test("the post step's small client deletes what a killed run left, by its label", async () => {
+  const runId = uniqueRunId('k8s')
+  const labels = { [LABELS.managed]: 'true', [LABELS.runId]: runId }
+  const net = `airlock-${runId}-svc`
+  await runtime.createNetwork({ name: net, labels, internal: true })
+  const sidecar = await runtime.startSidecar({
+    ...phase(runId, 'exec sleep 60'),
+    name: `airlock-${runId}-db`,
+    workdir: '/',
+    network: { name: net, aliases: ['db'] }
+  })
+  sidecar.stdout.resume()
+  sidecar.stderr.resume()
+  // The run is killed here: nothing of it is removed by the run itself.
+  const removed = await deleteRunObjects(
+    { server: standIn.url, token: 'post' },
+    standIn.namespace,
+    runId
+  )
+  expect(removed).toEqual({ pods: 1, services: 1, networkpolicies: 2 })
+  for (let i = 0; i < 100 && standIn.podNames().length > 0; i++)
+    await new Promise((r) => setTimeout(r, 100))
+  expect(standIn.podNames()).toEqual([])
+  expect(
+    await deleteRunObjects({ server: standIn.url, token: 'post' }, standIn.namespace, runId)
+  ).toEqual({
+    pods: 0,
+    services: 0,
+    networkpolicies: 0
+  })
+}, 60_000)
+
+test('in a pod, the post step reads the API server, token and CA of its service account', () => {
+  const files: Record<string, string> = {
+    '/var/run/secrets/kubernetes.io/serviceaccount/token': 'tok\n',
+    '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt': 'CA'
+  }
+  const ep = inClusterEndpoint(
+    { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '6443' },
+    (f) => Buffer.from(files[f])
+  )
+  expect(ep).toEqual({ server: 'https://10.0.0.1:6443', token: 'tok', ca: Buffer.from('CA') })
+  expect(inClusterEndpoint({}, () => Buffer.from(''))).toBeUndefined()
 })

@@ -3,11 +3,12 @@ import type { Logger } from '../../log.js'
 import { stripHidden } from '../../text-filter.js'
 import type { GitHubClient } from '../client/client.js'
 import { hasStatus } from '../client/client.js'
-import type { EventContext } from '../client/context.js'
-import { checkBranch, eventPullNumber } from '../client/context.js'
+import type { RunEvent } from '../../event.js'
+import { repositoryOf } from '../../event.js'
+import { checkBranch } from './branch.js'
 import type { RunEvidence } from '../../report/evidence-folder.js'
 import { currentGate, shortSha } from '../gate/gate.js'
-import { isSuperseded, parseMarker } from '../review/marker.js'
+import { latestReport } from '../review/reports.js'
 import { ACTIONS_BOT, type Identity, type Writes } from '../client/writes.js'
 import { ApplyRefused, computeTreeChanges } from './patch-tree.js'
 
@@ -54,7 +55,7 @@ export interface ApplyResult {
 export async function applyRun(
   octokit: GitHubClient,
   writes: Writes,
-  ctx: EventContext,
+  event: RunEvent,
   evidence: RunEvidence,
   options: ApplyOptions,
   log: Logger,
@@ -62,16 +63,16 @@ export async function applyRun(
   me: Identity = { login: 'github-actions[bot]' }
 ): Promise<ApplyResult> {
   const r = evidence.report
-  const repo = { owner: ctx.owner, repo: ctx.repo }
+  const repo = repositoryOf(event)
   if (evidence.patch === null || r.diffSha256 === null) {
     throw new ApplyRefused('the run produced no diff.patch; there is nothing to commit')
   }
-  const pullNumber = eventPullNumber(ctx, pullNumberOverride)
+  const pullNumber = pullNumberOverride ?? event.pullRequest?.number
   let branch: string
   let base: string | undefined
   if (pullNumber !== undefined) {
     const pr = (await octokit.rest.pulls.get({ ...repo, pull_number: pullNumber })).data
-    if (pr.head.repo?.full_name !== `${ctx.owner}/${ctx.repo}`) {
+    if (pr.head.repo?.full_name !== `${repo.owner}/${repo.repo}`) {
       throw new ApplyRefused(
         `pull request #${pullNumber} comes from another repository; its branch cannot be written from here`
       )
@@ -84,37 +85,35 @@ export async function applyRun(
     // Only the action's own status counts (anyone with write access, or any workflow, can post
     // one with the same context), and it must name this diff; the full diff hash is checked
     // against the action's own latest report on the pull request.
-    const gate = await currentGate(octokit, ctx.owner, ctx.repo, r.headSha, options.gateContext, me)
+    const gate = await currentGate(
+      octokit,
+      repo.owner,
+      repo.repo,
+      r.headSha,
+      options.gateContext,
+      me
+    )
     if (gate?.state !== 'success' || !(gate.description ?? '').includes(shortSha(r.diffSha256))) {
       throw new ApplyRefused(
         `${options.gateContext} (set by ${me.login}) is ${gate?.state ?? 'missing'} on ${r.headSha.slice(0, 12)}; diff ${shortSha(r.diffSha256)} is not approved`
       )
     }
-    const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-      ...repo,
-      pull_number: pullNumber,
-      per_page: 100
-    })
-    const latest = reviews
-      .filter((x) => x.user?.login === me.login && x.state !== 'PENDING')
-      .filter((x) => parseMarker(x.body) !== null && !isSuperseded(x.body ?? ''))
-      .sort((a, b) => b.id - a.id)[0]
-    const marker = parseMarker(latest?.body)
+    const marker = (await latestReport(octokit, repo, pullNumber, me))?.marker
     if (marker?.headSha !== r.headSha || marker.diffSha256 !== r.diffSha256) {
       throw new ApplyRefused(
         `the latest report on pull request #${pullNumber} is not this run's diff ${shortSha(r.diffSha256)}; only the reviewed and approved evidence is applied`
       )
     }
     branch = pr.head.ref
-  } else if (ctx.eventName === 'workflow_dispatch') {
+  } else if (event.name === 'workflow_dispatch') {
     branch = options.branch ?? `airlock/${r.runId}`
     checkBranch('branch', branch)
-    base = options.base ?? ctx.refName
+    base = options.base ?? event.refName
     if (base === undefined) throw new ConfigurationError('base', 'is required outside a branch run')
   } else {
     throw new ConfigurationError(
       'mode',
-      `apply runs on a pull request event or workflow_dispatch, not on ${ctx.eventName || 'this event'}; or give pull-request`
+      `apply runs on a pull request event or workflow_dispatch, not on ${event.name || 'this event'}; or give pull-request`
     )
   }
 

@@ -2,6 +2,8 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { DefaultArtifactClient } from '@actions/artifact'
 import { errorMessage } from '../../errors.js'
+import { runUrl } from '../../event.js'
+import type { RunEvent } from '../../event.js'
 
 /** Written into the output folder after the upload (it is not part of the artifact itself). */
 export const ARTIFACT_RECORD_FILE = 'artifact.json'
@@ -36,7 +38,8 @@ export interface ArtifactClient {
 
 export interface UploadOptions {
   name: string
-  env?: NodeJS.ProcessEnv
+  /** The run's event: the artifact's page is under its repository and run (none without one). */
+  event?: RunEvent
   client?: ArtifactClient
   /** Whole create → upload → finalize sequences tried (default 3). */
   attempts?: number
@@ -46,12 +49,9 @@ export interface UploadOptions {
 }
 
 /** The artifact's page: `<server>/<owner>/<repo>/actions/runs/<run id>/artifacts/<id>`. */
-export function artifactUrl(env: NodeJS.ProcessEnv, id: number): string | null {
-  const repo = env.GITHUB_REPOSITORY
-  const runId = env.GITHUB_RUN_ID
-  if (repo === undefined || repo === '' || runId === undefined || runId === '') return null
-  const server = (env.GITHUB_SERVER_URL ?? 'https://github.com').replace(/\/+$/, '')
-  return `${server}/${repo}/actions/runs/${runId}/artifacts/${id}`
+export function artifactUrl(event: RunEvent | undefined, id: number): string | null {
+  const run = event !== undefined ? runUrl(event) : undefined
+  return run === undefined ? null : `${run}/artifacts/${id}`
 }
 
 /**
@@ -108,7 +108,7 @@ export async function uploadOutputFolder(
   dir: string,
   options: UploadOptions
 ): Promise<ArtifactRecord> {
-  const env = options.env ?? process.env
+  const event = options.event
   const attempts = Math.max(1, options.attempts ?? 3)
   const delay = options.retryDelayMs ?? 5000
   const log = options.log ?? (() => undefined)
@@ -134,7 +134,7 @@ export async function uploadOutputFolder(
           const found = await client.getArtifact(name).catch(() => undefined)
           if (found !== undefined) {
             log(`artifact: ${name} was finalized by the previous attempt (id ${found.artifact.id})`)
-            return uploaded(name, found.artifact.id, found.artifact, attempt, env)
+            return uploaded(name, found.artifact.id, found.artifact, attempt, event)
           }
         }
         const res = await client.uploadArtifact(name, files, dir)
@@ -144,7 +144,7 @@ export async function uploadOutputFolder(
           res.id,
           { size: res.size ?? null, digest: res.digest ?? null },
           attempt,
-          env
+          event
         )
       } catch (error) {
         lastError = error
@@ -167,13 +167,13 @@ function uploaded(
   id: number,
   meta: { size?: number | null; digest?: string | null },
   attempts: number,
-  env: NodeJS.ProcessEnv
+  event: RunEvent | undefined
 ): ArtifactRecord {
   return {
     status: 'uploaded',
     name,
     id,
-    url: artifactUrl(env, id),
+    url: artifactUrl(event, id),
     size: meta.size ?? null,
     digest: meta.digest ?? null,
     attempts
@@ -234,12 +234,12 @@ export async function readArtifactRecord(dir: string): Promise<ArtifactRecord | 
  */
 export async function findArtifact(
   name: string,
-  options: { env?: NodeJS.ProcessEnv; client?: Pick<ArtifactClient, 'getArtifact'> } = {}
+  options: { event?: RunEvent; client?: Pick<ArtifactClient, 'getArtifact'> } = {}
 ): Promise<ArtifactRecord> {
   try {
     const client = options.client ?? new DefaultArtifactClient()
     const { artifact } = await client.getArtifact(name)
-    return uploaded(name, artifact.id, artifact, 0, options.env ?? process.env)
+    return uploaded(name, artifact.id, artifact, 0, options.event)
   } catch (error) {
     return { status: 'failed', name, error: errorMessage(error), attempts: 0 }
   }

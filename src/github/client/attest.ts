@@ -2,6 +2,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import type { AttestOptions } from '@actions/attest'
 import { errorMessage } from '../../errors.js'
+import type { Runner } from '../../runner.js'
 import { PROVENANCE_BUNDLE_FILE } from '../../report/provenance.js'
 import { verifyProvenance } from '../../report/provenance-verify.js'
 import type { Logger } from '../../log.js'
@@ -40,13 +41,14 @@ export async function signProvenance(
   outputDir: string,
   options: {
     token: string
-    env: NodeJS.ProcessEnv
+    /** The runner's facts: whether the job may request an id-token. */
+    runner: Pick<Runner, 'idToken'>
     log: Logger
     attest?: AttestFn
   }
 ): Promise<SignResult> {
-  const { env, log } = options
-  if ((env.ACTIONS_ID_TOKEN_REQUEST_URL ?? '') === '') {
+  const { log } = options
+  if (!options.runner.idToken) {
     const reason =
       'provenance.json not signed: the job has no id-token (grant `id-token: write` and `attestations: write` to the publish job to sign it)'
     log.info(reason)

@@ -8,7 +8,7 @@ export type GitHubClient = ReturnType<typeof getOctokit>
 
 export interface ClientOptions {
   token: string
-  /** REST base URL; default `GITHUB_API_URL`, then https://api.github.com. */
+  /** REST base URL (the event's GITHUB_API_URL); default https://api.github.com. */
   baseUrl?: string
   log: Logger
   /** Retries of a 5xx answer (with growing delays) before giving up. */
@@ -61,11 +61,7 @@ const HINTS: Record<number, string> = {
  */
 export function createClient(options: ClientOptions): GitHubClient {
   const { log } = options
-  const baseUrl = (
-    options.baseUrl ??
-    process.env.GITHUB_API_URL ??
-    'https://api.github.com'
-  ).replace(/\/+$/, '')
+  const baseUrl = (options.baseUrl ?? 'https://api.github.com').replace(/\/+$/, '')
   const octokit = getOctokit(
     options.token,
     {

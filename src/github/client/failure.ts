@@ -11,6 +11,8 @@ import {
 } from '../../errors.js'
 import { escapeMarkdown } from '../../report/escape.js'
 import { GitHubRequestError } from './client.js'
+import { writeSummary } from './run-outputs.js'
+import type { Runner } from '../../runner.js'
 
 export type FailureKind = 'configuration' | 'infrastructure' | 'refused' | 'cancelled' | 'internal'
 
@@ -108,16 +110,16 @@ function section(kind: FailureKind, error: unknown, evidence?: EvidencePlace): s
  * job summary section saying what to do. Never throws (a summary that cannot be written is a
  * warning; the step fails regardless).
  */
-export async function reportFailure(error: unknown, evidence?: EvidencePlace): Promise<void> {
+export async function reportFailure(
+  error: unknown,
+  runner: Runner,
+  evidence?: EvidencePlace
+): Promise<void> {
   const kind = failureKind(error)
   process.exitCode = core.ExitCode.Failure
   const message = errorMessage(error)
   core.error(evidence === undefined ? message : `${message}\n${kept(evidence)}`, {
     title: FAILURE_TITLE[kind]
   })
-  if (!process.env.GITHUB_STEP_SUMMARY) return
-  await core.summary
-    .addRaw(section(kind, error, evidence), true)
-    .write()
-    .catch((e: unknown) => core.warning(`job summary: ${errorMessage(e)}`))
+  await writeSummary(runner, (s) => s.addRaw(section(kind, error, evidence), true))
 }

@@ -1,39 +1,4 @@
 import type { GitHubClient } from './client.js'
-import type { EventContext } from './context.js'
-import { asObject } from './context.js'
-
-/** The finished run a `workflow_run` event is about: its head commit and where that comes from. */
-export interface FinishedRun {
-  id: number
-  headSha: string
-  /** owner/name of the repository the head commit comes from (a fork for fork pull requests). */
-  headRepository: string
-  /** The event that started the run (pull_request, pull_request_review, issue_comment, ...). */
-  event: string
-  conclusion: string | null
-}
-
-/** Reads the `workflow_run` payload; null for any other event or a malformed payload. */
-export function finishedRun(ctx: EventContext): FinishedRun | null {
-  if (ctx.eventName !== 'workflow_run') return null
-  const run = asObject(ctx.payload.workflow_run)
-  const headRepo = asObject(run?.head_repository)
-  if (
-    !run ||
-    typeof run.id !== 'number' ||
-    typeof run.head_sha !== 'string' ||
-    !/^[0-9a-f]{40}$/.test(run.head_sha) ||
-    typeof headRepo?.full_name !== 'string'
-  )
-    return null
-  return {
-    id: run.id,
-    headSha: run.head_sha,
-    headRepository: headRepo.full_name,
-    event: typeof run.event === 'string' ? run.event : '',
-    conclusion: typeof run.conclusion === 'string' ? run.conclusion : null
-  }
-}
 
 /**
  * The open pull requests whose head is `headSha` from `headRepository`. A `workflow_run` event

@@ -2,8 +2,7 @@ import type { Logger } from '../../log.js'
 import { escapeMarkdown, escapeProductText } from '../../report/escape.js'
 import type { GitHubClient } from '../client/client.js'
 import { writerCheck } from '../gate/approvers.js'
-import type { EventContext } from '../client/context.js'
-import { asObject, eventPullNumber } from '../client/context.js'
+import type { RunEvent } from '../../event.js'
 import type { Writes } from '../client/writes.js'
 
 /**
@@ -12,6 +11,8 @@ import type { Writes } from '../client/writes.js'
  * never a shell.
  */
 const RUN = /^\/airlock[ \t]+run(?:[ \t]+([^\r\n]*))?(?:\r?\n([\s\S]*))?$/
+
+type Repo = { owner: string; repo: string }
 
 /** Longest task a comment may give (characters). */
 export const MAX_COMMENT_TASK = 16_000
@@ -36,34 +37,25 @@ export interface RunCommand {
  * review comment (pull_request_review_comment with in_reply_to_id); null when the comment is no
  * such command.
  */
-export function runCommand(ctx: EventContext): RunCommand | null {
-  const inThread = ctx.eventName === 'pull_request_review_comment'
-  if (ctx.eventName !== 'issue_comment' && !inThread) return null
-  const p = ctx.payload
-  const comment = asObject(p.comment)
-  const user = asObject(comment?.user)
-  const pullNumber = eventPullNumber(ctx)
-  if (
-    !comment ||
-    typeof comment.body !== 'string' ||
-    typeof comment.id !== 'number' ||
-    typeof user?.login !== 'string' ||
-    pullNumber === undefined
-  )
-    return null
+export function runCommand(event: RunEvent): RunCommand | null {
+  const inThread = event.name === 'pull_request_review_comment'
+  if (event.name !== 'issue_comment' && !inThread) return null
+  const comment = event.comment
+  const pullNumber = event.pullRequest?.number
+  if (comment?.id === undefined || pullNumber === undefined) return null
   const m = RUN.exec(comment.body)
   if (!m) return null
-  const threadId = inThread ? comment.in_reply_to_id : undefined
+  const threadId = inThread ? comment.inReplyToId : undefined
   // In a review thread only a reply counts: a new inline comment is not in any finding's thread.
-  if (inThread && (typeof threadId !== 'number' || !Number.isSafeInteger(threadId))) return null
+  if (inThread && threadId === undefined) return null
   const task = [m[1] ?? '', m[2] ?? ''].join('\n').trim()
   return {
     pullNumber,
     commentId: comment.id,
-    ...(typeof threadId === 'number' ? { threadId } : {}),
-    actor: { login: user.login, type: String(user.type ?? '') },
+    ...(threadId !== undefined ? { threadId } : {}),
+    actor: comment.author,
     task,
-    edited: p.action !== 'created'
+    edited: event.action !== 'created'
   }
 }
 
@@ -72,16 +64,15 @@ export function runCommand(ctx: EventContext): RunCommand | null {
  * the `task` input: the same checks as a comment, on the person who started the workflow.
  */
 export function dispatchCommand(
-  ctx: EventContext,
+  event: RunEvent,
   pullNumber: number | undefined,
   task: string | undefined
 ): RunCommand | null {
-  if (ctx.eventName !== 'workflow_dispatch' || pullNumber === undefined) return null
-  const sender = asObject(ctx.payload.sender)
-  if (typeof sender?.login !== 'string') return null
+  if (event.name !== 'workflow_dispatch' || pullNumber === undefined) return null
+  if (event.sender === undefined) return null
   return {
     pullNumber,
-    actor: { login: sender.login, type: String(sender.type ?? '') },
+    actor: event.sender,
     task: (task ?? '').trim(),
     edited: false
   }
@@ -107,11 +98,10 @@ export type CommandDecision =
  */
 export async function decideCommand(
   octokit: GitHubClient,
-  ctx: EventContext,
+  repo: Repo,
   cmd: RunCommand
 ): Promise<CommandDecision> {
   const refuse = (reason: string): CommandDecision => ({ accepted: false, reason })
-  const repo = { owner: ctx.owner, repo: ctx.repo }
   if (cmd.edited) return refuse('an edited comment is not a command; post a new comment')
   const notWriter = await writerCheck(octokit, repo, cmd.actor, 'run')
   if (notWriter !== null) return refuse(notWriter)
@@ -127,14 +117,14 @@ export async function decideCommand(
     baseSha: pr.base.sha,
     headRef: pr.head.ref,
     headRepository,
-    fork: headRepository.toLowerCase() !== `${ctx.owner}/${ctx.repo}`.toLowerCase()
+    fork: headRepository.toLowerCase() !== `${repo.owner}/${repo.repo}`.toLowerCase()
   }
 }
 
 /** Acknowledges the command: a reaction when accepted, a reaction and a short reply when not. */
 export async function acknowledgeCommand(
   writes: Writes,
-  ctx: EventContext,
+  repo: Repo,
   cmd: RunCommand,
   decision: CommandDecision,
   log: Logger,
@@ -142,7 +132,6 @@ export async function acknowledgeCommand(
   /** The earlier run a follow-up continues (its run id), when there is one. */
   continues?: string
 ): Promise<void> {
-  const repo = { owner: ctx.owner, repo: ctx.repo }
   if (cmd.commentId !== undefined) {
     await writes.send(
       cmd.threadId !== undefined

@@ -1,7 +1,7 @@
 import type { ContinueContext, DiscussionComment } from '../../continue-context.js'
 import { MAX_DISCUSSION_COMMENTS, associationOf } from '../../continue-context.js'
 import type { GitHubClient } from '../client/client.js'
-import { evidenceLocation, latestReport } from '../gate/approve.js'
+import { evidenceLocation, latestReport } from '../review/reports.js'
 import type { Identity } from '../client/writes.js'
 
 /** The earlier run a `/airlock run` continues: where its evidence is, and the context for the run. */

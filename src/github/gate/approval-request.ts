@@ -1,7 +1,7 @@
 import type { GitHubClient } from '../client/client.js'
-import type { EventContext } from '../client/context.js'
-import { asObject, eventPullNumber } from '../client/context.js'
-import { finishedRun, openPullsAt } from '../client/pulls.js'
+import type { EventReview, RunEvent } from '../../event.js'
+import { repositoryOf } from '../../event.js'
+import { openPullsAt } from '../client/pulls.js'
 import type { Identity } from '../client/writes.js'
 
 /** An approval (or its revocation) read from the event, before any check. */
@@ -55,40 +55,36 @@ function command(body: unknown): RegExpExecArray | null {
  * `/airlock approve <diff-sha-prefix>`. Anything else is not an approval (null). `workflow_run`
  * events are read with {@link approvalFromFinishedRun}.
  */
-export function approvalRequest(ctx: EventContext): ApprovalRequest | null {
-  const p = ctx.payload
-  const pullNumber = eventPullNumber(ctx)
+export function approvalRequest(event: RunEvent): ApprovalRequest | null {
+  const pullNumber = event.pullRequest?.number
   if (pullNumber === undefined) return null
-  if (ctx.eventName === 'pull_request_review') {
-    const review = asObject(p.review)
-    if (p.action !== 'submitted' || !review) return null
-    return fromReview(pullNumber, review)
+  if (event.name === 'pull_request_review') {
+    if (event.action !== 'submitted' || event.review === undefined) return null
+    return fromReview(pullNumber, event.review)
   }
-  if (ctx.eventName === 'issue_comment') {
-    const comment = asObject(p.comment)
-    if (p.action !== 'created' || !comment) return null
+  if (event.name === 'issue_comment') {
+    const comment = event.comment
+    if (event.action !== 'created' || comment === undefined) return null
     const m = command(comment.body)
     if (!m) return null
-    const user = asObject(comment.user)
-    if (!user || typeof user.login !== 'string') return null
     return {
       kind: 'approve',
       pullNumber,
-      actor: { login: user.login, type: String(user.type ?? '') },
+      actor: comment.author,
       diffPrefix: m[1] ?? '',
       acknowledgesProtected: words(m).protected,
       unseen: words(m).unseen,
-      at: typeof comment.created_at === 'string' ? comment.created_at : undefined,
+      at: comment.createdAt,
       source: 'comment'
     }
   }
   return null
 }
 
-function fromReview(pullNumber: number, review: Record<string, unknown>): ApprovalRequest | null {
+function fromReview(pullNumber: number, review: EventReview): ApprovalRequest | null {
   const state = String(review.state).toLowerCase()
   if (state !== 'approved' && state !== 'changes_requested') return null
-  const user = asObject(review.user)
+  const user = review.user
   if (!user || typeof user.login !== 'string') return null
   const m = command(review.body)
   return {
@@ -115,10 +111,11 @@ function fromReview(pullNumber: number, review: Record<string, unknown>): Approv
 export async function approvalFromFinishedRun(
   octokit: GitHubClient,
   me: Identity,
-  ctx: EventContext
+  event: RunEvent
 ): Promise<ApprovalRequest[]> {
-  const run = finishedRun(ctx)
-  if (run === null || run.event !== 'pull_request_review') return []
+  const run = event.workflowRun
+  if (run === undefined || run.event !== 'pull_request_review') return []
+  const ctx = repositoryOf(event)
   const pulls = await openPullsAt(octokit, ctx.owner, ctx.repo, run.headSha, run.headRepository)
   const out: ApprovalRequest[] = []
   for (const pullNumber of pulls) {

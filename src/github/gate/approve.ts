@@ -4,14 +4,14 @@ import { escapeProductText } from '../../report/escape.js'
 import type { ApprovalRequest } from './approval-request.js'
 import { approverCheck, errorText, writerCheck } from './approvers.js'
 import type { GitHubClient } from '../client/client.js'
-import type { EventContext } from '../client/context.js'
 import { contributorCheck } from './contributors.js'
 import type { RunEvidence } from '../../report/evidence-folder.js'
 import type { StatusPayload } from './gate.js'
 import { currentGate, gateApproved, gatePartly, gateRevoked, shortSha } from './gate.js'
 import { approvalRules, countApproval, tallyOf } from './approval-count.js'
 import type { ApprovalRules } from './approval-count.js'
-import { isSuperseded, parseMarker, sameEvidence } from '../review/marker.js'
+import { sameEvidence } from '../review/marker.js'
+import { latestReport } from '../review/reports.js'
 import type { Marker } from '../review/marker.js'
 import { openPullsAt } from '../client/pulls.js'
 import type { Identity, Writes } from '../client/writes.js'
@@ -47,35 +47,6 @@ export type ApproveResult =
 type Repo = { owner: string; repo: string }
 
 /**
- * The action's own latest report on a pull request (not superseded), with its review id and the
- * time it was posted.
- */
-export async function latestReport(
-  octokit: GitHubClient,
-  repo: Repo,
-  pullNumber: number,
-  me: Identity
-): Promise<{ id: number; marker: Marker; submittedAt: string | null } | null> {
-  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-    ...repo,
-    pull_number: pullNumber,
-    per_page: 100
-  })
-  const own = reviews
-    .filter((r) => r.user?.login === me.login && r.state !== 'PENDING')
-    .map((r) => ({
-      id: r.id,
-      body: r.body ?? '',
-      marker: parseMarker(r.body),
-      submittedAt: r.submitted_at ?? null
-    }))
-    .filter((r) => r.marker !== null && !isSuperseded(r.body))
-    .sort((a, b) => b.id - a.id)
-  const top = own[0]
-  return top?.marker ? { id: top.id, marker: top.marker, submittedAt: top.submittedAt } : null
-}
-
-/**
  * Null when the approval was given at or after `since` (both as GitHub states them), else the
  * reason it was not. GitHub states times to the second: an approval within the same second as
  * the report counts.
@@ -99,7 +70,7 @@ function replayCheck(at: string, since: string | null, what: string): string | n
 export async function decideApproval(
   octokit: GitHubClient,
   me: Identity,
-  ctx: EventContext,
+  ctx: Repo,
   req: ApprovalRequest,
   options: ApproveOptions
 ): Promise<ApproveResult> {
@@ -304,7 +275,7 @@ async function countedApproval(
 async function decideRevocation(
   octokit: GitHubClient,
   me: Identity,
-  ctx: EventContext,
+  ctx: Repo,
   req: ApprovalRequest,
   options: ApproveOptions
 ): Promise<ApproveResult> {
@@ -333,7 +304,7 @@ async function decideRevocation(
  */
 export async function recordApproval(
   writes: Writes,
-  ctx: EventContext,
+  ctx: Repo,
   req: ApprovalRequest,
   result: ApproveResult,
   log: Logger,
@@ -362,14 +333,4 @@ export async function recordApproval(
     },
     null
   )
-}
-
-/**
- * Where the evidence of a report is: the workflow run whose artifact holds it and that
- * artifact's default name (`airlock-<run id>-<attempt>`), read from the report's run id. A run id
- * the workflow chose itself (the `run-id` input) names no run: null.
- */
-export function evidenceLocation(marker: Marker): { runId: string; artifact: string } | null {
-  const m = /^([0-9]{1,20})-([0-9]{1,6})$/.exec(marker.runId)
-  return m ? { runId: m[1], artifact: `airlock-${m[1]}-${m[2]}` } : null
 }

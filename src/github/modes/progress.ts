@@ -7,8 +7,10 @@ import { ConfigurationError } from '../../errors.js'
 import type { InputReader } from '../../input-read.js'
 import { INPUT } from '../../input-names.js'
 import type { Logger } from '../../log.js'
-import { createClient, type GitHubClient } from '../client/client.js'
-import { eventContext, getGitHubInputs, type ModeEnv } from '../client/context.js'
+import { repositoryOf, runUrl as runPage } from '../../event.js'
+import type { GitHubClient } from '../client/client.js'
+import { connect } from './common.js'
+import { getGitHubInputs, type ModeEnv } from './inputs.js'
 
 export const PROGRESS_CHECK_NAME = 'Agent Airlock: running'
 /** The job it follows: the reusable workflow's `run` job (`<caller job> / run` in the API). */
@@ -21,6 +23,11 @@ export interface ProgressOptions {
   maxMs: number
   /** Consecutive failed looks after which it stops watching. */
   maxFailures: number
+  /**
+   * Told the check run's API address once it exists, and '' once it is completed: the post step
+   * completes a check run its cancelled job left in progress (src/cleanup-step.ts).
+   */
+  remember?: (checkRunUrl: string) => void
 }
 
 export const PROGRESS_DEFAULTS: ProgressOptions = {
@@ -82,7 +89,7 @@ export async function progressMode(
   client?: GitHubClient
 ): Promise<void> {
   const inputs = getGitHubInputs(read, env.workspace, { tokenRequired: true })
-  const ctx = eventContext(env.event)
+  const repo = repositoryOf(env.event)
   const ref = read(INPUT.ref)?.trim()
   const headSha =
     ref !== undefined && /^[0-9a-f]{40}$/.test(ref) ? ref : env.event.pullRequest?.headSha
@@ -92,15 +99,15 @@ export async function progressMode(
       'progress mode needs the commit to show the check on: a full commit SHA in `ref` (e.g. ${{ github.event.pull_request.head.sha || github.sha }})'
     )
   }
-  if (ctx.runId === undefined)
+  const runId = env.event.run?.id
+  const runUrl = runPage(env.event)
+  if (runId === undefined || runUrl === undefined)
     throw new Error('GITHUB_RUN_ID is not set: progress runs on a runner')
-  const octokit = client ?? createClient({ token: inputs.token, log })
-  const repo = { owner: ctx.owner, repo: ctx.repo }
-  const runUrl = `${ctx.serverUrl}/${ctx.owner}/${ctx.repo}/actions/runs/${ctx.runId}`
+  const octokit = client ?? connect(inputs, env, log, false).octokit
   const lookAtJob = async (): Promise<Job | undefined> => {
     const res = await octokit.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', {
       ...repo,
-      run_id: Number(ctx.runId),
+      run_id: Number(runId),
       filter: 'latest',
       per_page: 100
     })
@@ -119,6 +126,9 @@ export async function progressMode(
     output: { title: 'The agent is working', summary: progressSummary(job, Date.now()) }
   })
   const id = created.data.id
+  options.remember?.(
+    `${String(octokit.request.endpoint.DEFAULTS.baseUrl).replace(/\/+$/, '')}/repos/${repo.owner}/${repo.repo}/check-runs/${id}`
+  )
   log.info(`progress: check run ${id} on ${headSha} follows job "${WATCHED_JOB}"`)
   let failures = 0
   let ended: 'completed' | 'timeout' | 'lost' = 'timeout'
@@ -162,5 +172,6 @@ export async function progressMode(
     completed_at: new Date().toISOString(),
     output: { title: 'Finished: see the review', summary: why }
   })
+  options.remember?.('')
   log.info(`progress: check run ${id} completed (${ended})`)
 }

@@ -2,28 +2,23 @@ import type { Logger } from '../../log.js'
 import type { GitHubClient } from '../client/client.js'
 import { hasStatus } from '../client/client.js'
 import type { RunEvidence } from '../../report/evidence-folder.js'
-import type { StatusPayload } from '../gate/gate.js'
-import { currentGate, gateAfterRun, shortSha } from '../gate/gate.js'
-import type { Outcome } from '../../report/report.js'
 import { renderReview } from '../../report/comment.js'
-import { isSuperseded, parseMarker, sameEvidence, supersededBody } from './marker.js'
+import { isSuperseded, sameEvidence, supersededBody } from './marker.js'
+import { ownReports } from './reports.js'
+import type { ReviewInfo } from './reports.js'
 import type { Marker } from './marker.js'
 import type { Identity, Writes } from '../client/writes.js'
-import { placeFindings, placeThreats } from './review-comments.js'
-import type { Placement, PullFile } from './review-comments.js'
-import { errorMessage } from '../../errors.js'
+import { placeFindings, placeThreats, pullFiles } from './review-comments.js'
+import type { Placement } from './review-comments.js'
+import { recheckReview } from '../../threat-review/review.js'
 
 export interface PublishTarget {
   owner: string
   repo: string
   pullNumber: number
-  /** Link put on the status (the workflow run), when known. */
-  targetUrl?: string
 }
 
 export interface PublishOptions {
-  gateContext: string
-  failOutcomes: readonly Outcome[]
   /** Pause between re-reads while another publisher holds the pending review (ms). */
   settleMs?: number
   /** The line saying where the evidence is (built by the action, never read from the folder). */
@@ -35,48 +30,21 @@ export interface PublishResult {
   skipped?: string
   reviewId?: number
   reviewUrl?: string
-  status?: StatusPayload
   body?: string
-}
-
-interface ReviewInfo {
-  id: number
-  login: string | null
-  state: string
-  body: string
-  html_url: string
-  marker: Marker | null
+  /** The same evidence's review was there already (updated in place, or left as it was). */
+  republished?: boolean
+  /** The review shows only part of the diff (its gate line and marker say so). */
+  partial?: boolean
 }
 
 const DUPLICATE_BODY =
   '_This entry duplicated another Agent Airlock report for the same run and was emptied; see the other one._'
 
-async function listReviews(octokit: GitHubClient, t: PublishTarget): Promise<ReviewInfo[]> {
-  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-    owner: t.owner,
-    repo: t.repo,
-    pull_number: t.pullNumber,
-    per_page: 100
-  })
-  return reviews.map((r) => ({
-    id: r.id,
-    login: r.user?.login ?? null,
-    state: r.state,
-    body: r.body ?? '',
-    html_url: r.html_url,
-    marker: parseMarker(r.body)
-  }))
-}
-
-/** The action's own reviews that carry a valid marker: nobody else's markers count. */
-export function ownReports(reviews: ReviewInfo[], me: Identity): ReviewInfo[] {
-  return reviews.filter((r) => r.login === me.login && r.marker !== null)
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /**
- * Posts a run's comment as a pull request review and sets the gate status — once per run.
+ * Posts a run's comment as a pull request review — once per run (the publish mode then sets
+ * the gate status).
  *
  * Never duplicated: the review is first created as the identity's single PENDING review
  * (GitHub allows one per user and pull request, so a second publisher or a retried POST gets
@@ -104,6 +72,21 @@ export async function publishRun(
   // The agent's findings: on the lines of the pull request's diff where they can be, in the body
   // otherwise (none dropped).
   const findings = evidence.full.findings?.findings ?? []
+  // The threat review, read again from the hash-checked diff: a stronger verdict than the
+  // report's (an edited artifact) is the one shown and gated on.
+  const full = evidence.full
+  const threatReview = await recheckReview(full.threatReview, evidence.patch, {
+    diffSha256: full.diff.sha256,
+    secrets: full.policy.violations
+      .filter((v) => v.rule === 'secret-in-diff')
+      .map((v) => ({ path: v.path, detail: v.detail })),
+    unread: full.diff.totalFiles - full.diff.filesInPatch
+  })
+  if (threatReview !== full.threatReview) log.warn(`threat review: ${threatReview?.notes[0] ?? ''}`)
+  evidence = {
+    ...evidence,
+    full: { ...full, ...(threatReview !== undefined ? { threatReview } : {}) }
+  }
   const threats = evidence.full.threatReview?.findings ?? []
   const files = findings.length + threats.length > 0 ? await pullFiles(octokit, t, log) : null
   const placement: Placement | null = findings.length > 0 ? placeFindings(findings, files) : null
@@ -142,7 +125,7 @@ export async function publishRun(
   for (let attempt = 0; review === undefined; attempt++) {
     if (attempt > 12)
       throw new Error('could not publish the review: another publisher kept it pending')
-    const mine = ownReports(await listReviews(octokit, t), me)
+    const mine = await ownReports(octokit, t, t.pullNumber, me)
     // The same evidence (run, head and diff): a republish of a run with another diff is a new
     // report, with a new review and a pending gate, never an edit of the approved one.
     const sameRun = mine.filter((r) => sameEvidence(r.marker, marker))
@@ -216,6 +199,7 @@ export async function publishRun(
         state: 'COMMENTED',
         body,
         html_url: created.html_url,
+        submittedAt: null,
         marker
       }
     } catch (error) {
@@ -227,7 +211,7 @@ export async function publishRun(
     }
   }
 
-  const mine = ownReports(await listReviews(octokit, t), me)
+  const mine = await ownReports(octokit, t, t.pullNumber, me)
   if (!writes.dryRun) {
     const sameRun = mine
       .filter((r) => sameEvidence(r.marker, marker) && r.state !== 'PENDING')
@@ -252,62 +236,5 @@ export async function publishRun(
     )
   }
 
-  const status = gateAfterRun(
-    report,
-    options.failOutcomes,
-    options.gateContext,
-    t.targetUrl,
-    (evidence.full.policy?.protected ?? []).length > 0,
-    partial
-  )
-  const current = await currentGate(
-    octokit,
-    t.owner,
-    t.repo,
-    report.headSha,
-    options.gateContext,
-    me
-  )
-  // Only the same evidence, republished, keeps an approval: the status must be ours and name
-  // this diff, and the review it was given on must be this very review.
-  if (
-    republished &&
-    current?.state === 'success' &&
-    status.state === 'pending' &&
-    (current.description ?? '').includes(`for diff ${shortSha(report.diffSha256)}`)
-  ) {
-    log.info('this run was already approved; the gate stays green')
-  } else {
-    await writes.send(
-      'POST /repos/{owner}/{repo}/statuses/{sha}',
-      { ...repo, sha: report.headSha, ...status },
-      null
-    )
-  }
-  return { reviewId: review.id, reviewUrl: review.html_url, status, body }
-}
-
-/** The pull request's files with their patches (null when they cannot be read: all in the body). */
-async function pullFiles(
-  octokit: GitHubClient,
-  t: PublishTarget,
-  log: Logger
-): Promise<PullFile[] | null> {
-  try {
-    const files = await octokit.paginate(octokit.rest.pulls.listFiles, {
-      owner: t.owner,
-      repo: t.repo,
-      pull_number: t.pullNumber,
-      per_page: 100
-    })
-    return files.map((f) => ({
-      filename: f.filename,
-      ...(typeof f.patch === 'string' ? { patch: f.patch } : {})
-    }))
-  } catch (error) {
-    log.warn(
-      `could not read the pull request's files (${errorMessage(error)}): the findings stay in the review's body`
-    )
-    return null
-  }
+  return { reviewId: review.id, reviewUrl: review.html_url, body, republished, partial }
 }

@@ -1,7 +1,11 @@
 // The agent's findings as inline comments of the one review: a finding is placed when its lines
 // are lines GitHub can comment on (in a hunk of the pull request's diff, on that side, a range
-// within one hunk); every other finding stays in the review's body with why. Pure.
+// within one hunk); every other finding stays in the review's body with why. The placement is
+// pure; `pullFiles` reads the pull request's files it is placed on.
+import { errorMessage } from '../../errors.js'
 import type { Finding } from '../../evidence/findings.js'
+import type { Logger } from '../../log.js'
+import type { GitHubClient } from '../client/client.js'
 import { codeBlock } from '../../report/escape.js'
 import { findingBody } from '../../report/comment/voice.js'
 import { threatCommentBody } from '../../report/comment/threat.js'
@@ -136,4 +140,29 @@ export function placeThreats(threats: ThreatFinding[], files: PullFile[] | null)
   })
   for (const [k, why] of placed.unanchored) unanchored.set(withLine[k].i, why)
   return { comments: placed.comments, unanchored }
+}
+
+/** The pull request's files with their patches (null when they cannot be read: all in the body). */
+export async function pullFiles(
+  octokit: GitHubClient,
+  t: { owner: string; repo: string; pullNumber: number },
+  log: Logger
+): Promise<PullFile[] | null> {
+  try {
+    const files = await octokit.paginate(octokit.rest.pulls.listFiles, {
+      owner: t.owner,
+      repo: t.repo,
+      pull_number: t.pullNumber,
+      per_page: 100
+    })
+    return files.map((f) => ({
+      filename: f.filename,
+      ...(typeof f.patch === 'string' ? { patch: f.patch } : {})
+    }))
+  } catch (error) {
+    log.warn(
+      `could not read the pull request's files (${errorMessage(error)}): the findings stay in the review's body`
+    )
+    return null
+  }
 }

@@ -2,7 +2,7 @@
 // NetworkPolicy before sending it, and refuses to send one that breaks a rule. Pure.
 import type { IContainer, IPod } from 'kubernetes-models/v1'
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
-import { LABELS } from '../../plan.js'
+import { LABELS } from '../../labels.js'
 
 /** `name@sha256:<64 hex>`: the only image reference a pod of this backend may name. */
 export const PINNED_IMAGE = /^[^\s@]+@sha256:[a-f0-9]{64}$/

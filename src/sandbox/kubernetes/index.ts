@@ -20,7 +20,7 @@ import {
 import type { V1NetworkPolicy, V1Pod, V1Service } from '@kubernetes/client-node'
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js'
 import { ConfigurationError, InfrastructureError, errorMessage } from '../../errors.js'
-import { LABELS } from '../../plan.js'
+import { LABELS } from '../../labels.js'
 import type { ImagePlan } from '../../plan.js'
 import type {
   ContainerSpec,
@@ -312,7 +312,8 @@ export class KubernetesRuntime implements Runtime {
         if (spec.mounts.some((m) => !m.readOnly)) await running.readBack()
       } else if (end.kind === 'failed' && end.reason === 'DeadlineExceeded') {
         result.timedOut = true
-        result.error = `the pod reached its deadline (activeDeadlineSeconds); its writable folders were not read back`
+        // As with Docker, a timeout is not an error of the engine. The writable folders are not
+        // read back (the pod is gone): the host keeps what they held before the phase.
       } else if (end.kind === 'failed' && end.reason === 'Evicted') {
         result.error = `the cluster evicted the pod: ${end.message}`
       } else if (end.kind === 'failed' || end.kind === 'gone') {
@@ -327,7 +328,6 @@ export class KubernetesRuntime implements Runtime {
           result.exitCode = after.exitCode
           result.oomKilled = after.reason === 'OOMKilled'
         }
-        result.error = `the pod was stopped ${result.timedOut ? 'at the deadline' : 'on cancellation'}; its writable folders were not read back`
       }
     } catch (error) {
       result.error = errorMessage(error)

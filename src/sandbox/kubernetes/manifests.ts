@@ -13,7 +13,7 @@ import type {
   IVolumeMount as V1VolumeMount
 } from 'kubernetes-models/v1'
 import type { INetworkPolicy as V1NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
-import { LABELS } from '../../plan.js'
+import { LABELS } from '../../labels.js'
 import type { ContainerSpec, SidecarSpec } from '../types.js'
 import { POD_LABEL, kubeLabels, labelValue, networkLabel, objectName } from './names.js'
 

@@ -1,3 +1,5 @@
+// What every GitHub mode reads first: its inputs (token, output folder, gate context, ...) and
+// the runner's context the entry built once (ModeEnv).
 import { ConfigurationError } from '../../errors.js'
 import type { RunEvent } from '../../event.js'
 import { INPUT } from '../../input-names.js'
@@ -6,27 +8,17 @@ import type { InputReader } from '../../input-read.js'
 import { boundedReader } from '../../input-bounds.js'
 import type { Outcome } from '../../report/report.js'
 import { OUTCOMES } from '../../report/evidence-folder.js'
-import { APP_SLUG } from './writes.js'
+import type { Runner } from '../../runner.js'
+import { checkBranch } from '../apply/branch.js'
+import { APP_SLUG } from '../client/writes.js'
 
-export const GITHUB_OUTPUT = {
-  commentUrl: 'comment-url',
-  gateState: 'gate-state',
-  approved: 'approved',
-  commitSha: 'commit-sha',
-  pullRequestUrl: 'pull-request-url',
-  runRequested: 'run-requested',
-  task: 'task',
-  headSha: 'head-sha',
-  baseSha: 'base-sha',
-  headRepository: 'head-repository',
-  pullRequest: 'pull-request',
-  fork: 'fork',
-  evidenceRunId: 'evidence-run-id',
-  evidenceArtifact: 'evidence-artifact',
-  continueRunId: 'continue-run-id',
-  continueArtifact: 'continue-artifact',
-  continueContext: 'continue-context'
-} as const
+/** What the modes know of the runner, built once by the entry: the event, the folders, the runner. */
+export interface ModeEnv {
+  event: RunEvent
+  /** GITHUB_WORKSPACE (relative inputs resolve against it). */
+  workspace: string
+  runner: Runner
+}
 
 export interface GitHubInputs {
   token: string
@@ -116,72 +108,3 @@ export function getGitHubInputs(
 function resolveInside(workspace: string, p: string): string {
   return p.startsWith('/') ? p : `${workspace.replace(/\/+$/, '')}/${p}`
 }
-
-export function checkBranch(name: string, value: string): void {
-  if (
-    !/^[A-Za-z0-9._/-]{1,200}$/.test(value) ||
-    value.startsWith('-') ||
-    value.startsWith('/') ||
-    value.endsWith('/') ||
-    value.endsWith('.lock') ||
-    value.includes('..') ||
-    value.includes('//')
-  ) {
-    throw new ConfigurationError(name, `"${value}" is not a branch name`)
-  }
-}
-
-/** The workflow run's event, as the runner describes it (GITHUB_* variables and the payload). */
-export interface EventContext {
-  eventName: string
-  owner: string
-  repo: string
-  payload: Record<string, unknown>
-  /** GITHUB_REF_NAME: the branch a workflow_dispatch ran on. */
-  refName?: string
-  serverUrl: string
-  /** GITHUB_RUN_ID of this workflow run. */
-  runId?: string
-}
-
-/** What the modes know of the runner, built once by the entry: the event and the folders. */
-export interface ModeEnv {
-  event: RunEvent
-  /** GITHUB_WORKSPACE (relative inputs resolve against it). */
-  workspace: string
-  /** RUNNER_TEMP, when the runner has one. */
-  runnerTemp?: string
-}
-
-/** The event as the modes use it; the repository must be owner/name. */
-export function eventContext(event: RunEvent): EventContext {
-  if (event.repository === undefined)
-    throw new Error('GITHUB_REPOSITORY is not owner/name: the modes run only on a GitHub runner')
-  return {
-    eventName: event.name,
-    owner: event.repository.owner,
-    repo: event.repository.repo,
-    payload: event.payload,
-    refName: event.refName,
-    serverUrl: event.serverUrl,
-    ...(event.run !== undefined ? { runId: event.run.id } : {})
-  }
-}
-
-function obj(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined
-}
-
-/** The pull request number of the event (pull_request*, pull_request_review*, issue_comment on a PR). */
-export function eventPullNumber(ctx: EventContext, override?: number): number | undefined {
-  if (override !== undefined) return override
-  const pr = obj(ctx.payload.pull_request)
-  if (pr && typeof pr.number === 'number') return pr.number
-  const issue = obj(ctx.payload.issue)
-  if (issue && obj(issue.pull_request) && typeof issue.number === 'number') return issue.number
-  return undefined
-}
-
-export { obj as asObject }

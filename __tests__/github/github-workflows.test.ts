@@ -78,7 +78,11 @@ describe('the comment trigger example', () => {
     })
     expect(Number(job.with['max-model-requests'])).toBeGreaterThan(0)
     expect(Number(job.with['max-model-tokens'])).toBeGreaterThan(0)
-    expect(job.secrets).toEqual({ 'agent-api-key': '${{ secrets.ANTHROPIC_API_KEY }}' })
+    expect(job.secrets).toEqual({
+      'agent-api-key': '${{ secrets.ANTHROPIC_API_KEY }}',
+      AIRLOCK_APP_CLIENT_ID: '${{ secrets.AIRLOCK_APP_CLIENT_ID }}',
+      AIRLOCK_APP_PRIVATE_KEY: '${{ secrets.AIRLOCK_APP_PRIVATE_KEY }}'
+    })
     for (const j of Object.values<any>(wf.jobs))
       for (const st of j.steps ?? []) expect(st.run ?? '').not.toContain('${{')
     expect(text).not.toContain('pull_request_target')

@@ -5,6 +5,7 @@
 // Each command loads what it uses when it runs (`--help` and `verify` never load the engine's
 // client or the pipeline).
 import { readRunner } from './runner.js'
+import { readHost } from './host.js'
 import { defaultTempRoot } from './workspace/temp.js'
 import { performance } from 'node:perf_hooks'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
@@ -96,12 +97,11 @@ export async function main(
     return EXIT.ok
   }
 
-  const [{ runPipeline }, { TerminalLogger }, { FolderStore, defaultCacheRoot }] =
-    await Promise.all([
-      import('./pipeline/run.js'),
-      import('./cli/terminal.js'),
-      import('./cache/store.js')
-    ])
+  const [{ runPipeline }, { TerminalLogger }, { FolderStore }] = await Promise.all([
+    import('./pipeline/run.js'),
+    import('./cli/terminal.js'),
+    import('./cache/store.js')
+  ])
   const log = new TerminalLogger(values.quiet === true)
   const controller = new AbortController()
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -120,6 +120,7 @@ export async function main(
   process.on('SIGTERM', onSignal)
   try {
     const runner = readRunner(process.env)
+    const host = readHost(process.env)
     const result = await runPipeline(plan, secretsOf(inputs), {
       runtime,
       log,
@@ -127,7 +128,7 @@ export async function main(
       // On a runner, under its temporary folder, with its facts (read once here).
       tempRoot: defaultTempRoot(runner),
       runner,
-      cache: { store: new FolderStore(defaultCacheRoot()) },
+      cache: { store: new FolderStore(host.cacheRoot) },
       local: true,
       // A published preset image's provenance, checked with the GitHub CLI where it is logged in.
       verifyImage: (t) => verifyAttestation(t, { env: process.env }),

@@ -1,4 +1,5 @@
-// The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub).
+// The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub), and init
+// (writes a repository's workflows; asks before it uses the GitHub CLI).
 // Its flags are in cli/flags.ts, cli/input-flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
 // plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
 // Each command loads what it uses when it runs (`--help` and `verify` never load the engine's
@@ -32,6 +33,16 @@ export async function main(
   const { command, values, args } = parsed
   if (command === 'cleanup') return (await import('./cli/cleanup.js')).cleanupCommand(values)
   if (command === 'verify') return (await import('./cli/verify.js')).verifyCommand(args[0])
+  if (command === 'init')
+    return (await import('./cli/init.js')).initCommand({
+      dir: process.cwd(),
+      ...(typeof values.workflows === 'string' ? { workflows: values.workflows } : {}),
+      dryRun: values['dry-run'] === true,
+      force: values.force === true,
+      ...(typeof values.repository === 'string' ? { repository: values.repository } : {}),
+      ...(typeof values.ref === 'string' ? { ref: values.ref } : {}),
+      ...(typeof values.tag === 'string' ? { tag: values.tag } : {})
+    })
   const read = reader(values)
   // The CLI never reads a runner's event, whatever the environment holds.
   const base = defaultContext(process.env, 'local')

@@ -19,7 +19,6 @@ const NOT_YET_MOVED: string[] = [
   'src/sandbox/docker/image.ts', // DOCKER_BUILDKIT for pickBuilder
   'src/sandbox/docker/phase.ts', // DOCKER_HOST in the unseen-bind hint
   'src/sandbox/build-lock.ts', // AIRLOCK_LOCK_DIR
-  'src/sandbox/engine-http.ts', // DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH
   'src/sandbox/engine-faults.ts', // AIRLOCK_ENGINE_TIMEOUT_MS
   'src/workspace/bounded.ts', // the environment of mkfs and mount
   'src/workspace/git.ts', // PATH for git

@@ -21,9 +21,7 @@ const NOT_YET_MOVED: string[] = [
   'src/sandbox/build-lock.ts', // AIRLOCK_LOCK_DIR
   'src/sandbox/engine-faults.ts', // AIRLOCK_ENGINE_TIMEOUT_MS
   'src/workspace/bounded.ts', // the environment of mkfs and mount
-  'src/workspace/git.ts', // PATH for git
-  'src/event.ts', // readRunEvent's default parameter
-  'src/inputs/default-context.ts' // defaultContext's default parameter
+  'src/workspace/git.ts' // PATH for git
 ]
 
 function files(dir: string): string[] {

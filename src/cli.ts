@@ -1,7 +1,7 @@
 // The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub), and init
 // (writes a repository's workflows; asks before it uses the GitHub CLI).
 // Its flags are in cli/flags.ts, cli/input-flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
-// plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
+// plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify, cleanup and egress suggest beside.
 // Each command loads what it uses when it runs (`--help` and `verify` never load the engine's
 // client or the pipeline).
 import { readRunner } from './runner.js'
@@ -25,6 +25,7 @@ export async function main(
   /** Called as the process's entry (bin.ts): the report times the start-up too. */
   entry = false
 ): Promise<number> {
+  if (argv[0] === 'egress') return (await import('./cli/egress.js')).egressCommand(argv.slice(1))
   const parsed = parse(argv)
   if (parsed.command === 'print') {
     process.stdout.write(parsed.text)

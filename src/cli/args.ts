@@ -135,6 +135,7 @@ Examples:
   airlock plan --agent claude-code --task task.md      what a run would do
   airlock run  --agent claude-code --task task.md      run it; evidence in airlock-out/
   airlock verify airlock-out                           check the evidence offline
+  airlock egress suggest airlock-out                   the minimal allow-hosts for that run
   npx agent-airlock init                               set up GitHub in this repository
   airlock run --help                                   every flag of run, grouped
 

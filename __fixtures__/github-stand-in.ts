@@ -23,6 +23,7 @@ import type { ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { actionsRoutes } from './stand-in/actions.js'
 import { gitDataRoutes } from './stand-in/git-data.js'
+import { releasesRoutes, type Release } from './stand-in/releases.js'
 import { pullsRoutes } from './stand-in/pulls.js'
 import { repositoryRoutes } from './stand-in/repository.js'
 import { reviewsRoutes } from './stand-in/reviews.js'
@@ -54,6 +55,7 @@ const ROUTES: Routes = {
   ...reviewsRoutes,
   ...statusesRoutes,
   ...gitDataRoutes,
+  ...releasesRoutes,
   ...actionsRoutes
 }
 
@@ -171,7 +173,7 @@ function scopeOf(template: string): string[] | undefined {
   if (/^\/statuses\/|^\/commits\/\{ref\}\/status/.test(t)) return ['statuses']
   if (t.startsWith('/pulls')) return ['pull-requests']
   if (t.startsWith('/issues')) return ['issues', 'pull-requests']
-  if (/^\/(git|contents|commits)\b/.test(t)) return ['contents']
+  if (/^\/(git|contents|commits|releases)\b/.test(t)) return ['contents']
   return undefined
 }
 
@@ -195,6 +197,7 @@ export class GitHubStandIn {
   readonly reviews: Review[] = []
   readonly statuses: Status[] = []
   readonly checkRuns: CheckRun[] = []
+  readonly releases: Release[] = []
   /** The jobs of each workflow run, by run id: what the Actions API answers about them. */
   readonly workflowJobs = new Map<string, WorkflowJob[]>()
   readonly comments: Comment[] = []

@@ -556,10 +556,12 @@ export class KubeStandIn {
     )
   }
 
+  /** The pod's one address: on a network of the cluster (a policy's), not on `outside`. */
   private async ipOf(c: Docker.Container): Promise<string | undefined> {
     const info = await c.inspect()
-    for (const n of Object.values(info.NetworkSettings.Networks))
-      if (n.IPAddress) return n.IPAddress
+    const nets = Object.entries(info.NetworkSettings.Networks)
+    const inside = nets.filter(([name]) => name !== this.options.outside)
+    for (const [, n] of [...inside, ...nets]) if (n.IPAddress) return n.IPAddress
     return undefined
   }
 
@@ -621,9 +623,16 @@ export class KubeStandIn {
     for (const m of c.volumeMounts ?? []) {
       const vol = (spec.volumes ?? []).find((v) => v.name === m.name)
       if (vol?.emptyDir === undefined) throw new Error(`volume ${m.name}: only emptyDir is served`)
-      if (vol.emptyDir.medium === 'Memory' && onlyMount(spec, m.name) && m.subPath === undefined) {
+      const nested = (c.volumeMounts ?? []).some((o) => o.mountPath.startsWith(`${m.mountPath}/`))
+      if (
+        vol.emptyDir.medium === 'Memory' &&
+        onlyMount(spec, m.name) &&
+        m.subPath === undefined &&
+        !nested
+      ) {
+        const size = quantity(vol.emptyDir.sizeLimit ?? 64 * 1024 * 1024)
         tmpfs[m.mountPath] =
-          `rw,nosuid,nodev,size=${vol.emptyDir.sizeLimit ?? '64m'},mode=1777,uid=${uid ?? 0},gid=${gid ?? 0}`
+          `rw,nosuid,nodev,size=${size},mode=1777,uid=${uid ?? 0},gid=${gid ?? 0}`
         continue
       }
       const hostPath = path.join(

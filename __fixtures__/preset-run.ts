@@ -421,7 +421,7 @@ export async function pullRequestRun(
 export async function approveRun(
   stage: ModelStage,
   world: World,
-  o: { user: User; body: string; runId: string; base: string; pull?: number }
+  o: { user: User; body: string; runId: string; base: string; pull?: number; read?: ReadWorkflow }
 ): Promise<JobResult> {
   const pull = o.pull ?? PR_NUMBER
   const event = webhook('issue_comment', 'created', (p) => {
@@ -440,7 +440,12 @@ export async function approveRun(
       token: TOKEN
     })
   }
-  const call = await resolveCall(await loadWorkflow('examples/approve.yml'), 'approve', ctx)
+  const call = await resolveCall(
+    await loadWorkflow('examples/approve.yml', o.read),
+    'approve',
+    ctx,
+    o.read
+  )
   return runJob(
     call.callee,
     'approve',

@@ -72,6 +72,16 @@ export interface RunnerSetup {
   repositories?: Record<string, string>
   /** Artifact service environments of other runs, by run id (download-artifact `run-id`). */
   artifactRuns?: Record<string, Record<string, string>>
+  /** Variables a step of this machine needs that a hosted runner does not (a stand-in's address). */
+  machineEnv?: Record<string, string>
+  /**
+   * Emulations of third-party actions a test provides, for the inputs its workflow uses: called
+   * for every `uses:` step first; undefined leaves the step to the emulations above.
+   */
+  emulate?: (
+    step: EvaluatedStep,
+    io: { workspace: string; outputFile: string; env: Record<string, string> }
+  ) => Promise<{ code: number; stdout?: string; stderr?: string } | undefined>
   /** GitHub Apps whose installation token create-github-app-token mints, by client id. */
   apps?: Record<
     string,
@@ -202,7 +212,8 @@ function checkout(step: EvaluatedStep, setup: RunnerSetup, workspace: string): v
   if (w.repository !== undefined && w.repository !== '' && own === undefined) {
     // Agent Airlock itself at the pinned commit: this project (its action.yml, dist/, images/,
     // scripts/).
-    if (!/^[0-9a-f]{40}$/.test(w.ref ?? ''))
+    // Pinned by a full SHA, or by a release tag (v1: here, this checkout stands for that release).
+    if (!/^([0-9a-f]{40}|v\d+(\.\d+){0,2})$/.test(w.ref ?? ''))
       throw new Error(`checkout of ${w.repository} is not pinned`)
     fs.mkdirSync(dest, { recursive: true })
     for (const name of ['action.yml', 'dist', 'images', 'scripts']) {
@@ -376,11 +387,19 @@ export async function runJob(
       GITHUB_STEP_SUMMARY: summaryFile,
       RUNNER_TEMP: temp,
       ...setup.artifactEnv,
+      ...setup.machineEnv,
       ...step.env
     }
     let result = { code: 0 as number | null, stdout: '', stderr: '' }
     let inputs: Record<string, string> = {}
-    if (step.run !== undefined) {
+    const byTest =
+      step.uses !== undefined && setup.emulate !== undefined
+        ? await setup.emulate(step, { workspace, outputFile, env: runnerEnv })
+        : undefined
+    if (byTest !== undefined) {
+      result = { code: byTest.code, stdout: byTest.stdout ?? '', stderr: byTest.stderr ?? '' }
+      inputs = { ...step.with }
+    } else if (step.run !== undefined) {
       result = await spawnStep('bash', ['-e', '-c', step.run], runnerEnv, workspace)
     } else if (step.uses?.startsWith('actions/checkout@')) {
       result = await emulated(() => checkout(step, setup, workspace))

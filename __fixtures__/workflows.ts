@@ -7,6 +7,7 @@
  * Plain Node refuses to load @actions/workflow-parser (it imports its JSON schema without an
  * import attribute), so it is bundled with esbuild once per process.
  */
+import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
@@ -62,6 +63,12 @@ export interface LoadedWorkflow {
   raw: Token
   /** The converted model: events, jobs (with `type: reusableWorkflowJob`, `ref`, input values). */
   template: Token
+  /**
+   * A called workflow's identity as its jobs see it in the `job` context (job.workflow_ref,
+   * job.workflow_sha, job.workflow_repository, job.workflow_file_path): the file, repository and
+   * commit the caller's `uses:` resolved to.
+   */
+  job?: Record<string, string>
 }
 
 /** Reads a workflow file of this repository (tests may hand in a changed text instead). */
@@ -103,7 +110,15 @@ export interface Contexts {
   cancelled?: boolean
   /** The runner context (the job's temp folder: `runner.temp`). */
   runner?: { os: string; temp: string }
+  /** The job context (a called workflow's identity: see LoadedWorkflow.job). */
+  job?: Record<string, unknown>
+  /** The matrix context of one job of a matrix. */
+  matrix?: Record<string, unknown>
 }
+
+/** The contexts a job of `w` sees: a called workflow's jobs get its identity in `job`. */
+const withJob = (w: LoadedWorkflow, ctx: Contexts): Contexts =>
+  w.job !== undefined && ctx.job === undefined ? { ...ctx, job: w.job } : ctx
 
 const STATUS_FUNCTIONS = ['success', 'always', 'cancelled', 'failure']
 const status = (name: string, value: boolean) => ({
@@ -147,9 +162,9 @@ export function evaluate(expression: string, ctx: Contexts): unknown {
       vars: ctx.vars ?? {},
       env: ctx.env ?? {},
       steps: ctx.steps ?? {},
-      job: {},
+      job: ctx.job ?? {},
       runner: ctx.runner ?? { os: 'Linux', temp: '/home/runner/work/_temp' },
-      matrix: {},
+      matrix: ctx.matrix ?? {},
       strategy: {}
     }),
     data.reviver
@@ -191,7 +206,8 @@ function get(token: Token, key: string): Token {
 }
 
 /** `if:` of a job (GitHub adds `success() &&` when it names no status function). */
-export function jobRuns(w: LoadedWorkflow, jobId: string, ctx: Contexts): boolean {
+export function jobRuns(w: LoadedWorkflow, jobId: string, given: Contexts): boolean {
+  const ctx = withJob(w, given)
   const job = w.template.jobs.find((j: Token) => j.id.value === jobId)
   if (!job) throw new Error(`${w.file}: no job ${jobId}`)
   return job.if === undefined ? true : Boolean(valueOf(job.if, ctx))
@@ -215,8 +231,9 @@ export interface EvaluatedStep {
 export function jobEnvironment(
   w: LoadedWorkflow,
   jobId: string,
-  ctx: Contexts
+  given: Contexts
 ): string | undefined {
+  const ctx = withJob(w, given)
   const env = get(get(get(w.raw, 'jobs'), jobId), 'environment')
   if (env === undefined) return undefined
   const v = env.map ? valueOf(get(env, 'name'), ctx) : valueOf(env, ctx)
@@ -228,15 +245,17 @@ export function jobEnvironment(
 export function jobOutputs(
   w: LoadedWorkflow,
   jobId: string,
-  ctx: Contexts
+  given: Contexts
 ): Record<string, string> {
+  const ctx = withJob(w, given)
   const rawJob = get(get(w.raw, 'jobs'), jobId)
   const out = mapping(get(rawJob, 'outputs'), ctx)
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, asString(v)]))
 }
 
 /** Every step of a job with its `if:`, `with:` and `env:` evaluated (job-level env merged). */
-export function jobSteps(w: LoadedWorkflow, jobId: string, ctx: Contexts): EvaluatedStep[] {
+export function jobSteps(w: LoadedWorkflow, jobId: string, given: Contexts): EvaluatedStep[] {
+  const ctx = withJob(w, given)
   const rawJob = get(get(w.raw, 'jobs'), jobId)
   const jobEnv = mapping(get(rawJob, 'env'), ctx)
   return (get(rawJob, 'steps')?.seq ?? []).map((s: Token, index: number) => {
@@ -326,12 +345,30 @@ export async function resolveCall(
   if (!job || job.type !== 'reusableWorkflowJob')
     throw new Error(`${caller.file}: ${jobId} calls no workflow`)
   const ref = job.ref.value as string
-  const m = /^(?:\.\/|[^/]+\/[^/]+\/)(\.github\/workflows\/[^@]+\.ya?ml)(?:@[0-9a-f]{40})?$/.exec(
-    ref
-  )
+  // A call of this repository's workflow: local (./), pinned by a full SHA, or by a release tag.
+  const m =
+    /^(?:\.\/|([^/]+\/[^/]+)\/)(\.github\/workflows\/[^@]+\.ya?ml)(?:@([0-9a-f]{40}|v\d+(?:\.\d+){0,2}))?$/.exec(
+      ref
+    )
   if (!m)
     throw new Error(`${caller.file}: ${ref} is not a pinned call of a workflow of this repository`)
-  const callee = await loadWorkflow(m[1], read)
+  const [, owner, file, at] = m
+  const callee = { ...(await loadWorkflow(file, read)) }
+  // What GitHub puts in the called workflow's job context: its own repository and the commit the
+  // caller's ref resolved to (a release tag resolves to the commit it names: here, this checkout's).
+  const repository = owner ?? String(ctx.github.repository)
+  const sha =
+    at === undefined
+      ? String(ctx.github.sha)
+      : /^[0-9a-f]{40}$/.test(at)
+        ? at
+        : execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim()
+  callee.job = {
+    workflow_ref: `${repository}/${file}@${at === undefined ? String(ctx.github.ref) : /^v/.test(at) ? `refs/tags/${at}` : at}`,
+    workflow_sha: sha,
+    workflow_repository: repository,
+    workflow_file_path: file
+  }
   const defs = (callee.template.events.workflow_call?.inputs ?? {}) as Record<
     string,
     { type: string; default?: unknown; required?: boolean }
@@ -351,7 +388,7 @@ export async function resolveCall(
   }
   for (const name of Object.keys(given)) {
     if (!(name in defs))
-      throw new Error(`${caller.file}: ${jobId} gives ${name}, which ${m[1]} does not declare`)
+      throw new Error(`${caller.file}: ${jobId} gives ${name}, which ${file} does not declare`)
   }
   const secretValues = mapping(job['secret-values'], ctx)
   const secrets: Record<string, string> =
@@ -371,7 +408,7 @@ export async function resolveCall(
       const allowed = grant[scope] ?? 'none'
       if (LEVEL[level] > LEVEL[allowed])
         throw new Error(
-          `${caller.file}: calling ${m[1]}: the nested job '${id}' is requesting '${scope}: ${level}', but is only allowed '${scope}: ${allowed}'`
+          `${caller.file}: calling ${file}: the nested job '${id}' is requesting '${scope}: ${level}', but is only allowed '${scope}: ${allowed}'`
         )
     }
     permissions[id] = asked

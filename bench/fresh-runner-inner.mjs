@@ -6,6 +6,10 @@
 //      variables), preset claude-code, on an engine with no image and an empty build cache
 //   A' (--restored) the same with the agent image loaded from a saved image first ("the image
 //      cache restored") — see docs/BENCHMARKS.md for what this stands for
+//   P  (published) the action with images/published.json naming the preset image (built once
+//      before the rounds, untimed, pushed to the same registry) and no build args: it pulls the
+//      image by digest through the slow link; then P' (published-warm) the same with that image
+//      (and the proxy's) already on the engine
 //   B  `npm install -g` of the same Claude Code version, then `claude -p` on the same task
 // each measured from its start to the stub's first POST /v1/messages. Writes one JSON line per
 // measurement to stdout (prefixed `RESULT `); the host prints the table.
@@ -26,7 +30,8 @@ const { values: o } = parseArgs({
     base: { type: 'string' },
     'cli-version': { type: 'string' },
     cases: { type: 'string', default: 'cold' },
-    gateway: { type: 'string', default: '192.168.213.1' }
+    gateway: { type: 'string', default: '192.168.213.1' },
+    'published-key': { type: 'string' }
   }
 })
 const RUNNER_UID = 1000
@@ -122,6 +127,48 @@ await until('the slow link', async () => (await fetch(`${NPM}-/ping`)).ok)
 await until('the stub', async () => (await fetch('http://127.0.0.1:8080/hello')).ok)
 say('stand-ins up')
 
+/**
+ * The preset image as a release publishes it: the preset's Dockerfile on the base stand-in, with
+ * the CLI from the npm stand-in, pushed to the registry; and a copy of the action whose
+ * images/published.json names it by digest (as `localhost:5001/...`, through the slow link).
+ */
+const PUBLISHED_ACTION = '/tmp/action-published'
+function publishPreset() {
+  const local = '127.0.0.1:5000/airlock/claude-code'
+  sh('docker', [
+    'build',
+    '-q',
+    '--build-arg',
+    `BASE=${REGISTRY}/library/node@${o.base}`,
+    '-t',
+    `${local}:bench`,
+    '/action/images/agents/claude-code'
+  ])
+  const pushed = sh('docker', ['push', `${local}:bench`])
+  const digest = /digest: (sha256:[0-9a-f]{64})/.exec(pushed)?.[1]
+  if (!digest) throw new Error(`no digest in the push's output:\n${pushed}`)
+  fs.rmSync(PUBLISHED_ACTION, { recursive: true, force: true })
+  fs.cpSync('/action', PUBLISHED_ACTION, { recursive: true })
+  fs.writeFileSync(
+    path.join(PUBLISHED_ACTION, 'images', 'published.json'),
+    JSON.stringify({
+      version: '0.0.0-bench',
+      repository: 'bench/agent-airlock',
+      images: {
+        'claude-code': {
+          image: `${REGISTRY}/airlock/claude-code`,
+          digest,
+          platforms: { 'linux/amd64': digest },
+          inputsKey: o['published-key']
+        }
+      }
+    })
+  )
+  sh('chmod', ['-R', 'a+rX', PUBLISHED_ACTION])
+  resetEngine()
+  say(`published the preset image ${REGISTRY}/airlock/claude-code@${digest}`)
+}
+
 const firstPost = async (after, deadlineMs) => {
   const end = Date.now() + deadlineMs
   for (;;) {
@@ -205,7 +252,12 @@ function saveOwnLayers() {
 let runNo = 0
 async function ours(kind) {
   runNo++
-  resetEngine()
+  const published = kind === 'published' || kind === 'published-warm'
+  // published-warm keeps the images the published round pulled (the agent's and the proxy's).
+  if (kind === 'published-warm') {
+    const containers = sh('docker', ['ps', '-aq']).split('\n').filter(Boolean)
+    if (containers.length) sh('docker', ['rm', '-f', '-v', ...containers])
+  } else resetEngine()
   const dir = `/tmp/round-${runNo}`
   checkout(dir)
   const gh = path.join(dir, 'gh')
@@ -223,7 +275,8 @@ async function ours(kind) {
     credentials: `ANTHROPIC=https://api.test:8443|AIRLOCK_AGENT_API_KEY|x-api-key|allow=POST /v1/messages`,
     'host-map': `api.test=${GW}`,
     'upstream-ca': 'upstream-ca.pem',
-    'build-args': `BASE=${base}`,
+    // The cold cases build the preset on the base stand-in; the published ones pull the image.
+    ...(published ? {} : { 'build-args': `BASE=${base}` }),
     'proxy-image': base,
     'image-cache': 'off',
     'dependency-cache': 'off',
@@ -276,7 +329,7 @@ async function ours(kind) {
   const tAction = Date.now()
   const action = server(
     'node',
-    ['/action/dist/index.js'],
+    [published ? `${PUBLISHED_ACTION}/dist/index.js` : '/action/dist/index.js'],
     { cwd: dir, env, uid: RUNNER_UID, gid: RUNNER_UID },
     (text, at) => log.push({ text, at })
   )
@@ -309,6 +362,7 @@ async function ours(kind) {
     actionMs: first - tAction,
     exit: code,
     outcome: report?.outcome,
+    source: report?.image?.source,
     steps: report?.cost?.steps,
     // The action's log lines the breakdown reads (bench/fresh-runner-table.mjs), ms from t0.
     lines: log.filter((l) => MARK_LINE.test(l.text)).map((l) => [l.at - t0, l.text.slice(0, 160)]),
@@ -415,6 +469,7 @@ async function baseline(overlap = false) {
   }
 }
 
+if (CASES.includes('published')) publishPreset()
 for (let r = 0; r < Number(o.rounds); r++) {
   for (const c of CASES) {
     if (c === 'overlap') {

@@ -1,11 +1,14 @@
 // The fresh-runner benchmark's table: medians of ours and the baseline per case, their ratio
 // against the target, and the median breakdown of our time. Pure (results in, text out).
 
-export const TARGETS = { cold: 1.5, restored: 1.1 }
+export const TARGETS = { cold: 1.5, restored: 1.1, published: 1.0, 'published-warm': 0.5 }
 const TITLES = {
   cold: 'fresh runner: action start → first model request (no image, empty caches)',
-  restored: 'the same, the agent image restored from the image cache'
+  restored: 'the same, the agent image restored from the image cache',
+  published: 'the same, the preset image pulled by digest (images/published.json)',
+  'published-warm': 'the same, that image already on the runner'
 }
+const NAMES = { cold: 'P11', restored: 'P11r', published: 'P11p', 'published-warm': 'P11pw' }
 
 /** @param {number[]} xs */
 export function median(xs) {
@@ -31,8 +34,20 @@ export const PHASES = [
   ['pull proxy image', /^Status: (Downloaded newer image|Image is up to date)/],
   ['proxy start', /^egress proxy up/]
 ]
+/** A published image's run: pulled by digest (or found), its provenance, then as above. */
+const PULLED = /^Status: (Downloaded newer image|Image is up to date)|already on this engine/
+export const PUBLISHED_PHASES = [
+  ['start: Node, the bundle, inputs', /::group::image/],
+  ['pull agent image: download + unpack', PULLED, EGRESS],
+  ['provenance check (skipped: no gh)', /^build provenance of/, EGRESS],
+  ['image stage end, workspace', /::group::egress/],
+  ['pull proxy image (layers shared)', /^Status: (Downloaded newer image|Image is up to date)/],
+  ['proxy start', /^egress proxy up/]
+]
 /** The lines the inner script keeps for the breakdown. */
-export const MARK_LINE = new RegExp(PHASES.map(([, re]) => re.source).join('|'))
+export const MARK_LINE = new RegExp(
+  [...PHASES, ...PUBLISHED_PHASES].map(([, re]) => re.source).join('|') + '|^Download complete'
+)
 
 /**
  * @param {{ lines: [number, string][], first: number, restore?: { pullBase: number, downloadAndLoad: number } | null }} r
@@ -47,7 +62,8 @@ export function phases(r) {
     at = r.restore.pullBase + r.restore.downloadAndLoad
   }
   let i = 0
-  for (const [name, re, stop] of PHASES) {
+  const published = r.side === 'published' || r.side === 'published-warm'
+  for (const [name, re, stop] of published ? PUBLISHED_PHASES : PHASES) {
     let j = i
     while (j < r.lines.length && !(r.lines[j][0] >= at && re.test(r.lines[j][1]))) {
       if (stop?.test(r.lines[j][1])) j = r.lines.length
@@ -62,6 +78,21 @@ export function phases(r) {
     i = j + 1
   }
   out['agent container → first request'] = r.first - at
+  if (published) {
+    // Within the pull: from the image stage's start to the last layer downloaded; the rest of the
+    // pull is unpacking (layers download side by side and unpack one after another).
+    const group = r.lines.findIndex(([, t]) => /::group::image/.test(t))
+    const end = r.lines.findIndex(([, t]) => PULLED.test(t))
+    const downloads = r.lines
+      .slice(group + 1, end < 0 ? group + 1 : end)
+      .filter(([, t]) => /^Download complete/.test(t))
+    if (group >= 0 && downloads.length > 0) {
+      const download = downloads[downloads.length - 1][0] - r.lines[group][0]
+      out['  pull: of which downloading'] = download
+      out['  pull: of which unpacking after the last download'] =
+        r.lines[end][0] - downloads[downloads.length - 1][0]
+    }
+  }
   return out
 }
 
@@ -118,7 +149,7 @@ export function formatFresh(summary, o) {
     const verdict =
       s.ratio == null ? 'no result' : Number(s.ratio.toFixed(2)) <= s.target ? 'pass' : 'miss'
     return [
-      s.case === 'cold' ? 'P11' : 'P11r',
+      NAMES[s.case] ?? s.case,
       s.title,
       String(s.runs),
       ms(s.ours),

@@ -17,7 +17,10 @@
 // Options: --rounds N (default 3), --mbit M (default 400), --rtt-ms R (default 20),
 // --restored (also the case "image cache restored": a second fresh runner that loads the agent
 // image saved by a cold round, downloaded through the same link), --overlap (also the lever
-// check: the base's pull and the baseline's npm install at the same time), --markdown.
+// check: the base's pull and the baseline's npm install at the same time), --published (also
+// P11p, the preset image pulled by digest as a release publishes it: built once inside the runner
+// before the rounds, untimed, pushed to the same registry, named in the action's
+// images/published.json; and P11pw, that image already on the engine), --markdown.
 //
 // Preparation (not timed; the only step that reaches the npm registry): `npm pack` of the
 // preset's Claude Code version and its linux-x64 binary package, `npm view` of its optional
@@ -32,6 +35,7 @@ import { parseArgs } from 'node:util'
 import { freePort, startDockerRegistry, stopDockerRegistry } from '../scripts/docker-registry.mjs'
 import { makeTestCerts } from '../scripts/test-ca.mjs'
 import { formatFresh, summarizeFresh, summarizeOverlap } from './fresh-runner-table.mjs'
+import { actionCode, presetKey } from '../scripts/published-images.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 process.chdir(root)
@@ -42,6 +46,7 @@ const { values: flags } = parseArgs({
     'rtt-ms': { type: 'string', default: '20' },
     restored: { type: 'boolean', default: false },
     overlap: { type: 'boolean', default: false },
+    published: { type: 'boolean', default: false },
     markdown: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false }
   }
@@ -210,6 +215,11 @@ try {
   fs.copyFileSync('package.json', path.join(action, 'package.json'))
   fs.copyFileSync('action.yml', path.join(action, 'action.yml'))
 
+  // The key of the preset's build inputs, as the release's table records it (scripts/published-images.mjs).
+  const publishedKey = flags.published
+    ? await presetKey(await actionCode(), 'claude-code', action)
+    : undefined
+
   fs.writeFileSync(
     path.join(data, 'daemon.json'),
     JSON.stringify({ 'cgroup-parent': cgroupParent, bip: `${GATEWAY}/24` }) + '\n'
@@ -223,7 +233,7 @@ try {
     '(dockerd >/var/log/dockerd.log 2>&1 &)',
     'for i in $(seq 1 100); do docker info >/dev/null 2>&1 && break; sleep 0.2; done',
     'chmod 666 /var/run/docker.sock',
-    `exec node /src/bench/fresh-runner-inner.mjs --rounds ${flags.rounds} --mbit ${flags.mbit} --rtt-ms ${flags['rtt-ms']} --base ${digest} --cli-version ${cliVersion} --cases ${['cold', ...(flags.restored ? ['restored'] : []), ...(flags.overlap ? ['overlap'] : [])].join(',')} --gateway ${GATEWAY}`
+    `exec node /src/bench/fresh-runner-inner.mjs --rounds ${flags.rounds} --mbit ${flags.mbit} --rtt-ms ${flags['rtt-ms']} --base ${digest} --cli-version ${cliVersion} --cases ${['cold', ...(flags.restored ? ['restored'] : []), ...(flags.published ? ['published', 'published-warm'] : []), ...(flags.overlap ? ['overlap'] : [])].join(',')} --gateway ${GATEWAY}${publishedKey ? ` --published-key ${publishedKey}` : ''}`
   ].join('\n')
   const child = spawn(
     'docker',

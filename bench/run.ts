@@ -203,7 +203,7 @@ async function main(): Promise<void> {
     await fs.promises.writeFile(path.join(imageDir, 'noop.sh'), '#!/bin/sh\nexit 0\n', {
       mode: 0o755
     })
-    const ctx = { ...defaultContext(), workspace: root }
+    const ctx = { ...defaultContext(process.env), workspace: root }
     const inputsFor = (runId: string): RunPlan =>
       planRun(
         getInputs(

@@ -2,11 +2,15 @@
 # What the tests need besides Docker and the base images, from Debian's packages:
 #   docker-registry  for the tests of digest-pinned images (a registry on loopback; no outside
 #                    registry is used);
-#   the shellcheck linter, for `npm run lint` (scripts/lint-shell.sh).
+#   the shellcheck linter, for `npm run lint` (scripts/lint-shell.sh);
+#   podman and catatonit, a second implementation of the Pod API that runs the Kubernetes
+#                    backend's generated pods (`podman kube play`).
 set -euo pipefail
 missing=()
 command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+command -v podman >/dev/null 2>&1 || missing+=(podman)
+command -v catatonit >/dev/null 2>&1 || missing+=(catatonit)
 if [ "${#missing[@]}" -gt 0 ]; then
   printf '[airlock] installing %s (Debian) for the tests and the lint...\n' "${missing[*]}" >&2
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi

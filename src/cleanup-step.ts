@@ -6,7 +6,9 @@
 import * as fs from 'node:fs'
 import * as core from '@actions/core'
 import { errorMessage } from './errors.js'
+import { readHost } from './host.js'
 import { httpCleanupEngine, removeRunObjects } from './sandbox/cleanup.js'
+import { engineEndpoint } from './sandbox/engine-http.js'
 import { STATE } from './state.js'
 import { deleteRunObjects, inClusterEndpoint } from './sandbox/kubernetes/post-cleanup.js'
 import { removeRunTemps } from './workspace/temp.js'
@@ -54,7 +56,10 @@ export async function cleanupAfterRun(): Promise<void> {
     if (core.getState(STATE.engine) === 'kubernetes') {
       objects = await kubernetesCleanup(runId, core.getState(STATE.kubeNamespace))
     } else {
-      const removed = await removeRunObjects(httpCleanupEngine(), runId)
+      const removed = await removeRunObjects(
+        httpCleanupEngine(engineEndpoint(readHost(process.env).docker)),
+        runId
+      )
       objects = `${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s)`
     }
     const tempRoot = core.getState(STATE.tempRoot)

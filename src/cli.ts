@@ -1,9 +1,11 @@
-// The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub).
+// The `airlock` command: run, plan, verify and cleanup on this machine (never talks to GitHub), and init
+// (writes a repository's workflows; asks before it uses the GitHub CLI).
 // Its flags are in cli/flags.ts, cli/input-flags.ts and cli/args.ts, the checks before a run in cli/checks.ts, the
-// plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify and cleanup beside.
+// plan's summary in cli/plan-summary.ts, its log in cli/terminal.ts, verify, cleanup and egress suggest beside.
 // Each command loads what it uses when it runs (`--help` and `verify` never load the engine's
 // client or the pipeline).
 import { readRunner } from './runner.js'
+import { readHost } from './host.js'
 import { defaultTempRoot } from './workspace/temp.js'
 import { performance } from 'node:perf_hooks'
 import { ConfigurationError, EXIT, errorMessage, exitCodeFor } from './errors.js'
@@ -23,6 +25,7 @@ export async function main(
   /** Called as the process's entry (bin.ts): the report times the start-up too. */
   entry = false
 ): Promise<number> {
+  if (argv[0] === 'egress') return (await import('./cli/egress.js')).egressCommand(argv.slice(1))
   const parsed = parse(argv)
   if (parsed.command === 'print') {
     process.stdout.write(parsed.text)
@@ -31,6 +34,16 @@ export async function main(
   const { command, values, args } = parsed
   if (command === 'cleanup') return (await import('./cli/cleanup.js')).cleanupCommand(values)
   if (command === 'verify') return (await import('./cli/verify.js')).verifyCommand(args[0])
+  if (command === 'init')
+    return (await import('./cli/init.js')).initCommand({
+      dir: process.cwd(),
+      ...(typeof values.workflows === 'string' ? { workflows: values.workflows } : {}),
+      dryRun: values['dry-run'] === true,
+      force: values.force === true,
+      ...(typeof values.repository === 'string' ? { repository: values.repository } : {}),
+      ...(typeof values.ref === 'string' ? { ref: values.ref } : {}),
+      ...(typeof values.tag === 'string' ? { tag: values.tag } : {})
+    })
   const read = reader(values)
   // The CLI never reads a runner's event, whatever the environment holds.
   const base = defaultContext(process.env, 'local')
@@ -85,12 +98,11 @@ export async function main(
     return EXIT.ok
   }
 
-  const [{ runPipeline }, { TerminalLogger }, { FolderStore, defaultCacheRoot }] =
-    await Promise.all([
-      import('./pipeline/run.js'),
-      import('./cli/terminal.js'),
-      import('./cache/store.js')
-    ])
+  const [{ runPipeline }, { TerminalLogger }, { FolderStore }] = await Promise.all([
+    import('./pipeline/run.js'),
+    import('./cli/terminal.js'),
+    import('./cache/store.js')
+  ])
   const log = new TerminalLogger(values.quiet === true)
   const controller = new AbortController()
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -108,13 +120,16 @@ export async function main(
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
+    const runner = readRunner(process.env)
+    const host = readHost(process.env)
     const result = await runPipeline(plan, secretsOf(inputs), {
       runtime,
       log,
       signal: controller.signal,
-      // On a runner, under its temporary folder (RUNNER_TEMP, read once here).
-      tempRoot: defaultTempRoot(readRunner(process.env)),
-      cache: { store: new FolderStore(defaultCacheRoot()) },
+      // On a runner, under its temporary folder, with its facts (read once here).
+      tempRoot: defaultTempRoot(runner),
+      runner,
+      cache: { store: new FolderStore(host.cacheRoot) },
       local: true,
       // A published preset image's provenance, checked with the GitHub CLI where it is logged in.
       verifyImage: (t) => verifyAttestation(t, { env: process.env }),

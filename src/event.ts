@@ -277,7 +277,7 @@ export function runUrl(event: RunEvent): string | undefined {
 }
 
 /** The event of this process: GITHUB_EVENT_PATH read once (the only reader of that file). */
-export function readRunEvent(env: NodeJS.ProcessEnv = process.env): RunEvent {
+export function readRunEvent(env: NodeJS.ProcessEnv): RunEvent {
   const file = env.GITHUB_EVENT_PATH
   let text: string | undefined
   if (file !== undefined && file !== '') {

@@ -85,7 +85,7 @@ export async function run(): Promise<void> {
       throw new ConfigurationError('mode', `"${mode}" is not one of: ${MODES.join(', ')}`)
     }
     // The runner's context, read once: the event file and the variables that describe it.
-    const ctx = defaultContext()
+    const ctx = defaultContext(process.env)
     const modeEnv: ModeEnv = { event: ctx.event, workspace: ctx.workspace, runner }
     if (mode === 'publish') {
       // The publish job (never the run job) signs provenance.json when it may request an id-token.
@@ -151,6 +151,7 @@ export async function run(): Promise<void> {
       log: new ActionLogger(),
       signal: controller.signal,
       tempRoot,
+      runner,
       // A published preset image's provenance, checked with the runner's GitHub CLI and the token.
       verifyImage: (t) =>
         verifyAttestation(t, { env: process.env, token: readInput(INPUT.githubToken) }),

@@ -87,7 +87,7 @@ const WRONG: [string, string[], RegExp][] = [
   [
     'unknown command',
     ['deploy'],
-    /^command: "deploy" is not a command\. Use run, plan, verify or cleanup/
+    /^command: "deploy" is not a command\. Use run, plan, verify, cleanup or init/
   ],
   ['negative memory', [...PLAN, '--memory', '-1g'], /^memory: "-1g" is not a size/],
   ['negative pids', [...PLAN, '--pids-limit', '-5'], /^pids-limit: "-5"/],

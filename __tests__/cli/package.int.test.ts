@@ -105,6 +105,34 @@ describe('the packed package', () => {
     expect(preset.stdout.toString()).toMatch(/needs\s+\$AIRLOCK_AGENT_API_KEY at run time/)
   })
 
+  it('init from the package: npx airlock init writes the workflows, pinned, in another repository', () => {
+    const installed = path.join(consumer, 'node_modules', 'agent-airlock')
+    for (const f of [
+      'images/published.json',
+      'examples/pull-request.yml',
+      'examples/review-task.md'
+    ])
+      expect(fs.existsSync(path.join(installed, f))).toBe(true)
+    const repo = otherRepository()
+    const sha = 'c'.repeat(40)
+    const args = ['init', '--repository', 'octo-org/agent-airlock', '--ref', sha, '--tag', 'v0.1.0']
+    const dry = spawnSync(bin, [...args, '--dry-run'], { cwd: repo })
+    expect(dry.status).toBe(0)
+    expect(dry.stdout.toString()).toContain(
+      '--- .github/workflows/airlock-pull-request.yml (create)'
+    )
+    expect(fs.existsSync(path.join(repo, '.github'))).toBe(false)
+    const wrote = spawnSync(bin, args, { cwd: repo })
+    expect([wrote.status, wrote.stderr.toString()]).toEqual([0, ''])
+    expect(
+      fs.readFileSync(path.join(repo, '.github/workflows/airlock-pull-request.yml'), 'utf8')
+    ).toContain(`agent-run.yml@${sha} # v0.1.0`)
+    // Not a release (no release.json in a package packed from a checkout): init says what to give.
+    const bare = spawnSync(bin, ['init'], { cwd: repo })
+    expect(bare.status).toBe(2)
+    expect(bare.stderr.toString()).toMatch(/--repository OWNER\/NAME --ref/)
+  })
+
   it('runs a small agent in another repository and writes the evidence there', () => {
     const repo = otherRepository()
     const runId = uniqueRunId('pkg')

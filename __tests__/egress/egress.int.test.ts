@@ -227,6 +227,41 @@ describe('network: allowlist', () => {
     const comment = fs.readFileSync(path.join(out, 'comment.md'), 'utf8')
     expect(comment).toContain('3 allowed, 4 denied')
     expect(comment).toMatch(/allow-hosts: \|\n {2}canary\.test:8443\n {2}internal\.test:8443/)
+    // The ledger: what each allowed host carried, what was never used, each denial's fix.
+    const ledger = report.egress.ledger!
+    const bytesOf = (kind: string, port: number) =>
+      ok
+        .filter((e) => e.kind === kind && e.port === port)
+        .reduce((n, e) => n + (e.bytesUp as number) + (e.bytesDown as number), 0)
+    expect(ledger.used).toEqual(
+      expect.arrayContaining([
+        { host: 'api.test:8443', requests: 1, bytes: bytesOf('connect', 8443) },
+        {
+          host: 'api.test:8443',
+          requests: 1,
+          bytes: bytesOf('credential', 8443),
+          route: 'STUBAPI'
+        },
+        { host: 'api.test:8080', requests: 1, bytes: bytesOf('http', 8080) }
+      ])
+    )
+    expect(ledger.used).toHaveLength(3)
+    expect(ledger.unused).toEqual(['internal.test:8443'])
+    expect(ledger.denied).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          host: 'canary.test:8443',
+          reason: 'not-allowlisted',
+          fix: 'add `canary.test:8443` to allow-hosts if the agent needs it'
+        }),
+        expect.objectContaining({ host: 'internal.test:8443', reason: 'private-address' }),
+        expect.objectContaining({ host: `${world.stubs.canary.ip}:8443`, reason: 'ip-literal' })
+      ])
+    )
+    expect(comment).toContain(
+      '<details><summary>Egress ledger: 3 host(s) used · 1 allowed but unused'
+    )
+    expect(comment).toContain('**Allowed, never used** (candidates to drop): `internal.test:8443`')
   })
 
   test('with the proxy variables unset: no TCP, UDP, ICMP or DNS to anything, no host listener, no Docker API', async () => {

@@ -1,3 +1,4 @@
+import { readRunner } from '../../src/runner.js'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
@@ -129,11 +130,7 @@ describe('runnerFacts', () => {
         version: async () => ({ Version: '20.10.24', ApiVersion: '1.41', Os: 'linux' })
       }),
       'runsc',
-      {
-        GITHUB_ACTIONS: 'true',
-        RUNNER_OS: 'Linux',
-        RUNNER_ARCH: 'X64'
-      }
+      readRunner({ GITHUB_ACTIONS: 'true', RUNNER_OS: 'Linux', RUNNER_ARCH: 'X64' }).github
     )
     expect(ok).toMatchObject({
       os: os.platform(),
@@ -145,7 +142,7 @@ describe('runnerFacts', () => {
     const down = runnerFacts(
       await engine({ version: async () => Promise.reject(new Error('down')) }),
       'runc',
-      {}
+      readRunner({}).github
     )
     expect(down.docker).toEqual({ version: null, apiVersion: null, os: null })
     expect(down.github).toBeNull()

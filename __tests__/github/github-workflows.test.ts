@@ -46,11 +46,14 @@ describe('the fork publisher', () => {
 
   test('checks out nothing but Agent Airlock itself, and runs no script of the pull request', () => {
     for (const s of steps.filter((x) => String(x.uses).startsWith('actions/checkout@'))) {
-      expect(s.with.repository).toBe('${{ inputs.airlock-repository }}')
+      expect(s.with.repository).toBe('${{ inputs.airlock-repository || job.workflow_repository }}')
+      expect(s.with.ref).toBe('${{ inputs.airlock-ref || job.workflow_sha }}')
       expect(s.with['persist-credentials']).toBe(false)
     }
     expect(steps.filter((s) => s.run !== undefined).map((s) => s.name)).toEqual([
-      'Check that airlock-ref is a full commit SHA'
+      'Check the commit of Agent Airlock this workflow runs',
+      "No evidence from a fork's run - the gate waits for a maintainer's /airlock run",
+      "No evidence from this repository's run"
     ])
     expect(wf.jobs.publish.permissions).toEqual({
       actions: 'read',
@@ -65,17 +68,21 @@ describe('the comment trigger example', () => {
   test('the instructions reach the reusable workflow as an input, never a script; pinned head, base policy, preset, key and budget', () => {
     const text = fs.readFileSync('examples/comment-run.yml', 'utf8')
     const job = wf.jobs.airlock
-    expect(job.uses).toMatch(/\/\.github\/workflows\/agent-run\.yml@[0-9a-f]{40}$/)
+    expect(job.uses).toMatch(/\/\.github\/workflows\/agent-run\.yml@v1$/)
     expect(job.with).toMatchObject({
       agent: 'claude-code',
-      task: '${{ needs.command.outputs.task }}',
+      task: "${{ needs.command.outputs.task || '.github/airlock/review-task.md' }}",
       'head-sha': '${{ needs.command.outputs.head-sha }}',
       'policy-base': '${{ needs.command.outputs.base-sha }}',
       'pull-request': '${{ needs.command.outputs.pull-request }}'
     })
     expect(Number(job.with['max-model-requests'])).toBeGreaterThan(0)
     expect(Number(job.with['max-model-tokens'])).toBeGreaterThan(0)
-    expect(job.secrets).toEqual({ 'agent-api-key': '${{ secrets.ANTHROPIC_API_KEY }}' })
+    expect(job.secrets).toEqual({
+      'agent-api-key': '${{ secrets.ANTHROPIC_API_KEY }}',
+      AIRLOCK_APP_CLIENT_ID: '${{ secrets.AIRLOCK_APP_CLIENT_ID }}',
+      AIRLOCK_APP_PRIVATE_KEY: '${{ secrets.AIRLOCK_APP_PRIVATE_KEY }}'
+    })
     for (const j of Object.values<any>(wf.jobs))
       for (const st of j.steps ?? []) expect(st.run ?? '').not.toContain('${{')
     expect(text).not.toContain('pull_request_target')

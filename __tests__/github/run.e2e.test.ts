@@ -53,7 +53,7 @@ function runMode(extra: Record<string, string>): Promise<ActionRun> {
     payload: pullRequestEvent(world.base),
     apiUrl: world.api.url,
     workspace: world.workspace,
-    env: results.env
+    env: { ...results.env, RUNNER_OS: 'Linux', RUNNER_ARCH: 'X64' }
   })
 }
 
@@ -68,6 +68,11 @@ describe('run mode with publishing', () => {
     expect(reviews).toHaveLength(1)
     expect(reviews[0].body).toContain(`"diffSha256":"${sha256(patch)}"`)
     expect(reviews[0].body).toContain('hello, world')
+    // The runner's facts, read once by the entry, reach report.json.
+    const report = JSON.parse(fs.readFileSync(path.join(world.out, 'report.json'), 'utf8')) as {
+      runner: { github: unknown }
+    }
+    expect(report.runner.github).toEqual({ runnerOs: 'Linux', runnerArch: 'X64', imageOs: null })
     expect(world.api.statuses).toEqual([
       expect.objectContaining({
         sha: world.base,

@@ -11,6 +11,10 @@ import { planRun } from '../../src/plan.js'
 import { AGENT_KEY_ENV } from '../../src/presets/presets.js'
 import { parsePublished, readPublished } from '../../src/presets/published.js'
 import { runInputs } from '../../src/presets/run-inputs.js'
+import { imageInputsKey } from '../../src/sandbox/docker/image-cache.js'
+import { emptyReport } from '../../src/report/empty.js'
+import { validateReport } from '../../src/report/schema.js'
+import { fixturePlan } from '../../__fixtures__/plan.js'
 import { ROOT } from '../support/cli.js'
 
 const D = (c: string): string => `sha256:${c.repeat(64)}`
@@ -128,10 +132,63 @@ describe("a run's plan", () => {
     expect(p.image.kind === 'build' ? p.image.published : undefined).toBeUndefined()
   })
 
+  test("the release script's key is the key the action computes for the preset's plan", async () => {
+    const p = await plan({ agent: 'claude-code' })
+    const script = execFileSync(process.execPath, [
+      path.join(ROOT, 'scripts', 'published-images.mjs'),
+      'key',
+      'claude-code'
+    ])
+      .toString()
+      .trim()
+    expect(script).toMatch(/^[a-f0-9]{64}$/)
+    expect(await imageInputsKey(p.image)).toBe(script)
+  })
+
   test('does not, for a preset the table does not list, or an unreleased checkout', async () => {
     const codex = await plan({ agent: 'codex' })
     expect(codex.image.kind === 'build' && codex.image.published).toBeFalsy()
     const unreleased = await plan({ agent: 'claude-code' }, ROOT)
     expect(unreleased.image.kind === 'build' && unreleased.image.published).toBeFalsy()
+  })
+})
+
+describe("the report's record of the image", () => {
+  const published = {
+    image: ENTRY.image,
+    digest: ENTRY.digest,
+    version: '1.2.3',
+    repository: 'owner/agent-airlock'
+  }
+  test.each([
+    [
+      'pulled and attested',
+      {
+        source: 'pulled',
+        published: {
+          ...published,
+          used: true,
+          attestation: { status: 'verified', detail: 'signed by …' }
+        }
+      }
+    ],
+    [
+      'built instead, and why',
+      {
+        source: 'built',
+        published: { ...published, used: false, reason: 'the registry did not give it' }
+      }
+    ],
+    ['found on the engine', { source: 'cache' }]
+  ] as const)('%s: valid against the schema', (_, image) => {
+    const report = emptyReport(fixturePlan())
+    report.image = { ...report.image, ...image }
+    expect(validateReport(report)).toEqual({ valid: true, errors: [] })
+  })
+
+  test('an unknown source is not', () => {
+    const report = emptyReport(fixturePlan())
+    report.image = { ...report.image, source: 'downloaded' as 'pulled' }
+    expect(validateReport(report)).toMatchObject({ valid: false })
   })
 })

@@ -6,6 +6,7 @@ import { RUN_ID_LABEL, removeRunObjects, runFilters } from '../../src/sandbox/cl
 import type { CleanupEngine, ObjectKind } from '../../src/sandbox/cleanup.js'
 import { EngineFault } from '../../src/sandbox/engine-faults.js'
 import { EngineHttpError, engineEndpoint } from '../../src/sandbox/engine-http.js'
+import { readHost } from '../../src/host.js'
 import { InfrastructureError } from '../../src/errors.js'
 
 test('cleanup filters on the label the plan puts on everything a run creates', () => {
@@ -67,18 +68,20 @@ describe('engineEndpoint (as dockerode finds the engine)', () => {
       { protocol: 'https:', host: 'engine', port: 4000 }
     ]
   ])('%p → %p', (env, expected) => {
-    expect(engineEndpoint(env)).toEqual(expected)
+    expect(engineEndpoint(readHost(env).docker)).toEqual(expected)
   })
 
   test('no DOCKER_HOST: the default socket', () => {
-    expect(engineEndpoint({})).toHaveProperty('socketPath')
+    expect(engineEndpoint(readHost({}).docker)).toHaveProperty('socketPath')
   })
 
   test('DOCKER_CERT_PATH gives the client its certificates', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-certs-'))
     try {
       for (const f of ['ca.pem', 'cert.pem', 'key.pem']) fs.writeFileSync(path.join(dir, f), f)
-      const e = engineEndpoint({ DOCKER_HOST: 'tcp://engine:2376', DOCKER_CERT_PATH: dir })
+      const e = engineEndpoint(
+        readHost({ DOCKER_HOST: 'tcp://engine:2376', DOCKER_CERT_PATH: dir }).docker
+      )
       expect(e).toMatchObject({ protocol: 'https:', tls: { ca: Buffer.from('ca.pem') } })
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
@@ -86,8 +89,10 @@ describe('engineEndpoint (as dockerode finds the engine)', () => {
   })
 
   test('an ssh:// engine is refused with what to do instead', () => {
-    expect(() => engineEndpoint({ DOCKER_HOST: 'ssh://me@engine' })).toThrow(InfrastructureError)
-    expect(() => engineEndpoint({ DOCKER_HOST: 'ssh://me@engine' })).toThrow(
+    expect(() => engineEndpoint(readHost({ DOCKER_HOST: 'ssh://me@engine' }).docker)).toThrow(
+      InfrastructureError
+    )
+    expect(() => engineEndpoint(readHost({ DOCKER_HOST: 'ssh://me@engine' }).docker)).toThrow(
       /airlock cleanup --run-id/
     )
   })

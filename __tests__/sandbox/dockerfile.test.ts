@@ -94,3 +94,11 @@ describe('a FROM that names a build arg without a value', () => {
     expect(error.message).not.toMatch(/: {2}\(line/)
   })
 })
+
+it('a build arg given but not declared before the first FROM: the fix is the ARG line', () => {
+  const bases = baseImages('FROM ${BASE}\n', { BASE: `alpine@sha256:${D}` })
+  expect(bases[0]).toMatchObject({ pin: 'unpinned', unset: ['BASE'], undeclared: ['BASE'] })
+  expect(new UnpinnedBaseError(bases).message).toMatch(
+    /the build arg BASE has no value: FROM \$\{BASE\} \(line 1\) names no image; it is given in build-args but not declared: add `ARG BASE` before the first FROM \(Docker substitutes only those\)/
+  )
+})

@@ -11,6 +11,7 @@ import * as esbuild from 'esbuild'
 import { LABELS } from '../../src/labels.js'
 import { httpCleanupEngine, removeRunObjects } from '../../src/sandbox/cleanup.js'
 import { engineEndpoint } from '../../src/sandbox/engine-http.js'
+import { readHost } from '../../src/host.js'
 import { STATE } from '../../src/state.js'
 import { makeRunTemp } from '../../src/workspace/temp.js'
 // @ts-expect-error -- a plain .mjs module of the build, without types
@@ -77,7 +78,10 @@ test('removes the run’s labelled objects over the socket, and nothing else', a
   await objects(undefined, 'plain')
   expect(await leftovers(runId)).toBe(3)
 
-  const removed = await removeRunObjects(httpCleanupEngine(), runId)
+  const removed = await removeRunObjects(
+    httpCleanupEngine(engineEndpoint(readHost(process.env).docker)),
+    runId
+  )
   expect(removed).toEqual({ containers: 1, networks: 1, volumes: 1 })
   expect(await leftovers(runId)).toBe(0)
   // Another run's objects and unlabelled ones are still there.
@@ -89,7 +93,9 @@ test('removes the run’s labelled objects over the socket, and nothing else', a
   expect(await exists('network', made.networks.at(-1) as string)).toBe(true)
   expect(await exists('volume', made.volumes.at(-1) as string)).toBe(true)
   // Nothing left: a second cleanup removes nothing and does not fail.
-  expect(await removeRunObjects(httpCleanupEngine(), runId)).toEqual({
+  expect(
+    await removeRunObjects(httpCleanupEngine(engineEndpoint(readHost(process.env).docker)), runId)
+  ).toEqual({
     containers: 0,
     networks: 0,
     volumes: 0
@@ -99,7 +105,7 @@ test('removes the run’s labelled objects over the socket, and nothing else', a
 test('reaches the engine at a tcp:// DOCKER_HOST', async () => {
   const runId = uniqueRunId('postclean-tcp')
   await objects(runId, 'tcp')
-  const socketPath = (engineEndpoint({}) as { socketPath: string }).socketPath
+  const socketPath = (engineEndpoint(readHost({}).docker) as { socketPath: string }).socketPath
   const relay = net.createServer((client) => {
     const engine = net.connect(socketPath)
     client.pipe(engine).pipe(client)
@@ -109,7 +115,7 @@ test('reaches the engine at a tcp:// DOCKER_HOST', async () => {
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve))
   try {
     const port = (relay.address() as net.AddressInfo).port
-    const endpoint = engineEndpoint({ DOCKER_HOST: `tcp://127.0.0.1:${port}` })
+    const endpoint = engineEndpoint(readHost({ DOCKER_HOST: `tcp://127.0.0.1:${port}` }).docker)
     expect(endpoint).toEqual({ protocol: 'http:', host: '127.0.0.1', port })
     expect(await removeRunObjects(httpCleanupEngine(endpoint), runId)).toEqual({
       containers: 1,

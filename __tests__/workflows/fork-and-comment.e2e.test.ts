@@ -604,7 +604,10 @@ describe('approval as shipped: examples/approve.yml and examples/review-relay.ym
     const read = (f: string): string => {
       const text = fs.readFileSync(path.join(ROOT, f), 'utf8')
       return f === 'examples/approve.yml'
-        ? text.replace("      airlock-ref: '", "      evidence: false\n      airlock-ref: '")
+        ? text.replace(
+            '    secrets:\n      AIRLOCK_APP_CLIENT_ID',
+            '    with:\n      evidence: false\n    secrets:\n      AIRLOCK_APP_CLIENT_ID'
+          )
         : text
     }
     const call = await resolveCall(

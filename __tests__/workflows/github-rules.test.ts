@@ -259,7 +259,11 @@ describe('an App installation token asking for a permission the App lacks is ref
   async function tokenStep(github: Record<string, unknown>, teams = false) {
     const text = fs
       .readFileSync(path.join(ROOT, 'examples/approve.yml'), 'utf8')
-      .replace(/(\n {6}airlock-ref: .*\n)/, teams ? '$1      team-approvers: true\n' : '$1')
+      // The example's own commented-out lines, switched on.
+      .replace(
+        '    # with:\n    #   team-approvers: true\n',
+        teams ? '    with:\n      team-approvers: true\n' : ''
+      )
     const read: ReadWorkflow = (f) =>
       f === 'examples/approve.yml' ? text : fs.readFileSync(path.join(ROOT, f), 'utf8')
     const caller = await loadWorkflow('examples/approve.yml', read)

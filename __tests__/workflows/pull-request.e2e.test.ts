@@ -401,7 +401,14 @@ test('dry-run: true → the agent runs, nothing is written to GitHub', async () 
  * The reusable workflow called from a pull_request caller with these extra `with:` lines (besides
  * the Dockerfile, command and task of the test repository, without publishing): its run job.
  */
-async function runCalledJob(extra: string[]) {
+let released = ''
+/**
+ * agent-run.yml's run job as a caller with `extra` inputs calls it: by the release tag with no
+ * airlock-repository/airlock-ref (`tag`: the workflow checks out its own repository and commit,
+ * job.workflow_repository and job.workflow_sha), or pinned by a full SHA with airlock-ref given
+ * (`airlockRef`: as a caller on GitHub Enterprise Server, which has no job.workflow_* context).
+ */
+async function runCalledJob(extra: string[], pin: { airlockRef?: string } = {}) {
   const event = payload(false)
   const ctx: Contexts = {
     github: githubContext('pull_request', event, {
@@ -415,11 +422,17 @@ async function runCalledJob(extra: string[]) {
     'permissions: {}',
     'jobs:',
     '  airlock:',
-    `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
+    pin.airlockRef === undefined
+      ? '    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@v1'
+      : `    uses: OWNER/agent-airlock/.github/workflows/agent-run.yml@${'0'.repeat(40)}`,
     '    permissions: { contents: read, pull-requests: write, statuses: write, checks: write, actions: read }',
     '    with:',
-    '      airlock-repository: OWNER/agent-airlock',
-    `      airlock-ref: '${'0'.repeat(40)}'`,
+    ...(pin.airlockRef === undefined
+      ? []
+      : [
+          '      airlock-repository: OWNER/agent-airlock',
+          `      airlock-ref: '${pin.airlockRef}'`
+        ]),
     '      dockerfile: .github/airlock/Dockerfile',
     '      agent-command: agent',
     '      task: .github/airlock/review-task.md',
@@ -429,6 +442,8 @@ async function runCalledJob(extra: string[]) {
   ].join('\n')
   const read: ReadWorkflow = (f) =>
     f === 'caller.yml' ? caller : fs.readFileSync(path.join(ROOT, f), 'utf8')
+  // The commit the tag stands for here (this checkout's), as the call resolves it.
+  released = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim()
   const call = await resolveCall(await loadWorkflow('caller.yml', read), 'airlock', ctx, read)
   const busybox = imageId('airlock-local/busybox:1')
   const setup: RunnerSetup = {
@@ -454,6 +469,10 @@ test('a call with setup-command, isolation: runsc and dependency-cache: off → 
     "dependency-cache: 'off'"
   ])
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  // Agent Airlock was checked out from the called workflow's own repository and the commit the
+  // tag resolved to, with no value in the caller.
+  const own = run.steps.find((x) => x.step.with?.path === '.airlock/action')!
+  expect([own.step.with.repository, own.step.with.ref]).toEqual(['OWNER/agent-airlock', released])
 
   // The registration ran the script of the Agent Airlock checkout, never a file of the pull request.
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!
@@ -580,8 +599,11 @@ test('the example policy (isolation: auto) with its PostgreSQL service, pulled b
 }, 600_000)
 
 test('the policy (isolation: auto) chooses runc for a run without network, credentials or install phase → the plan step says so and the gVisor step is skipped', async () => {
-  const run = await runCalledJob([])
+  const run = await runCalledJob([], { airlockRef: 'a'.repeat(40) })
   expect([run.result, log(run)]).toEqual(['success', expect.any(String)])
+  // The caller's airlock-ref wins over the job context.
+  const own = run.steps.find((x) => x.step.with?.path === '.airlock/action')!
+  expect(own.step.with.ref).toBe('a'.repeat(40))
   const plan = run.steps.find((s) => s.step.with?.mode === 'plan')!
   expect([plan.code, plan.stdout]).toEqual([0, expect.stringContaining('isolation tier: runc')])
   const gvisor = run.steps.find((s) => s.step.run?.includes('register-gvisor.sh'))!

@@ -4,7 +4,6 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
-import * as os from 'node:os'
 import * as path from 'node:path'
 import { promisify } from 'node:util'
 
@@ -37,13 +36,6 @@ export interface CacheStore {
 }
 
 const KEY = /^[A-Za-z0-9._-]{1,200}$/
-
-/** The machine's cache folder: $XDG_CACHE_HOME/airlock (default ~/.cache/airlock). */
-export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_CACHE_HOME
-  const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache')
-  return path.join(base, 'airlock')
-}
 
 /** Entries as folders `<root>/<key>/`, written whole under a temporary name, then renamed. */
 export class FolderStore implements CacheStore {

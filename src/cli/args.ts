@@ -11,22 +11,68 @@ import type { FlagSpec } from './flags.js'
 import { didYouMean } from '../suggest.js'
 import { packageVersion } from './version.js'
 
-export const COMMANDS = ['run', 'plan', 'verify', 'cleanup', 'help'] as const
+export const COMMANDS = ['run', 'plan', 'verify', 'cleanup', 'init', 'help'] as const
 export type CommandName = (typeof COMMANDS)[number]
 
 /** What the command line asked for: a command with its flags, or a text to print (help, version). */
 export type Parsed =
   | {
-      command: 'run' | 'plan' | 'verify' | 'cleanup'
+      command: 'run' | 'plan' | 'verify' | 'cleanup' | 'init'
       values: Record<string, unknown>
       args: string[]
     }
   | { command: 'print'; text: string }
 
+const INIT_GROUP = 'Init:'
+/** `airlock init`'s flags (src/cli/init.ts). */
+const INIT_FLAGS: FlagSpec[] = [
+  {
+    name: 'workflows',
+    value: 'LIST',
+    kind: 'value',
+    group: INIT_GROUP,
+    help: 'comma list of pull-requests, approvals, review-relay, comments, forks (default: all of them)'
+  },
+  {
+    name: 'dry-run',
+    kind: 'switch',
+    group: INIT_GROUP,
+    help: 'print the files and what would happen to each; write nothing'
+  },
+  {
+    name: 'force',
+    kind: 'switch',
+    group: INIT_GROUP,
+    help: 'overwrite files that differ from what init writes'
+  },
+  {
+    name: 'repository',
+    value: 'OWNER/NAME',
+    kind: 'value',
+    group: INIT_GROUP,
+    help: "Agent Airlock's repository to pin (default: the release this package is)"
+  },
+  {
+    name: 'ref',
+    value: 'SHA',
+    kind: 'value',
+    group: INIT_GROUP,
+    help: "full commit SHA of the Agent Airlock release to pin (default: this package's)"
+  },
+  {
+    name: 'tag',
+    value: 'vX.Y.Z',
+    kind: 'value',
+    group: INIT_GROUP,
+    help: "the release's tag, written next to the SHA (default: this package's)"
+  }
+]
+
 const FLAGS_OF: Record<string, FlagSpec[]> = {
   run: [...INPUT_FLAGS, ...RUN_FLAGS],
   plan: [...INPUT_FLAGS, ...PLAN_FLAGS],
   cleanup: CLEANUP_FLAGS,
+  init: INIT_FLAGS,
   verify: []
 }
 const ALL_FLAGS = new Map<string, FlagSpec>(
@@ -63,6 +109,18 @@ Examples:
 Exit codes: 0 every file matches provenance.json · 1 a file is changed, missing, added or not a
 regular file, or provenance.json is missing or invalid · 2 DIR is not a folder.
 `,
+  init: `
+Examples:
+  npx agent-airlock init                              the default workflows, task and policy
+  airlock init --workflows pull-requests,approvals,review-relay
+  airlock init --dry-run                              print the files, write nothing
+
+Run it at the root of your repository's checkout. It writes .github/workflows/airlock-*.yml pinned
+to this release's full commit SHA, .github/airlock/review-task.md and .github/airlock.yml, never
+overwrites a file you changed (--force does), then prints the steps left: the secret
+ANTHROPIC_API_KEY and the required check airlock/approval. Exit codes: 0 the files are in place ·
+1 a changed file was kept · 2 bad input.
+`,
   cleanup: `
 Examples:
   airlock cleanup --run-id local-20261129101500-3fa2c1
@@ -77,6 +135,8 @@ Examples:
   airlock plan --agent claude-code --task task.md      what a run would do
   airlock run  --agent claude-code --task task.md      run it; evidence in airlock-out/
   airlock verify airlock-out                           check the evidence offline
+  airlock egress suggest airlock-out                   the minimal allow-hosts for that run
+  npx agent-airlock init                               set up GitHub in this repository
   airlock run --help                                   every flag of run, grouped
 
 Docs: README.md and docs/ in this package (npm explore agent-airlock -- ls docs).
@@ -123,13 +183,13 @@ function program(out: { text: string }, onCommand: (p: Parsed) => void): Command
       .helpOption('-h, --help', 'show this help')
   const root = configure(new Command('airlock'))
     .description(
-      'Run an AI coding agent against a repository in a pinned, hardened, network-isolated\nDocker container, and keep all the evidence. Never talks to GitHub.'
+      'Run an AI coding agent against a repository in a pinned, hardened, network-isolated\nDocker container, and keep all the evidence. Never talks to GitHub (init asks first).'
     )
     .version(packageVersion(), '-V, --version', 'print the version')
     .addHelpText('after', TOP_HELP_AFTER)
     .helpCommand('help [command]', 'show the help of a command')
   const sub = (
-    name: 'run' | 'plan' | 'verify' | 'cleanup',
+    name: 'run' | 'plan' | 'verify' | 'cleanup' | 'init',
     description: string,
     usage: string
   ): Command => {
@@ -152,6 +212,11 @@ function program(out: { text: string }, onCommand: (p: Parsed) => void): Command
     'the output folder of a run'
   )
   sub('cleanup', 'remove what a run left behind', '--run-id ID')
+  sub(
+    'init',
+    "write the GitHub workflows, task and policy into this repository's checkout",
+    '[flags]'
+  )
   return root
 }
 
@@ -215,7 +280,7 @@ export function parse(argv: string[]): Parsed {
     if (!(COMMANDS as readonly string[]).includes(topic))
       throw new ConfigurationError(
         'command',
-        `"${topic}" is not a command.${didYouMean(topic, COMMANDS)} Use run, plan, verify or cleanup; see airlock --help.`
+        `"${topic}" is not a command.${didYouMean(topic, COMMANDS)} Use run, plan, verify, cleanup or init; see airlock --help.`
       )
     if (rest.length > 0)
       throw new ConfigurationError(
@@ -274,7 +339,7 @@ function translate(error: CommanderError, argv: string[]): ConfigurationError {
     case 'commander.unknownCommand':
       return new ConfigurationError(
         'command',
-        `"${quoted}" is not a command.${didYouMean(quoted, COMMANDS)} Use run, plan, verify or cleanup; see airlock --help.`
+        `"${quoted}" is not a command.${didYouMean(quoted, COMMANDS)} Use run, plan, verify, cleanup or init; see airlock --help.`
       )
     case 'commander.optionMissingArgument': {
       const flag = quoted.split(' ')[0]

@@ -11,6 +11,7 @@ import { MIN_SECRET_LENGTH } from '../redact.js'
 import type { BudgetLimits } from './budget.js'
 import { parseCredential, secretProblem, type CredentialRoute } from './credential-routes.js'
 import { parseHostMapping, parseHostRule, type HostMapping, type HostRule } from './host-rules.js'
+import { groupHosts, looksLikeGroup, TOKEN_ENV_OF_GROUP } from './host-groups.js'
 
 /** The egress inputs: each applies only with `network: allowlist`. */
 export const EGRESS_INPUTS: readonly InputName[] = [
@@ -27,6 +28,8 @@ export const EGRESS_INPUTS: readonly InputName[] = [
 
 export interface EgressInputs {
   allow: HostRule[]
+  /** The host groups named in allow-hosts (expanded into `allow`), as written, lower-case. */
+  groups?: string[]
   hostMap: HostMapping[]
   /** Routes with the secret value resolved from the host environment. */
   credentials: (CredentialRoute & { secret: string })[]
@@ -42,6 +45,27 @@ export interface EgressInputs {
 const RESERVED_ENV = /^(HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|HOME|TMPDIR|AIRLOCK.*)$/
 
 const PINNED_OR_ID = /^([a-z0-9][a-z0-9._\-/:]*@sha256:[a-f0-9]{64}|sha256:[a-f0-9]{64})$/
+
+/**
+ * `allow-hosts` items: host rules, or group names (src/egress/host-groups.ts) expanded to their
+ * exact hosts. A one-word item that is no group is a mistake, never a single-label host.
+ */
+export function readAllowHosts(items: string[]): { rules: HostRule[]; groups: string[] } {
+  const rules: HostRule[] = []
+  const groups: string[] = []
+  for (const item of items) {
+    try {
+      if (looksLikeGroup(item)) {
+        const hosts = groupHosts(item)
+        groups.push(item.trim().toLowerCase())
+        for (const h of hosts) rules.push(parseHostRule(h))
+      } else rules.push(parseHostRule(item))
+    } catch (error) {
+      throw new ConfigurationError(INPUT.allowHosts, errorMessage(error))
+    }
+  }
+  return { rules, groups: [...new Set(groups)] }
+}
 
 function each<T>(name: string, items: string[], parse: (s: string) => T): T[] {
   return items.map((item) => {
@@ -75,7 +99,15 @@ export function readEgressInputs(
     }
     return undefined
   }
-  const allow = each(INPUT.allowHosts, list(read(INPUT.allowHosts)), parseHostRule)
+  const { rules: allow, groups } = readAllowHosts(list(read(INPUT.allowHosts)))
+  for (const group of groups) {
+    const token = (TOKEN_ENV_OF_GROUP[group] ?? []).find((v) => passedEnv.includes(v))
+    if (token !== undefined)
+      throw new ConfigurationError(
+        INPUT.allowHosts,
+        `the group "${group}" is read-only only while the sandbox holds no token, but env passes ${token}; remove ${token} from env and reach the API through a credentials route with allow= (the token stays in the proxy)`
+      )
+  }
   const hostMap = each(INPUT.hostMap, list(read(INPUT.hostMap)), parseHostMapping)
   const routes = each(
     INPUT.credentials,
@@ -192,6 +224,7 @@ export function readEgressInputs(
   return {
     budget,
     allow,
+    ...(groups.length > 0 ? { groups } : {}),
     hostMap,
     credentials,
     ...(upstreamCa !== undefined ? { upstreamCa } : {}),

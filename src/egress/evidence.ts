@@ -3,6 +3,7 @@
 // masked again with the run's secret values before it is written.
 import * as fs from 'node:fs'
 import * as path from 'node:path'
+import type { EgressLedger } from './ledger.js'
 import type { BudgetHit, BudgetLimits } from './budget.js'
 import type { EgressEvent, TranscriptRecord } from './proxy.js'
 import { parseExchange, summarizeTranscript } from './transcript.js'
@@ -26,6 +27,8 @@ export interface EgressSummary {
    * key), so never a suggestion for allow-hosts.
    */
   credentialHosts?: string[]
+  /** Allowed hosts used and never used, denied hosts with their fix (src/egress/ledger.ts). */
+  ledger?: EgressLedger
 }
 
 export interface BudgetSummary {

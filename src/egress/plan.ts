@@ -8,6 +8,8 @@ import { agentEgressEnv } from './env.js'
 /** The egress part of the RunPlan: rules and routes as data, no secret values. */
 export interface EgressPlan {
   allowHosts: HostRule[]
+  /** The host groups allow-hosts named (already expanded into allowHosts), for the ledger. */
+  groups?: string[]
   hostMap: HostMapping[]
   /** Routes without their secrets: which variable holds each and how it is sent. */
   credentials: CredentialRoute[]
@@ -26,6 +28,7 @@ export function planEgress(inputs: EgressInputs): EgressPlan {
   )
   return {
     allowHosts: inputs.allow,
+    ...(inputs.groups !== undefined ? { groups: inputs.groups } : {}),
     hostMap: inputs.hostMap,
     credentials,
     upstreamCaSha256:

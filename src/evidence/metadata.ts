@@ -1,3 +1,4 @@
+import type { Runner } from '../runner.js'
 import { createHash } from 'node:crypto'
 import * as os from 'node:os'
 import picomatch from 'picomatch'
@@ -109,11 +110,14 @@ export interface RunnerFacts {
   github: { runnerOs: string | null; runnerArch: string | null; imageOs: string | null } | null
 }
 
-/** Facts about the host; `engine` is what the runtime says about itself (null when unknown). */
+/**
+ * Facts about the host; `engine` is what the runtime says about itself (null when unknown),
+ * `runner` the runner's facts the entry read (null off GitHub Actions).
+ */
 export function runnerFacts(
   engine: RunnerFacts['docker'],
   runtime: string,
-  env: NodeJS.ProcessEnv = process.env
+  runner: Runner['github']
 ): RunnerFacts {
   return {
     os: os.platform(),
@@ -125,13 +129,9 @@ export function runnerFacts(
     docker: { ...engine },
     runtime,
     github:
-      env.GITHUB_ACTIONS === 'true'
-        ? {
-            runnerOs: env.RUNNER_OS ?? null,
-            runnerArch: env.RUNNER_ARCH ?? null,
-            imageOs: env.ImageOS ?? null
-          }
-        : null
+      runner === null
+        ? null
+        : { runnerOs: runner.os, runnerArch: runner.arch, imageOs: runner.imageOs }
   }
 }
 

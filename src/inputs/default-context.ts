@@ -10,7 +10,7 @@ import type { InputContext } from '../inputs.js'
  * event, whatever the environment holds.
  */
 export function defaultContext(
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
   where: 'runner' | 'local' = 'runner'
 ): InputContext {
   const event: RunEvent = where === 'local' ? LOCAL_EVENT : readRunEvent(env)

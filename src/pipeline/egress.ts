@@ -5,6 +5,8 @@ import { routesWithSecrets } from '../egress/plan.js'
 import type { EgressSecrets } from '../egress/plan.js'
 import { summarizeEgress, writeEgressEvidence } from '../egress/evidence.js'
 import type { EgressSummary } from '../egress/evidence.js'
+import { buildLedger } from '../egress/ledger.js'
+import { isTelemetryHost } from '../egress/telemetry.js'
 import { defaultProxyScript, startEgress } from '../egress/session.js'
 import type { EgressSession } from '../egress/session.js'
 import type { Logger } from '../log.js'
@@ -68,6 +70,13 @@ export async function closeEgress(
     plan.egress?.budget
   )
   const routes = plan.egress?.credentials ?? []
+  summary.ledger = buildLedger(
+    capture.events,
+    plan.egress?.allowHosts ?? [],
+    plan.egress?.groups ?? [],
+    routes,
+    (host) => isTelemetryHost(plan.preset, host)
+  )
   if (routes.length > 0)
     summary.credentialHosts = [...new Set(routes.map((r) => new URL(r.upstream).hostname))].sort()
   log.info(

@@ -1,3 +1,4 @@
+import type { Runner } from '../runner.js'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -36,8 +37,10 @@ export interface PipelineDeps {
   log: Logger
   /** Aborted on SIGINT/SIGTERM or job cancellation. */
   signal?: AbortSignal
-  /** Parent of the run's temporary folder (default: the OS temp dir / RUNNER_TEMP). */
+  /** Parent of the run's temporary folder (default: the OS temp dir). */
   tempRoot?: string
+  /** The runner's facts (report.json's runner.github); none off a runner. */
+  runner?: Runner
   /** The bundled egress proxy (default: proxy.cjs next to the running bundle). */
   proxyScript?: string
   /** From the process's start to this call (ms), when the caller is the process's entry. */

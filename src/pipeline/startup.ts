@@ -2,6 +2,7 @@
 // its scratch filesystem) and the egress proxy. They do not depend on each other: they are made at
 // the same time, and the run waits for all of them. Each step's record is kept as it arrives, so
 // a start that fails part-way still leaves what the others learned (and releases what they made).
+import type { Runner } from '../runner.js'
 import * as path from 'node:path'
 import type { CacheStore } from '../cache/store.js'
 import { runnerFacts } from '../evidence/metadata.js'
@@ -42,6 +43,8 @@ export interface StartDeps {
   /** Every secret value of the run (masked in the phases' logs). */
   secretValues: string[]
   verifyImage?: VerifyImage
+  /** The runner's facts (report.json's runner.github); none off a runner. */
+  runner?: Runner
 }
 
 /** The four start steps at once; their records into `records` as each arrives. */
@@ -58,7 +61,7 @@ export async function startRun(
       records.steps[name] = ms
     }
   const [resolved, image, { scratch, ws }] = await alongside(deps.log, 1, [
-    (l) => timed(() => resolveStep(plan, runtime, l, records), step('resolveMs')),
+    (l) => timed(() => resolveStep(plan, runtime, l, records, deps.runner), step('resolveMs')),
     (l) =>
       timed(
         () => resolveRunImage(plan, runtime, l, cache, signal, deps.verifyImage),
@@ -101,14 +104,15 @@ async function resolveStep(
   plan: RunPlan,
   runtime: Runtime,
   log: Logger,
-  records: RunRecords
+  records: RunRecords,
+  runner: Runner | undefined
 ): Promise<ResolvedPlan> {
   const r = isResolved(plan) ? plan : await resolvePlan(plan, runtime)
   const { isolation, note } = r.resolution
   if (isolation !== null) log.info(`isolation: ${isolation.tier} (${isolation.reasons.join('; ')})`)
   else if (note !== null) log.info(`runtime: ${r.sandbox.runtime} (${note})`)
   records.resolved = r
-  records.runner = runnerFacts(r.resolution.engine, r.sandbox.runtime)
+  records.runner = runnerFacts(r.resolution.engine, r.sandbox.runtime, runner?.github ?? null)
   return r
 }
 

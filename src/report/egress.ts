@@ -2,6 +2,74 @@ import { codeBlock } from './escape.js'
 import type { Report } from './report.js'
 import { isIpLiteral, splitHostPort } from '../egress/host-rules.js'
 import { isTelemetryHost } from '../egress/telemetry.js'
+import { ledgerFix } from '../egress/ledger.js'
+import type { EgressLedger } from '../egress/ledger.js'
+import { DENY_REASONS } from '../egress/host-rules.js'
+
+/** Only host-name characters (and `*.` / `:port`) of a stored host reach the comment. */
+const hostText = (h: unknown): string =>
+  `\`${
+    String(h)
+      .replace(/[^A-Za-z0-9.:*[\]-]/g, '')
+      .slice(0, 262) || '?'
+  }\``
+const count = (n: unknown): number =>
+  Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : 0
+
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`
+}
+
+/**
+ * The ledger, collapsed: allowed hosts used (requests, bytes), allowed entries never used
+ * (candidates to drop), denied hosts with the one-line fix. Fixes are recomputed from the reason
+ * and the host, never taken from the stored text.
+ */
+export function renderLedger(
+  ledger: EgressLedger,
+  routeHosts: Set<string>,
+  isTelemetry: (h: string) => boolean
+): string {
+  const used = ledger.used ?? []
+  const unused = ledger.unused ?? []
+  const denied = (ledger.denied ?? []).filter((d) =>
+    (DENY_REASONS as readonly string[]).includes(d.reason)
+  )
+  const lines: string[] = []
+  if (used.length > 0) {
+    lines.push('| allowed host used | requests | bytes |', '| --- | ---: | ---: |')
+    for (const u of used) {
+      const route =
+        typeof u.route === 'string' && /^[A-Z0-9_]{1,64}$/.test(u.route)
+          ? ` (route ${u.route})`
+          : ''
+      lines.push(
+        `| ${hostText(u.host)}${route} | ${count(u.requests)} | ${bytes(count(u.bytes))} |`
+      )
+    }
+  } else lines.push('No allowed host was used.')
+  if (unused.length > 0)
+    lines.push(
+      '',
+      `**Allowed, never used** (candidates to drop): ${unused.map(hostText).join(', ')}`
+    )
+  if (denied.length > 0) {
+    lines.push('', '**Denied:**')
+    for (const d of denied) {
+      const host = String(d.host).replace(/[^A-Za-z0-9.:[\]-]/g, '')
+      const name = (host.split(':')[0] ?? '').toLowerCase()
+      const method =
+        typeof d.method === 'string' && /^[A-Z]{1,16}$/.test(d.method) ? d.method : undefined
+      lines.push(
+        `- ${hostText(host)} × ${count(d.attempts)} (${d.reason}): ${ledgerFix({ host, reason: d.reason, ...(method ? { method } : {}) }, routeHosts.has(name), isTelemetry(name))}`
+      )
+    }
+  }
+  const summary = `Egress ledger: ${used.length} host(s) used · ${unused.length} allowed but unused · ${denied.length} denied`
+  return `<details><summary>${summary}</summary>\n\n${lines.join('\n')}\n\n</details>`
+}
 
 /**
  * The egress section of the comment: denied hosts (as an allow-hosts suggestion) and the model use.
@@ -43,6 +111,8 @@ export function renderEgress(report: Report): string {
         (notes.length > 0 ? `\n\n${notes.join('\n\n')}` : '')
     )
   }
+  if (e.ledger)
+    parts.push(renderLedger(e.ledger, routeHosts, (h) => isTelemetryHost(report.agent?.preset, h)))
   const t = e.transcript
   if (t) {
     parts.push(

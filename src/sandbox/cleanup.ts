@@ -11,7 +11,7 @@ import {
   retryWhileAway,
   withDeadline
 } from './engine-faults.js'
-import { engineEndpoint, engineRequest } from './engine-http.js'
+import { engineRequest } from './engine-http.js'
 import type { EngineEndpoint } from './engine-http.js'
 
 /** The label every container, network and volume of a run carries. */
@@ -77,7 +77,7 @@ export async function removeRunObjects(engine: CleanupEngine, runId: string): Pr
 }
 
 /** The cleanup engine over plain HTTP (API 1.41 and later), at DOCKER_HOST or the default socket. */
-export function httpCleanupEngine(endpoint: EngineEndpoint = engineEndpoint()): CleanupEngine {
+export function httpCleanupEngine(endpoint: EngineEndpoint): CleanupEngine {
   const q = (filters: string): string => `filters=${encodeURIComponent(filters)}`
   const ids = (answer: unknown, id: string, name: string): { id: string; name: string }[] =>
     (Array.isArray(answer) ? (answer as Record<string, unknown>[]) : [])

@@ -1,5 +1,7 @@
 // The backend of the runtime boundary a run uses, chosen at the edge (`engine`): each loaded only
 // when chosen (the Kubernetes client is large and needs Node 22 or later).
+import * as zlib from 'node:zlib'
+import { ConfigurationError } from '../errors.js'
 import type { Runtime } from './types.js'
 
 export interface EngineSelection {
@@ -13,6 +15,13 @@ export async function createRuntime(
   options: { copySizeBytes: number }
 ): Promise<Runtime> {
   if (engine?.name === 'kubernetes') {
+    // The Kubernetes client's HTTP library needs zstd in zlib (Node 22.15 or later).
+    if (typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress !== 'function') {
+      throw new ConfigurationError(
+        'engine',
+        `kubernetes needs Node 22.15 or later (the Kubernetes client requires it); this is Node ${process.versions.node}`
+      )
+    }
     const { KubernetesRuntime, kubeNamespace, loadKubeConfig } =
       await import('./kubernetes/index.js')
     const kc = loadKubeConfig()

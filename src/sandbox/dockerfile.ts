@@ -14,6 +14,8 @@ export interface BaseImage {
   written?: string
   /** The build args the FROM line names that have no value (no build arg, no default). */
   unset?: string[]
+  /** Of those, the ones given in build-args but not declared by an `ARG` before the first FROM. */
+  undeclared?: string[]
 }
 
 const DIGEST = /@(sha256:[a-f0-9]{64})$/
@@ -101,8 +103,16 @@ export function baseImages(dockerfile: string, buildArgs: Record<string, string>
     const alias =
       words.length >= 3 && words[1].toUpperCase() === 'AS' ? words[2].toLowerCase() : undefined
     const base = classify(ref, line, stages)
+    const undeclared = [...unset].filter((n) => buildArgs[n] !== undefined).sort()
     bases.push(
-      unset.size > 0 ? { ...base, written: words[0] ?? '', unset: [...unset].sort() } : base
+      unset.size > 0
+        ? {
+            ...base,
+            written: words[0] ?? '',
+            unset: [...unset].sort(),
+            ...(undeclared.length > 0 ? { undeclared } : {})
+          }
+        : base
     )
     if (alias) stages.add(alias)
   }
@@ -139,13 +149,16 @@ function unpinnedMessage(bases: BaseImage[]): string {
   const unsetBases = bases.filter((b) => (b.unset ?? []).length > 0)
   if (unsetBases.length > 0) {
     const names = [...new Set(unsetBases.flatMap((b) => b.unset ?? []))]
+    const undeclared = [...new Set(unsetBases.flatMap((b) => b.undeclared ?? []))]
     const example = names.map((n) => `${n}=<image>@sha256:<digest>`).join(' ')
+    const fix =
+      undeclared.length > 0
+        ? `it is given in build-args but not declared: add ${undeclared.map((n) => `\`ARG ${n}\``).join(', ')} before the first FROM (Docker substitutes only those)`
+        : `give ${names.length > 1 ? 'them values' : 'it one'} with build-args: ${example} (CLI: --build-args ${example})`
     parts.push(
       `the build arg${names.length > 1 ? 's' : ''} ${names.join(', ')} ${names.length > 1 ? 'have' : 'has'} no value: ${unsetBases
         .map((b) => `FROM ${b.written ?? b.ref} (line ${b.line})`)
-        .join(
-          ', '
-        )} names no image; give ${names.length > 1 ? 'them values' : 'it one'} with build-args: ${example} (CLI: --build-args ${example})`
+        .join(', ')} names no image; ${fix}`
     )
   }
   const rest = bases.filter((b) => (b.unset ?? []).length === 0)

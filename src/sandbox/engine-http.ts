@@ -9,6 +9,7 @@ import * as https from 'node:https'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { InfrastructureError } from '../errors.js'
+import type { Host } from '../host.js'
 import { engineTimeoutMs } from './engine-faults.js'
 
 /** Where the engine listens: a unix socket (or Windows named pipe), or a TCP address. */
@@ -22,8 +23,8 @@ export type EngineEndpoint =
     }
 
 /** The engine's address from DOCKER_HOST, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, as docker-modem reads them. */
-export function engineEndpoint(env: NodeJS.ProcessEnv = process.env): EngineEndpoint {
-  const host = env.DOCKER_HOST
+export function engineEndpoint(docker: Host['docker']): EngineEndpoint {
+  const host = docker.host
   if (host === undefined || host === '') return { socketPath: defaultSocket() }
   if (host.startsWith('unix://')) return { socketPath: host.slice(7) || defaultSocket() }
   if (host.startsWith('npipe://')) return { socketPath: host.slice(8) || '//./pipe/docker_engine' }
@@ -40,9 +41,8 @@ export function engineEndpoint(env: NodeJS.ProcessEnv = process.env): EngineEndp
       'DOCKER_HOST is an ssh:// address, which the post step cannot reach: remove the run’s leftovers with `airlock cleanup --run-id <id>` on a machine that reaches the engine'
     )
   }
-  const tlsWanted =
-    env.DOCKER_TLS_VERIFY === '1' || url.port === '2376' || url.protocol === 'https:'
-  const certs = env.DOCKER_CERT_PATH
+  const tlsWanted = docker.tlsVerify === '1' || url.port === '2376' || url.protocol === 'https:'
+  const certs = docker.certPath
   const tls =
     certs !== undefined && certs !== ''
       ? {

@@ -3,6 +3,8 @@ import { ConfigurationError, errorMessage } from '../errors.js'
 import { INPUT } from '../input-names.js'
 import type { EgressInputs } from '../egress/egress-inputs.js'
 import { parseHostMapping, parseHostRule } from '../egress/host-rules.js'
+import { REGISTRY_GROUPS } from '../egress/host-groups.js'
+import { didYouMean } from '../suggest.js'
 import type { HostMapping, HostRule } from '../egress/host-rules.js'
 
 /** The install phase as the run plans it: the registries it may reach and its proxy. */
@@ -13,16 +15,10 @@ export interface SetupPlan {
 }
 
 /**
- * Package registries by ecosystem: what `setup-allow-hosts` presets stand for. Only the hosts an
- * install downloads from; nothing else (no telemetry, no source forges).
+ * Package registries by ecosystem: what `setup-allow-hosts` presets stand for (the same table as
+ * the agent's registry groups, src/egress/host-groups.ts).
  */
-export const REGISTRY_PRESETS: Readonly<Record<string, readonly string[]>> = {
-  npm: ['registry.npmjs.org', 'registry.yarnpkg.com'],
-  pypi: ['pypi.org', 'files.pythonhosted.org'],
-  crates: ['crates.io', 'index.crates.io', 'static.crates.io'],
-  go: ['proxy.golang.org', 'sum.golang.org'],
-  debian: ['deb.debian.org', 'security.debian.org']
-}
+export const REGISTRY_PRESETS = REGISTRY_GROUPS
 
 export interface SetupInputs {
   command: string
@@ -81,7 +77,7 @@ export function readSetupInputs(
     if (!/[.:]/.test(item))
       throw new ConfigurationError(
         INPUT.setupAllowHosts,
-        `"${item}" is not a preset (${Object.keys(REGISTRY_PRESETS).join(', ')}) nor a host name with a domain`
+        `"${item}" is not a preset (${Object.keys(REGISTRY_PRESETS).join(', ')}) nor a host name with a domain.${didYouMean(item, Object.keys(REGISTRY_PRESETS))}`
       )
     try {
       allow.push(parseHostRule(item))

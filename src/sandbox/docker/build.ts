@@ -162,6 +162,7 @@ export function followProgress(
         error?: string
         errorDetail?: { message?: string }
         aux?: { ID?: string } | string
+        progressDetail?: { current?: number; total?: number }
       }) => {
         if (event.error) failure = event.errorDetail?.message ?? event.error
         if (event.id === 'moby.buildkit.trace' && typeof event.aux === 'string') {
@@ -169,6 +170,9 @@ export function followProgress(
           return
         }
         if (typeof event.aux === 'object' && event.aux.ID) id = event.aux.ID
+        // A pull's byte counters ("Downloading", "Extracting" with a progress bar) come many
+        // times a second: the log keeps each layer's milestones, not its progress.
+        if (event.progressDetail?.current !== undefined) return
         const text = (event.stream ?? event.status ?? '').replace(/\s+$/, '')
         if (text !== '') log.info(text)
       }

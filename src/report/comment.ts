@@ -53,7 +53,11 @@ export function marker(report: Report, partial = false): string {
     diffSha256: report.diff.sha256,
     ...(partial ? { partial: true } : {}),
     // The approval reads the protected change from here, never from a status anyone can write.
-    protected: (report.policy.protected ?? []).length > 0
+    protected: (report.policy.protected ?? []).length > 0,
+    // And whether the threat review flagged it (an approval must then acknowledge it).
+    ...(report.threatReview !== undefined
+      ? { threats: report.threatReview.verdict !== 'clean' }
+      : {})
   }
   // Only [A-Za-z0-9._:,"{}-] survive: nothing can close the HTML comment.
   const safe = JSON.stringify(fields).replace(/[^A-Za-z0-9._:,"{}-]/g, '')

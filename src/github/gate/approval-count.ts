@@ -17,6 +17,9 @@ import { ACKNOWLEDGE } from '../../report/protected-step.js'
 /** The most approvals a policy may require (the tally must fit in a status description). */
 export const MAX_REQUIRED_APPROVALS = 3
 
+/** The word that acknowledges the threat review's findings: `/airlock approve <prefix> threats`. */
+export const THREATS = 'threats'
+
 /** Where the gate's description says that protected paths changed (for people; never read). */
 export const PROTECTED_NOTE = '; protected paths changed'
 
@@ -49,12 +52,16 @@ export interface Tally {
   acknowledged: boolean
   /** Writers whose latest action requests changes: each blocks the gate. */
   blockers: string[]
+  /** The threat review flagged the diff, and whether a counted approval acknowledged it. */
+  threats?: { acknowledged: boolean }
 }
 
 /** The gate's description for a tally that is not yet enough. */
 export function tallyDescription(tally: Tally, required: number, short: string): string {
   const who = tally.approvers.map((a) => `@${a}`).join(' ')
-  const note = tally.protectedChanged ? (tally.acknowledged ? '; protected ok' : '; protected') : ''
+  const note =
+    (tally.protectedChanged ? (tally.acknowledged ? '; protected ok' : '; protected') : '') +
+    (tally.threats ? (tally.threats.acknowledged ? '; threats ok' : '; threats') : '')
   const blocked =
     tally.blockers.length > 0
       ? `changes requested by ${tally.blockers.map((b) => `@${b}`).join(' ')}; `
@@ -71,6 +78,8 @@ export interface Candidate {
   diffPrefix: string
   /** The approval says `protected` after the diff prefix. */
   acknowledges: boolean
+  /** The approval says `threats` after the diff prefix. */
+  acknowledgesThreats?: boolean
   /** The login is one of `protected-approvers`. */
   protectedApprover: boolean
   /** The login opened the pull request (it never counts when more than one approval is needed). */
@@ -114,7 +123,9 @@ export function countApprovals(
   rules: ApprovalRules,
   protectedChanged: boolean,
   /** The diff's short form, for the command the reply names. */
-  short: string
+  short: string,
+  /** The threat review's verdict is suspicious or malicious (the report's marker says so). */
+  threatsFlagged = false
 ): Count {
   const counted = candidates.filter((c) => !(c.author && rules.required > 1))
   const approvers: string[] = []
@@ -122,7 +133,14 @@ export function countApprovals(
     if (!approvers.some((a) => a.toLowerCase() === c.login.toLowerCase())) approvers.push(c.login)
   const acks = counted.map((c) => acknowledgement(rules, c))
   const acknowledged = protectedChanged && acks.some((a) => a.ok)
-  const tally: Tally = { approvers, protectedChanged, acknowledged, blockers: [...blockers] }
+  const threatsOk = counted.some((c) => c.acknowledgesThreats === true)
+  const tally: Tally = {
+    approvers,
+    protectedChanged,
+    acknowledged,
+    blockers: [...blockers],
+    ...(threatsFlagged ? { threats: { acknowledged: threatsOk } } : {})
+  }
   const missing: string[] = []
   for (const b of blockers)
     missing.push(
@@ -152,5 +170,9 @@ export function countApprovals(
         ''
     )
   }
+  if (threatsFlagged && !threatsOk)
+    missing.push(
+      `the threat review flagged this diff (see Threat review in the review); approve it with \`/airlock approve ${short} ${THREATS}\` to acknowledge its findings`
+    )
   return { done: missing.length === 0, tally, missing }
 }

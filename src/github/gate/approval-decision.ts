@@ -30,6 +30,8 @@ export interface DecisionFacts {
   allowSelfApproval: boolean
   /** The report says the diff changes protected paths. */
   protectedChanged: boolean
+  /** The threat review's verdict is suspicious or malicious: an approval must acknowledge it. */
+  threatsFlagged?: boolean
   /** The review did not show the whole diff: an approval must name it in full and say `unseen`. */
   partial: boolean
 }
@@ -37,7 +39,14 @@ export interface DecisionFacts {
 /** What an approval names: who, on which commit, with which command words. */
 export type ApprovalAct = Pick<
   RecordedAction,
-  'login' | 'type' | 'source' | 'commitId' | 'diffPrefix' | 'acknowledgesProtected' | 'unseen'
+  | 'login'
+  | 'type'
+  | 'source'
+  | 'commitId'
+  | 'diffPrefix'
+  | 'acknowledgesProtected'
+  | 'acknowledgesThreats'
+  | 'unseen'
 >
 
 /** Null when the diff named (or not) is the latest report's, as the review requires. */
@@ -136,11 +145,22 @@ export async function decideFromRecord(
       login: a.login,
       diffPrefix: short,
       acknowledges: a.acknowledgesProtected,
+      acknowledgesThreats: a.acknowledgesThreats,
       protectedApprover,
       author: f.pr.user?.login === a.login
     })
   }
-  return { ...countApprovals(candidates, blockers, f.rules, f.protectedChanged, short), refused }
+  return {
+    ...countApprovals(
+      candidates,
+      blockers,
+      f.rules,
+      f.protectedChanged,
+      short,
+      f.threatsFlagged === true
+    ),
+    refused
+  }
 }
 
 /**
@@ -183,6 +203,7 @@ async function ownApprovalCheck(
       commitId: req.commitId,
       diffPrefix: req.diffPrefix,
       acknowledgesProtected: req.acknowledgesProtected === true,
+      acknowledgesThreats: req.acknowledgesThreats === true,
       unseen: req.unseen === true
     },
     facts

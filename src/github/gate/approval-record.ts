@@ -26,6 +26,7 @@ export interface RecordedAction {
   /** The diff prefix the command named (a review's body may name one too). */
   diffPrefix?: string
   acknowledgesProtected: boolean
+  acknowledgesThreats: boolean
   unseen: boolean
 }
 
@@ -93,6 +94,7 @@ export async function latestActions(
       commitId: r.commit_id ?? undefined,
       ...(cmd !== null ? { diffPrefix: cmd.diffPrefix } : {}),
       acknowledgesProtected: cmd?.protected === true,
+      acknowledgesThreats: cmd?.threats === true,
       unseen: cmd?.unseen === true
     })
   }
@@ -111,6 +113,7 @@ export async function latestActions(
       id: c.id,
       diffPrefix: cmd.diffPrefix,
       acknowledgesProtected: cmd.protected,
+      acknowledgesThreats: cmd.threats,
       unseen: cmd.unseen
     })
   }

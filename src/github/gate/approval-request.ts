@@ -22,6 +22,8 @@ export interface ApprovalRequest {
   diffPrefix?: string
   /** The command acknowledged protected paths: `/airlock approve <prefix> protected`. */
   acknowledgesProtected?: boolean
+  /** The command acknowledged the threat review's findings: `/airlock approve <prefix> threats`. */
+  acknowledgesThreats?: boolean
   /**
    * `/airlock approve <sha256> unseen`: the approver states that the review did not show them
    * the whole diff (required when it did not).
@@ -41,12 +43,23 @@ export interface ApprovalRequest {
  * so a comment explaining how to approve does not approve.
  */
 const COMMAND =
-  /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?((?:[ \t]+(?:protected|unseen))*)[ \t]*(?:\r?\n|$)/
+  /^\/airlock[ \t]+approve(?:[ \t]+(\S+))?((?:[ \t]+(?:protected|threats|unseen))*)[ \t]*(?:\r?\n|$)/
 
-/** The words after the prefix: `protected` acknowledges protected paths, `unseen` a partial review. */
-function words(m: RegExpExecArray | null | undefined): { protected: boolean; unseen: boolean } {
+/**
+ * The words after the prefix: `protected` acknowledges protected paths, `threats` the threat
+ * review's findings, `unseen` a partial review.
+ */
+function words(m: RegExpExecArray | null | undefined): {
+  protected: boolean
+  threats: boolean
+  unseen: boolean
+} {
   const w = (m?.[2] ?? '').trim().split(/[ \t]+/)
-  return { protected: w.includes('protected'), unseen: w.includes('unseen') }
+  return {
+    protected: w.includes('protected'),
+    threats: w.includes('threats'),
+    unseen: w.includes('unseen')
+  }
 }
 
 function command(body: unknown): RegExpExecArray | null {
@@ -56,7 +69,7 @@ function command(body: unknown): RegExpExecArray | null {
 /** The approval command of a comment or review body (its first line), or null when none. */
 export function approvalCommand(
   body: unknown
-): { diffPrefix: string; protected: boolean; unseen: boolean } | null {
+): { diffPrefix: string; protected: boolean; threats: boolean; unseen: boolean } | null {
   const m = command(body)
   return m ? { diffPrefix: m[1] ?? '', ...words(m) } : null
 }
@@ -87,6 +100,7 @@ export function approvalRequest(event: RunEvent): ApprovalRequest | null {
       actor: comment.author,
       diffPrefix: m[1] ?? '',
       acknowledgesProtected: words(m).protected,
+      acknowledgesThreats: words(m).threats,
       unseen: words(m).unseen,
       at: comment.createdAt,
       source: 'comment'
@@ -126,6 +140,7 @@ function fromReview(pullNumber: number, review: EventReview): ApprovalRequest | 
     reviewId: typeof review.id === 'number' ? review.id : undefined,
     diffPrefix: m?.[1],
     acknowledgesProtected: words(m).protected,
+    acknowledgesThreats: words(m).threats,
     unseen: words(m).unseen,
     at: typeof review.submitted_at === 'string' ? review.submitted_at : undefined,
     source: 'review'

@@ -134,7 +134,11 @@ export async function decideApproval(
     // earlier version that does not say counts as a protected change (fail closed).
     protectedChanged:
       latest.protected !== false || (options.evidence?.full.policy?.protected ?? []).length > 0,
-    partial: latest.partial === true && latest.diffSha256 !== null
+    partial: latest.partial === true && latest.diffSha256 !== null,
+    // The threat review flagged the diff (its marker, or the evidence handed to approve).
+    threatsFlagged:
+      latest.threats === true ||
+      (options.evidence?.full.threatReview?.verdict ?? 'clean') !== 'clean'
   }
   const own = req.kind === 'approve' ? await ownApprovalCheck(octokit, req, report, facts) : null
   if (own !== null) return refuse(own)

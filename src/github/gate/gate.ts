@@ -40,7 +40,9 @@ export function gateAfterRun(
   /** The diff changes protected paths: the gate says so, and approve reads it back. */
   protectedChanged = false,
   /** The review did not show the whole diff: approval needs its full SHA-256 and `unseen`. */
-  partial = false
+  partial = false,
+  /** The threat review flagged the diff: approval needs `threats`. */
+  threatsFlagged = false
 ): StatusPayload {
   const base = { context, ...(targetUrl ? { target_url: targetUrl } : {}) }
   if (failOutcomes.includes(report.outcome)) {
@@ -58,6 +60,7 @@ export function gateAfterRun(
     state: 'pending',
     description: description(
       `awaiting approval of diff ${shortSha(report.diffSha256)}${protectedChanged ? PROTECTED_NOTE : ''}` +
+        (threatsFlagged ? '; threat review: acknowledge with threats' : '') +
         (partial ? '; not all shown in the review: approve with its full SHA-256 and unseen' : '')
     )
   }

@@ -1,5 +1,6 @@
 // `publish` mode (and `run` with publishing): the review comment and the gate status, rendered
 // from the folder's report.json and diff.patch (never its comment.md).
+import { parseMarker } from '../review/marker.js'
 import * as core from '@actions/core'
 import * as path from 'node:path'
 import { repositoryOf, runUrl } from '../../event.js'
@@ -123,7 +124,11 @@ async function setGate(
     inputs.gateContext,
     targetUrl,
     (evidence.full.policy?.protected ?? []).length > 0,
-    review.partial === true
+    review.partial === true,
+    // The threat review flagged the diff: the review's own marker says so (its verdict may be
+    // the publisher's own reading of diff.patch), or the report does.
+    parseMarker(review.body)?.threats === true ||
+      (evidence.full.threatReview?.verdict ?? 'clean') !== 'clean'
   )
   const current = await currentGate(
     at.octokit,

@@ -16,6 +16,11 @@ export interface Marker {
    * needs an acknowledgement. Absent in markers of earlier versions: then unknown, taken as true.
    */
   protected?: boolean
+  /**
+   * The threat review's verdict is suspicious or malicious: approving needs an acknowledgement
+   * (`threats`). Absent in markers of versions without the review: no threat review to acknowledge.
+   */
+  threats?: boolean
 }
 
 const MARKER = /<!-- airlock:report (\{[A-Za-z0-9._:,"{}-]{0,400}\}) -->/g
@@ -23,10 +28,10 @@ const MARKER = /<!-- airlock:report (\{[A-Za-z0-9._:,"{}-]{0,400}\}) -->/g
 export const SUPERSEDED = '<!-- airlock:superseded -->'
 
 export function markerFor(m: Marker): string {
-  return `<!-- airlock:report ${JSON.stringify({ runId: m.runId, headSha: m.headSha, diffSha256: m.diffSha256, ...(m.partial ? { partial: true } : {}), ...(m.protected !== undefined ? { protected: m.protected } : {}) })} -->`
+  return `<!-- airlock:report ${JSON.stringify({ runId: m.runId, headSha: m.headSha, diffSha256: m.diffSha256, ...(m.partial ? { partial: true } : {}), ...(m.protected !== undefined ? { protected: m.protected } : {}), ...(m.threats !== undefined ? { threats: m.threats } : {}) })} -->`
 }
 
-const KEYS = new Set(['runId', 'headSha', 'diffSha256', 'partial', 'protected'])
+const KEYS = new Set(['runId', 'headSha', 'diffSha256', 'partial', 'protected', 'threats'])
 
 /**
  * The last valid marker in a body, or null. Anything malformed — wrong types, bad SHAs, extra
@@ -48,6 +53,7 @@ export function parseMarker(body: string | null | undefined): Marker | null {
     if (Object.keys(o).some((k) => !KEYS.has(k))) continue
     if ('partial' in o && o.partial !== true) continue
     if ('protected' in o && typeof o.protected !== 'boolean') continue
+    if ('threats' in o && typeof o.threats !== 'boolean') continue
     if (typeof o.runId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(o.runId)) continue
     if (typeof o.headSha !== 'string' || !/^[0-9a-f]{40}$/.test(o.headSha)) continue
     if (
@@ -60,7 +66,8 @@ export function parseMarker(body: string | null | undefined): Marker | null {
       headSha: o.headSha,
       diffSha256: o.diffSha256,
       ...(o.partial === true ? { partial: true as const } : {}),
-      ...(typeof o.protected === 'boolean' ? { protected: o.protected } : {})
+      ...(typeof o.protected === 'boolean' ? { protected: o.protected } : {}),
+      ...(typeof o.threats === 'boolean' ? { threats: o.threats } : {})
     }
   }
   return last

@@ -190,8 +190,13 @@ export function nextStepLine(report: Report, partial = false): string {
       : `**Next step:** a local run has no pull request and no gate: read the diff (diff.patch in the output folder, sha256 ${sha}); to take this exact change, \`git apply\` it on your branch.`
   }
   if (report.outcome !== 'success') return `**Next step:** blocked — ${CLEAR[report.outcome]}.`
+  // The threat review flagged the diff: the approval must say `threats` too.
+  const threats = report.threatReview !== undefined && report.threatReview.verdict !== 'clean'
+  const ack = threats
+    ? ' The threat review flagged this diff: read its findings (Threat review below), and add `threats` to the command to acknowledge them.'
+    : ''
   if (partial)
-    return '**Next step:** this review does not show the whole diff: read diff.patch of the run artifact; to accept this exact diff, a maintainer then comments `/airlock approve <its full SHA-256> unseen` on this pull request.'
+    return `**Next step:** this review does not show the whole diff: read diff.patch of the run artifact; to accept this exact diff, a maintainer then comments \`/airlock approve <its full SHA-256> unseen\` on this pull request.${ack}`
   const prefix = report.diff.sha256 === null ? 'none' : report.diff.sha256.slice(0, 12)
   const settings = report.policy.source?.settings ?? []
   const guarded = protectedNextStep(report.diff.sha256, report.policy.protected ?? [], {
@@ -200,11 +205,13 @@ export function nextStepLine(report: Report, partial = false): string {
     approversNamed: settings.includes('protected-approvers'),
     requiredNamed: settings.includes('required-approvals')
   })
-  if (guarded !== null) return `**Next step:** ${guarded}`
+  if (guarded !== null) return `**Next step:** ${guarded}${ack}`
   const what =
     report.diff.sha256 === null || report.diff.totalFiles === 0
       ? 'the agent changed nothing; to pass the gate'
       : 'to accept this exact diff'
+  if (threats)
+    return `**Next step:** the threat review flagged this diff: read its findings (Threat review below); ${what}, a maintainer comments \`/airlock approve ${prefix} threats\` on this pull request.`
   return `**Next step:** ${what}, a maintainer comments \`/airlock approve ${prefix}\` on this pull request.`
 }
 

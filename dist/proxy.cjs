@@ -944,6 +944,33 @@ function base64Fragments(secret) {
   }
   return out;
 }
+var HTML_SENSITIVE = /^[<>&'"`+]$/;
+function jsonEscaped(value, escaped, upper, slash) {
+  let out = "";
+  for (const c of value) {
+    if (escaped(c)) {
+      for (let k = 0; k < c.length; k++) {
+        const hex = c.charCodeAt(k).toString(16).padStart(4, "0");
+        out += `\\u${upper ? hex.toUpperCase() : hex}`;
+      }
+    } else out += slash && c === "/" ? "\\/" : JSON.stringify(c).slice(1, -1);
+  }
+  return out;
+}
+function jsonForms(value) {
+  const none = () => false;
+  const html = (c) => HTML_SENSITIVE.test(c);
+  const strict = (c) => !/^[A-Za-z0-9]$/.test(c);
+  return [
+    jsonEscaped(value, none, true, true),
+    ...[true, false].flatMap((upper) => [
+      jsonEscaped(value, html, upper, false),
+      jsonEscaped(value, html, upper, true),
+      jsonEscaped(value, strict, upper, false)
+    ])
+  ];
+}
+var lowerPercent = (text) => text.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
 function variants(value, bytes) {
   const raw = Buffer.from(value, "utf8");
   const forms = /* @__PURE__ */ new Set([
@@ -951,7 +978,11 @@ function variants(value, bytes) {
     encodeURIComponent(value),
     encodeURIComponent(value).replace(/%20/g, "+"),
     encodeURI(value),
+    lowerPercent(encodeURIComponent(value)),
+    lowerPercent(encodeURIComponent(value).replace(/%20/g, "+")),
+    lowerPercent(encodeURI(value)),
     JSON.stringify(value).slice(1, -1),
+    ...jsonForms(value),
     raw.toString("hex"),
     raw.toString("hex").toUpperCase(),
     ...base64Fragments(raw)
@@ -1399,6 +1430,11 @@ function scopeAllows(scope, method, path) {
   );
 }
 
+// src/plain-object.ts
+function isPlainObject(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 // src/egress/transcript.ts
 function parseSse(text) {
   const out = [];
@@ -1417,7 +1453,7 @@ function parseSse(text) {
   }
   return out;
 }
-var obj = (v) => typeof v === "object" && v !== null && !Array.isArray(v) ? v : void 0;
+var obj = (v) => isPlainObject(v) ? v : void 0;
 var num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
 var str = (v) => typeof v === "string" ? v.slice(0, 200) : null;
 function parseJson(s) {

@@ -56,9 +56,11 @@ export async function cleanupAfterRun(): Promise<void> {
     if (core.getState(STATE.engine) === 'kubernetes') {
       objects = await kubernetesCleanup(runId, core.getState(STATE.kubeNamespace))
     } else {
+      const host = readHost(process.env)
       const removed = await removeRunObjects(
-        httpCleanupEngine(engineEndpoint(readHost(process.env).docker)),
-        runId
+        httpCleanupEngine(engineEndpoint(host.docker), host.engineTimeoutMs),
+        runId,
+        host.engineTimeoutMs
       )
       objects = `${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s)`
     }

@@ -10,6 +10,7 @@ import {
   imagesToRemove,
   ownLayers
 } from '../../src/sandbox/docker/save-file.js'
+import { testHost } from '../support/host.js'
 
 const d = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`
 
@@ -104,17 +105,23 @@ describe('provideBase', () => {
 
   test('a base on the engine with the recorded ID: nothing pulled', async () => {
     const { docker, pulls } = engine({ [pinned]: id }, async () => undefined)
-    expect(await provideBase(docker, { ref: pinned, id })).toEqual({ ok: true, pulled: false })
+    expect(await provideBase(docker, { ref: pinned, id }, testHost.engineTimeoutMs)).toEqual({
+      ok: true,
+      pulled: false
+    })
     expect(pulls).toEqual([])
   })
   test('an absent base pinned by digest is pulled by that digest', async () => {
     const { docker, pulls } = engine({}, async () => undefined)
-    expect(await provideBase(docker, { ref: pinned, id })).toEqual({ ok: true, pulled: true })
+    expect(await provideBase(docker, { ref: pinned, id }, testHost.engineTimeoutMs)).toEqual({
+      ok: true,
+      pulled: true
+    })
     expect(pulls).toEqual([pinned])
   })
   test('an absent base pinned by image ID is never fetched', async () => {
     const { docker, pulls } = engine({}, async () => undefined)
-    expect(await provideBase(docker, { ref: id, id })).toEqual({
+    expect(await provideBase(docker, { ref: id, id }, testHost.engineTimeoutMs)).toEqual({
       ok: false,
       problem: `base ${id} is not on this engine`
     })
@@ -124,7 +131,7 @@ describe('provideBase', () => {
     const { docker } = engine({}, async () => {
       throw Object.assign(new Error('connection refused'), { statusCode: 500 })
     })
-    const r = await provideBase(docker, { ref: pinned, id })
+    const r = await provideBase(docker, { ref: pinned, id }, testHost.engineTimeoutMs)
     expect(r).toMatchObject({ ok: false })
     expect(!r.ok && r.problem).toMatch(/could not be pulled: connection refused/)
   })
@@ -132,10 +139,14 @@ describe('provideBase', () => {
     const { docker } = engine({}, async () => {
       throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })
     })
-    await expect(provideBase(docker, { ref: pinned, id })).rejects.toThrow(/socket hang up/)
+    await expect(
+      provideBase(docker, { ref: pinned, id }, testHost.engineTimeoutMs)
+    ).rejects.toThrow(/socket hang up/)
   })
   test('a base that is another image here: a problem', async () => {
     const { docker } = engine({ [pinned]: d('other') }, async () => undefined)
-    expect(await provideBase(docker, { ref: pinned, id })).toMatchObject({ ok: false })
+    expect(await provideBase(docker, { ref: pinned, id }, testHost.engineTimeoutMs)).toMatchObject({
+      ok: false
+    })
   })
 })

@@ -3,6 +3,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { BUILD_KEY_LABEL, resolveImage } from '../../src/sandbox/docker/image.js'
 import { BUSYBOX, docker, imageId } from '../support/run.js'
+import { testHost } from '../support/host.js'
 
 describe('concurrent runs of one uncached Dockerfile', () => {
   let ctx: string
@@ -47,7 +48,8 @@ describe('concurrent runs of one uncached Dockerfile', () => {
           { info: (l) => lines.push(l) },
           {
             holder: `run-${i}`,
-            lockDir
+            lockDir,
+            timeoutMs: testHost.engineTimeoutMs
           }
         )
       })

@@ -8,6 +8,7 @@ import * as path from 'node:path'
 import { InfrastructureError } from '../../src/errors.js'
 import { BUILD_KEY_LABEL, resolveImage } from '../../src/sandbox/docker/image.js'
 import { BUSYBOX, docker, imageId } from '../support/run.js'
+import { testHost } from '../support/host.js'
 
 const built = new Set<string>()
 let root: string
@@ -49,7 +50,7 @@ async function resolve(dir: string, lines: string[]) {
       allowUnpinnedBase: true
     },
     { info: (l) => lines.push(l) },
-    { lockDir: root }
+    { lockDir: root, timeoutMs: testHost.engineTimeoutMs }
   )
   built.add(info.id)
   return info

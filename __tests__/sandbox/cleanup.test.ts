@@ -8,6 +8,7 @@ import { EngineFault } from '../../src/sandbox/engine-faults.js'
 import { EngineHttpError, engineEndpoint } from '../../src/sandbox/engine-http.js'
 import { readHost } from '../../src/host.js'
 import { InfrastructureError } from '../../src/errors.js'
+import { testHost } from '../support/host.js'
 
 test('cleanup filters on the label the plan puts on everything a run creates', () => {
   expect(RUN_ID_LABEL).toBe(LABELS.runId)
@@ -34,7 +35,11 @@ function fakeEngine(
 
 test('removes containers, then networks, then volumes, counting what it removed', async () => {
   const engine = fakeEngine({ container: ['c1', 'c2'], network: ['n1'], volume: ['v1'] })
-  expect(await removeRunObjects(engine, 'r')).toEqual({ containers: 2, networks: 1, volumes: 1 })
+  expect(await removeRunObjects(engine, 'r', testHost.engineTimeoutMs)).toEqual({
+    containers: 2,
+    networks: 1,
+    volumes: 1
+  })
   expect(engine.removed).toEqual(['container:c1', 'container:c2', 'network:n1', 'volume:v1'])
 })
 
@@ -46,7 +51,9 @@ test('an object already gone is not counted; another failure is thrown after the
       stuck: new EngineHttpError(409, 'removal already in progress')
     }
   )
-  const error = await removeRunObjects(engine, 'r').catch((e: unknown) => e)
+  const error = await removeRunObjects(engine, 'r', testHost.engineTimeoutMs).catch(
+    (e: unknown) => e
+  )
   expect(error).toBeInstanceOf(EngineFault)
   expect((error as Error).message).toMatch(/remove container stuck: .*in progress/)
   expect(engine.removed).toEqual(['container:c3', 'network:n1'])

@@ -18,6 +18,7 @@ import { makeRunTemp } from '../../src/workspace/temp.js'
 import { post } from '../../scripts/esbuild-options.mjs'
 import { BUSYBOX, docker, leftovers, uniqueRunId } from '../support/run.js'
 import { ROOT } from '../support/cli.js'
+import { testHost } from '../support/host.js'
 
 const made = { containers: [] as string[], networks: [] as string[], volumes: [] as string[] }
 
@@ -79,8 +80,9 @@ test('removes the run’s labelled objects over the socket, and nothing else', a
   expect(await leftovers(runId)).toBe(3)
 
   const removed = await removeRunObjects(
-    httpCleanupEngine(engineEndpoint(readHost(process.env).docker)),
-    runId
+    httpCleanupEngine(engineEndpoint(readHost(process.env).docker), testHost.engineTimeoutMs),
+    runId,
+    testHost.engineTimeoutMs
   )
   expect(removed).toEqual({ containers: 1, networks: 1, volumes: 1 })
   expect(await leftovers(runId)).toBe(0)
@@ -94,7 +96,11 @@ test('removes the run’s labelled objects over the socket, and nothing else', a
   expect(await exists('volume', made.volumes.at(-1) as string)).toBe(true)
   // Nothing left: a second cleanup removes nothing and does not fail.
   expect(
-    await removeRunObjects(httpCleanupEngine(engineEndpoint(readHost(process.env).docker)), runId)
+    await removeRunObjects(
+      httpCleanupEngine(engineEndpoint(readHost(process.env).docker), testHost.engineTimeoutMs),
+      runId,
+      testHost.engineTimeoutMs
+    )
   ).toEqual({
     containers: 0,
     networks: 0,
@@ -117,7 +123,13 @@ test('reaches the engine at a tcp:// DOCKER_HOST', async () => {
     const port = (relay.address() as net.AddressInfo).port
     const endpoint = engineEndpoint(readHost({ DOCKER_HOST: `tcp://127.0.0.1:${port}` }).docker)
     expect(endpoint).toEqual({ protocol: 'http:', host: '127.0.0.1', port })
-    expect(await removeRunObjects(httpCleanupEngine(endpoint), runId)).toEqual({
+    expect(
+      await removeRunObjects(
+        httpCleanupEngine(endpoint, testHost.engineTimeoutMs),
+        runId,
+        testHost.engineTimeoutMs
+      )
+    ).toEqual({
       containers: 1,
       networks: 1,
       volumes: 1

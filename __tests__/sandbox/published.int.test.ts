@@ -20,6 +20,7 @@ import { imageInputsKey } from '../../src/sandbox/docker/image-cache.js'
 import { resolveImage } from '../../src/sandbox/docker/image.js'
 import { PublishedImageMismatch } from '../../src/sandbox/docker/published.js'
 import { BUSYBOX, docker, imageId } from '../support/run.js'
+import { testHost } from '../support/host.js'
 
 type BuildPlan = Extract<ImagePlan, { kind: 'build' }>
 
@@ -104,7 +105,12 @@ async function planFor(
 }
 
 async function resolve(plan: BuildPlan, lines: string[]) {
-  const info = await resolveImage(docker, plan, { info: (l) => lines.push(l) }, { lockDir: dir })
+  const info = await resolveImage(
+    docker,
+    plan,
+    { info: (l) => lines.push(l) },
+    { lockDir: dir, timeoutMs: testHost.engineTimeoutMs }
+  )
   made.add(info.id)
   return info
 }

@@ -7,7 +7,6 @@ import { LABELS } from '../labels.js'
 import {
   ENGINE_RETRY_WINDOW_MS,
   EngineFault,
-  engineTimeoutMs,
   retryWhileAway,
   withDeadline
 } from './engine-faults.js'
@@ -42,7 +41,11 @@ export function runFilters(runId: string): string {
  * the engine is away (a daemon restarting), within one retry window; an object already gone (404) is not counted; what
  * still fails is thrown, after the rest was removed, as an EngineFault.
  */
-export async function removeRunObjects(engine: CleanupEngine, runId: string): Promise<Removed> {
+export async function removeRunObjects(
+  engine: CleanupEngine,
+  runId: string,
+  timeoutMs: number
+): Promise<Removed> {
   const filters = runFilters(runId)
   const removed: Removed = { containers: 0, networks: 0, volumes: 0 }
   const failures: string[] = []
@@ -50,7 +53,7 @@ export async function removeRunObjects(engine: CleanupEngine, runId: string): Pr
   // `airlock cleanup --run-id` (or the action's post step).
   const until = Date.now() + ENGINE_RETRY_WINDOW_MS
   const call = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
-    retryWhileAway(() => withDeadline(fn(), engineTimeoutMs(), what), { until })
+    retryWhileAway(() => withDeadline(fn(), timeoutMs, what), { until })
   const order: [ObjectKind, keyof Removed][] = [
     ['container', 'containers'],
     ['network', 'networks'],
@@ -77,7 +80,7 @@ export async function removeRunObjects(engine: CleanupEngine, runId: string): Pr
 }
 
 /** The cleanup engine over plain HTTP (API 1.41 and later), at DOCKER_HOST or the default socket. */
-export function httpCleanupEngine(endpoint: EngineEndpoint): CleanupEngine {
+export function httpCleanupEngine(endpoint: EngineEndpoint, timeoutMs: number): CleanupEngine {
   const q = (filters: string): string => `filters=${encodeURIComponent(filters)}`
   const ids = (answer: unknown, id: string, name: string): { id: string; name: string }[] =>
     (Array.isArray(answer) ? (answer as Record<string, unknown>[]) : [])
@@ -86,12 +89,21 @@ export function httpCleanupEngine(endpoint: EngineEndpoint): CleanupEngine {
   return {
     async list(kind, filters) {
       if (kind === 'container') {
-        const answer = await engineRequest(endpoint, 'GET', `/containers/json?all=1&${q(filters)}`)
+        const answer = await engineRequest(
+          endpoint,
+          'GET',
+          `/containers/json?all=1&${q(filters)}`,
+          timeoutMs
+        )
         return ids(answer, 'Id', 'Id').map((o) => ({ ...o, name: o.name.slice(0, 12) }))
       }
       if (kind === 'network')
-        return ids(await engineRequest(endpoint, 'GET', `/networks?${q(filters)}`), 'Id', 'Name')
-      const answer = (await engineRequest(endpoint, 'GET', `/volumes?${q(filters)}`)) as
+        return ids(
+          await engineRequest(endpoint, 'GET', `/networks?${q(filters)}`, timeoutMs),
+          'Id',
+          'Name'
+        )
+      const answer = (await engineRequest(endpoint, 'GET', `/volumes?${q(filters)}`, timeoutMs)) as
         { Volumes?: unknown } | undefined
       return ids(answer?.Volumes, 'Name', 'Name')
     },
@@ -103,7 +115,7 @@ export function httpCleanupEngine(endpoint: EngineEndpoint): CleanupEngine {
           : kind === 'network'
             ? `/networks/${name}`
             : `/volumes/${name}?force=1`
-      await engineRequest(endpoint, 'DELETE', target)
+      await engineRequest(endpoint, 'DELETE', target, timeoutMs)
     }
   }
 }

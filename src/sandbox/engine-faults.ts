@@ -16,12 +16,6 @@ export class EngineFault extends InfrastructureError {
   }
 }
 
-/** Deadline of one ordinary engine request (not the long-lived wait/attach/stats streams). */
-export function engineTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const v = Number(env.AIRLOCK_ENGINE_TIMEOUT_MS)
-  return Number.isFinite(v) && v > 0 && v <= 2 ** 31 - 1 ? v : 60_000
-}
-
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

@@ -10,7 +10,6 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { InfrastructureError } from '../errors.js'
 import type { Host } from '../host.js'
-import { engineTimeoutMs } from './engine-faults.js'
 
 /** Where the engine listens: a unix socket (or Windows named pipe), or a TCP address. */
 export type EngineEndpoint =
@@ -83,7 +82,7 @@ export function engineRequest(
   endpoint: EngineEndpoint,
   method: 'GET' | 'DELETE',
   pathAndQuery: string,
-  timeoutMs = engineTimeoutMs()
+  timeoutMs: number
 ): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const options: https.RequestOptions = {

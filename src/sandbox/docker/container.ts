@@ -7,7 +7,6 @@ import { errorMessage } from '../../errors.js'
 import {
   EngineFault,
   LIVENESS_INTERVAL_MS,
-  engineTimeoutMs,
   isEngineError,
   isEngineGone,
   withDeadline
@@ -51,16 +50,23 @@ export class ManagedContainer {
 
   private constructor(
     private readonly docker: Docker,
-    readonly container: Docker.Container
+    readonly container: Docker.Container,
+    /** The deadline of one ordinary engine request (the host's engineTimeoutMs). */
+    private readonly timeoutMs: number
   ) {}
 
   /** Kill signals this run sent (an exit by a signal nobody here sent is the engine's). */
   killsSent = 0
 
-  static async create(docker: Docker, options: ContainerCreateOptions): Promise<ManagedContainer> {
+  static async create(
+    docker: Docker,
+    options: ContainerCreateOptions,
+    timeoutMs: number
+  ): Promise<ManagedContainer> {
     return new ManagedContainer(
       docker,
-      await withDeadline(docker.createContainer(options), engineTimeoutMs(), 'container create')
+      await withDeadline(docker.createContainer(options), timeoutMs, 'container create'),
+      timeoutMs
     )
   }
 
@@ -78,7 +84,7 @@ export class ManagedContainer {
         stderr: true,
         ...(stdin ? { hijack: true } : {})
       }),
-      engineTimeoutMs(),
+      this.timeoutMs,
       'container attach'
     )
     this.ended = new Promise<void>((resolve) => {
@@ -136,7 +142,7 @@ export class ManagedContainer {
       settled = true
       this.wake()
     })
-    await withDeadline(this.container.start(), engineTimeoutMs(), 'container start')
+    await withDeadline(this.container.start(), this.timeoutMs, 'container start')
     this.watched = this.watch(() => settled)
   }
 
@@ -168,7 +174,7 @@ export class ManagedContainer {
    * settles with the reason (an engine fault, not the container's exit).
    */
   private async watch(done: () => boolean): Promise<void> {
-    const limit = engineTimeoutMs()
+    const limit = this.timeoutMs
     let silentSince: number | undefined
     let stoppedSince: number | undefined
     for (;;) {
@@ -209,7 +215,7 @@ export class ManagedContainer {
   /** SIGTERM, wait up to the grace period, SIGKILL, wait for the exit. */
   async stop(graceMs: number): Promise<void> {
     this.killsSent++
-    await withDeadline(this.container.kill({ signal: 'SIGTERM' }), engineTimeoutMs(), 'kill').catch(
+    await withDeadline(this.container.kill({ signal: 'SIGTERM' }), this.timeoutMs, 'kill').catch(
       (error: unknown) => {
         // Nobody to wait for: the exit settles with the reason at once.
         if (isEngineGone(error)) this.lose(`the container engine went away: ${errorMessage(error)}`)
@@ -222,11 +228,9 @@ export class ManagedContainer {
     )
     if (!gone) {
       this.killsSent++
-      await withDeadline(
-        this.container.kill({ signal: 'SIGKILL' }),
-        engineTimeoutMs(),
-        'kill'
-      ).catch(() => undefined)
+      await withDeadline(this.container.kill({ signal: 'SIGKILL' }), this.timeoutMs, 'kill').catch(
+        () => undefined
+      )
       await raceTimeout(this.exited, KILL_WAIT_MS, undefined)
     }
   }
@@ -237,7 +241,7 @@ export class ManagedContainer {
   }
 
   inspect(): Promise<ContainerInspectInfo> {
-    return withDeadline(this.container.inspect(), engineTimeoutMs(), 'container inspect')
+    return withDeadline(this.container.inspect(), this.timeoutMs, 'container inspect')
   }
 
   /**
@@ -262,7 +266,7 @@ export class ManagedContainer {
           return { action: (e.Action ?? e.status ?? '').split(':')[0] }
         })
     }
-    return withDeadline(read(), engineTimeoutMs(), 'events')
+    return withDeadline(read(), this.timeoutMs, 'events')
   }
 
   /** Removes the container; throws an EngineFault when the engine does not remove it. */
@@ -270,7 +274,7 @@ export class ManagedContainer {
     try {
       await withDeadline(
         this.container.remove({ force: true, v: true }),
-        engineTimeoutMs(),
+        this.timeoutMs,
         'container remove'
       )
     } catch (error) {

@@ -7,7 +7,7 @@ import type Docker from 'dockerode'
 import { errorMessage } from '../../errors.js'
 import type { ImagePlan } from '../../plan.js'
 import { baseImages } from '../dockerfile.js'
-import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
+import { isEngineError, withDeadline } from '../engine-faults.js'
 import type { BaseProvided, ImageBase, LoadedImage } from '../types.js'
 import { BUILD_KEY_LABEL, followProgress } from './build.js'
 import { contextEntries } from './build-context.js'
@@ -38,8 +38,12 @@ export async function imageInputsKey(plan: ImagePlan): Promise<string | undefine
 }
 
 /** The image's build key label (what the build cache looks it up by), if it has one. */
-export async function imageBuildKey(docker: Docker, id: string): Promise<string | undefined> {
-  const info = await inspect(docker, id)
+export async function imageBuildKey(
+  docker: Docker,
+  id: string,
+  timeoutMs: number
+): Promise<string | undefined> {
+  const info = await inspect(docker, id, timeoutMs)
   return info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? undefined
 }
 
@@ -53,9 +57,10 @@ export async function saveImage(
   docker: Docker,
   id: string,
   plan: ImagePlan,
-  file: string
+  file: string,
+  timeoutMs: number
 ): Promise<{ buildKey: string; bases: ImageBase[] }> {
-  const info = await inspect(docker, id)
+  const info = await inspect(docker, id, timeoutMs)
   const buildKey = info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? undefined
   if (info === undefined || buildKey === undefined)
     throw new Error(`image ${id} has no ${BUILD_KEY_LABEL} label`)
@@ -66,7 +71,7 @@ export async function saveImage(
     for (const b of baseImages(text, plan.buildArgs)) {
       if (b.pin !== 'digest' && b.pin !== 'image-id') continue
       if (bases.some((x) => x.ref === b.ref)) continue
-      const found = await inspect(docker, b.ref)
+      const found = await inspect(docker, b.ref, timeoutMs)
       if (!found) throw new Error(`base ${b.ref} is not on this engine: nothing saved`)
       bases.push({ ref: b.ref, id: found.Id })
       baseLayers.push(found.RootFS?.Layers ?? [])
@@ -86,8 +91,12 @@ export async function saveImage(
  * pull it too); one pinned by image ID cannot be fetched. What went wrong is the problem; an
  * engine that does not answer (no HTTP answer at all) throws its fault.
  */
-export async function provideBase(docker: Docker, base: ImageBase): Promise<BaseProvided> {
-  let found = await inspect(docker, base.ref)
+export async function provideBase(
+  docker: Docker,
+  base: ImageBase,
+  timeoutMs: number
+): Promise<BaseProvided> {
+  let found = await inspect(docker, base.ref, timeoutMs)
   let pulled = false
   if (!found) {
     if (!/@sha256:[a-f0-9]{64}$/.test(base.ref))
@@ -100,7 +109,7 @@ export async function provideBase(docker: Docker, base: ImageBase): Promise<Base
       return { ok: false, problem: `base ${base.ref} could not be pulled: ${errorMessage(error)}` }
     }
     pulled = true
-    found = await inspect(docker, base.ref)
+    found = await inspect(docker, base.ref, timeoutMs)
     if (!found)
       return { ok: false, problem: `base ${base.ref} is not on this engine after its pull` }
   }
@@ -121,7 +130,8 @@ export async function provideBase(docker: Docker, base: ImageBase): Promise<Base
 export async function loadImage(
   docker: Docker,
   file: string,
-  expect: { id: string; buildKey: string }
+  expect: { id: string; buildKey: string },
+  timeoutMs: number
 ): Promise<LoadedImage> {
   const scan = await scanImageFile(file)
   const declared = declaredImages(scan.manifest, scan.digests)
@@ -135,13 +145,13 @@ export async function loadImage(
       problem: `the file did not hold image ${expect.id.slice(7, 19)} alone`
     }
   const before = new Set<string>()
-  for (const i of declared.images) if (await inspect(docker, i)) before.add(i)
+  for (const i of declared.images) if (await inspect(docker, i, timeoutMs)) before.add(i)
   const stream = await docker.loadImage(fs.createReadStream(file), { quiet: true })
   await new Promise<void>((resolve, reject) => {
     docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve()))
   })
   const added = imagesToRemove(declared.images, before)
-  const info = await inspect(docker, expect.id)
+  const info = await inspect(docker, expect.id, timeoutMs)
   const label = info?.Config?.Labels?.[BUILD_KEY_LABEL]
   const problem =
     info === undefined
@@ -159,9 +169,13 @@ export async function loadImage(
   return { ok: false, id: expect.id, added, problem }
 }
 
-async function inspect(docker: Docker, ref: string): Promise<Docker.ImageInspectInfo | undefined> {
+async function inspect(
+  docker: Docker,
+  ref: string,
+  timeoutMs: number
+): Promise<Docker.ImageInspectInfo | undefined> {
   try {
-    return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), 'image inspect')
+    return await withDeadline(docker.getImage(ref).inspect(), timeoutMs, 'image inspect')
   } catch (error) {
     if (isEngineError(error)) throw error
     return undefined

@@ -8,7 +8,7 @@ import { sha256 } from '../../plan.js'
 import { UnpinnedBaseError, baseImages } from '../dockerfile.js'
 import type { ImageInfo, ImageLog } from '../types.js'
 import { withBuildLock } from '../build-lock.js'
-import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
+import { isEngineError, withDeadline } from '../engine-faults.js'
 import { BUILD_KEY_LABEL, build, followProgress, pickBuilder } from './build.js'
 import type { BuilderEngine } from './build.js'
 import { buildKey, contextEntries, isInside } from './build-context.js'
@@ -25,6 +25,8 @@ export interface ResolveOptions {
   lockDir: string
   /** DOCKER_BUILDKIT of the host ('0' asks for the classic builder). */
   buildkit?: string
+  /** The deadline of one ordinary engine request (the host's engineTimeoutMs). */
+  timeoutMs: number
 }
 
 export async function resolveImage(
@@ -33,19 +35,28 @@ export async function resolveImage(
   log: ImageLog,
   options: ResolveOptions
 ): Promise<ImageInfo> {
-  if (plan.kind === 'pinned') return resolvePinned(docker, plan.ref, log)
+  if (plan.kind === 'pinned') return resolvePinned(docker, plan.ref, log, options.timeoutMs)
   const { published } = plan
   if (published !== undefined)
-    return resolvePublished(docker, { ...plan, published }, log, () =>
-      buildImage(docker, plan, log, options)
+    return resolvePublished(
+      docker,
+      { ...plan, published },
+      log,
+      () => buildImage(docker, plan, log, options),
+      options.timeoutMs
     )
   const info = await buildImage(docker, plan, log, options)
   return { ...info, source: info.cached ? 'cache' : 'built' }
 }
 
-async function resolvePinned(docker: Docker, ref: string, log: ImageLog): Promise<ImageInfo> {
+async function resolvePinned(
+  docker: Docker,
+  ref: string,
+  log: ImageLog,
+  timeoutMs: number
+): Promise<ImageInfo> {
   const digest = ref.slice(ref.indexOf('@') + 1)
-  let inspect = await inspectImage(docker, ref)
+  let inspect = await inspectImage(docker, ref, timeoutMs)
   const found = inspect !== undefined
   if (!inspect) {
     log.info(`pulling ${ref}`)
@@ -93,8 +104,8 @@ async function buildImage(
   const baseIds: string[] = []
   for (const b of bases) {
     if (b.pin === 'stage' || b.pin === 'scratch') continue
-    let found = await inspectImage(docker, b.ref)
-    if (!found && b.pin === 'digest') found = await pullBase(docker, b.ref, log)
+    let found = await inspectImage(docker, b.ref, options.timeoutMs)
+    if (!found && b.pin === 'digest') found = await pullBase(docker, b.ref, log, options.timeoutMs)
     baseIds.push(`${b.ref}=${found?.Id ?? 'absent'}`)
   }
   const entries = await contextEntries(plan.context)
@@ -107,7 +118,7 @@ async function buildImage(
   const cached = async (): Promise<ImageInfo | undefined> => {
     const existing = await withDeadline(
       docker.listImages({ filters: JSON.stringify({ label: [`${BUILD_KEY_LABEL}=${key}`] }) }),
-      engineTimeoutMs(),
+      options.timeoutMs,
       'list images'
     )
     if (existing.length === 0) return undefined
@@ -133,7 +144,7 @@ async function buildImage(
       const built = await cached()
       if (built) return built
       const choice = pickBuilder(
-        await engineOf(docker),
+        await engineOf(docker, options.timeoutMs),
         bases,
         options.buildkit !== undefined ? { DOCKER_BUILDKIT: options.buildkit } : {}
       )
@@ -174,7 +185,8 @@ async function buildImage(
 async function pullBase(
   docker: Docker,
   ref: string,
-  log: ImageLog
+  log: ImageLog,
+  timeoutMs: number
 ): Promise<Docker.ImageInspectInfo | undefined> {
   log.info(`pulling base ${ref}`)
   try {
@@ -185,16 +197,17 @@ async function pullBase(
     log.info(`could not pull base ${ref} (${errorMessage(error)}); the build tries again`)
     return undefined
   }
-  return inspectImage(docker, ref)
+  return inspectImage(docker, ref, timeoutMs)
 }
 
 /** The image, or undefined when the engine has none by that name; an engine fault throws. */
 async function inspectImage(
   docker: Docker,
-  ref: string
+  ref: string,
+  timeoutMs: number
 ): Promise<Docker.ImageInspectInfo | undefined> {
   try {
-    return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), 'image inspect')
+    return await withDeadline(docker.getImage(ref).inspect(), timeoutMs, 'image inspect')
   } catch (error) {
     if (isEngineError(error)) throw error
     return undefined
@@ -202,7 +215,7 @@ async function inspectImage(
 }
 
 /** The engine's OS and API version, for the choice of builder. */
-async function engineOf(docker: Docker): Promise<BuilderEngine> {
-  const v = await withDeadline(docker.version(), engineTimeoutMs(), 'version')
+async function engineOf(docker: Docker, timeoutMs: number): Promise<BuilderEngine> {
+  const v = await withDeadline(docker.version(), timeoutMs, 'version')
   return { os: v.Os ?? null, apiVersion: v.ApiVersion ?? null }
 }

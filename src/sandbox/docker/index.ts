@@ -19,7 +19,7 @@ import type {
   Sidecar,
   SidecarSpec
 } from '../types.js'
-import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
+import { isEngineError, withDeadline } from '../engine-faults.js'
 import { removeRunObjects } from '../cleanup.js'
 import type { CleanupEngine, Removed } from '../cleanup.js'
 import { resolveImage } from './image.js'
@@ -36,7 +36,7 @@ export function dockerUnreachable(error: unknown): InfrastructureError {
 }
 
 /** The host's facts the Docker backend acts on (read at the edge, `readHost`). */
-export type DockerSettings = Pick<Host, 'docker' | 'buildkit' | 'lockDir'>
+export type DockerSettings = Pick<Host, 'docker' | 'buildkit' | 'lockDir' | 'engineTimeoutMs'>
 
 export class DockerRuntime implements Runtime {
   /** Connects to the daemon named by DOCKER_HOST, or the default socket. */
@@ -48,7 +48,7 @@ export class DockerRuntime implements Runtime {
   async preflight(runtime: string): Promise<void> {
     let info: { Runtimes?: Record<string, unknown> }
     try {
-      info = (await withDeadline(this.docker.info(), engineTimeoutMs(), 'info')) as {
+      info = (await withDeadline(this.docker.info(), this.settings.engineTimeoutMs, 'info')) as {
         Runtimes?: Record<string, unknown>
       }
     } catch (error) {
@@ -68,12 +68,14 @@ export class DockerRuntime implements Runtime {
    * time) throws an EngineFault: the run cannot vouch for an engine that failed mid-run.
    */
   async engineFacts(): Promise<EngineFacts> {
-    const version = await withDeadline(this.docker.version(), engineTimeoutMs(), 'version').catch(
-      (error: unknown) => {
-        if (isEngineError(error)) throw error
-        return undefined
-      }
-    )
+    const version = await withDeadline(
+      this.docker.version(),
+      this.settings.engineTimeoutMs,
+      'version'
+    ).catch((error: unknown) => {
+      if (isEngineError(error)) throw error
+      return undefined
+    })
     return engineFacts(version)
   }
 
@@ -85,6 +87,7 @@ export class DockerRuntime implements Runtime {
     return resolveImage(this.docker, plan, log, {
       ...options,
       lockDir: this.settings.lockDir,
+      timeoutMs: this.settings.engineTimeoutMs,
       ...(this.settings.buildkit !== undefined ? { buildkit: this.settings.buildkit } : {})
     })
   }
@@ -94,7 +97,7 @@ export class DockerRuntime implements Runtime {
   }
 
   imageBuildKey(id: string): Promise<string | undefined> {
-    return imageBuildKey(this.docker, id)
+    return imageBuildKey(this.docker, id, this.settings.engineTimeoutMs)
   }
 
   saveImage(
@@ -102,19 +105,22 @@ export class DockerRuntime implements Runtime {
     plan: ImagePlan,
     file: string
   ): Promise<{ buildKey: string; bases: ImageBase[] }> {
-    return saveImage(this.docker, id, plan, file)
+    return saveImage(this.docker, id, plan, file, this.settings.engineTimeoutMs)
   }
 
   provideBase(base: ImageBase): Promise<BaseProvided> {
-    return provideBase(this.docker, base)
+    return provideBase(this.docker, base, this.settings.engineTimeoutMs)
   }
 
   loadImage(file: string, expect: { id: string; buildKey: string }): Promise<LoadedImage> {
-    return loadImage(this.docker, file, expect)
+    return loadImage(this.docker, file, expect, this.settings.engineTimeoutMs)
   }
 
   runPhase(spec: ContainerSpec, options: RunOptions): Promise<PhaseResult> {
-    return runPhase(this.docker, spec, options, this.settings.docker.host)
+    return runPhase(this.docker, spec, options, {
+      dockerHost: this.settings.docker.host,
+      timeoutMs: this.settings.engineTimeoutMs
+    })
   }
 
   async createNetwork(spec: NetworkSpec): Promise<Network> {
@@ -154,12 +160,16 @@ export class DockerRuntime implements Runtime {
   }
 
   startSidecar(spec: SidecarSpec): Promise<Sidecar> {
-    return startSidecar(this.docker, spec)
+    return startSidecar(this.docker, spec, this.settings.engineTimeoutMs)
   }
 
   /** Removes everything carrying the run's label (see removeRunObjects). */
   cleanup(runId: string): Promise<Removed> {
-    return removeRunObjects(dockerodeCleanupEngine(this.docker), runId)
+    return removeRunObjects(
+      dockerodeCleanupEngine(this.docker),
+      runId,
+      this.settings.engineTimeoutMs
+    )
   }
 }
 

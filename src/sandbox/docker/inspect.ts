@@ -3,7 +3,7 @@ import type Docker from 'dockerode'
 import type { ContainerInspectInfo } from 'dockerode'
 import type { AppliedSettings, EngineFacts } from '../types.js'
 import { errorMessage } from '../../errors.js'
-import { engineTimeoutMs, withDeadline } from '../engine-faults.js'
+import { withDeadline } from '../engine-faults.js'
 
 export function appliedSettings(info: ContainerInspectInfo): AppliedSettings {
   // The fields read back, as the engine reports them (dockerode types several of them `any`).
@@ -69,8 +69,11 @@ export class StatsSampler {
   private heard: Promise<void> = Promise.resolve()
   private hear: () => void = () => undefined
 
+  /** `timeoutMs`: the deadline of the statistics request (the host's engineTimeoutMs). */
+  constructor(private readonly timeoutMs: number) {}
+
   start(container: Docker.Container): void {
-    this.ready = withDeadline(container.stats({ stream: true }), engineTimeoutMs(), 'stats')
+    this.ready = withDeadline(container.stats({ stream: true }), this.timeoutMs, 'stats')
       .then((stream: NodeJS.ReadableStream & { destroy?: () => void }) => {
         this.stream = stream
         if (this.stopped) return this.stop()

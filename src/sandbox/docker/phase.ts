@@ -29,20 +29,20 @@ export async function runPhase(
   docker: Docker,
   spec: ContainerSpec,
   options: RunOptions,
-  dockerHost: string | undefined
+  engine: { dockerHost: string | undefined; timeoutMs: number }
 ): Promise<PhaseResult> {
   const started = Date.now()
   const result = startingPhaseResult()
   let container: ManagedContainer
   try {
-    container = await ManagedContainer.create(docker, createOptions(spec))
+    container = await ManagedContainer.create(docker, createOptions(spec), engine.timeoutMs)
   } catch (error) {
-    result.error = `the daemon refused the container: ${errorMessage(error)}${unseenBindHint(error, dockerHost)}`
+    result.error = `the daemon refused the container: ${errorMessage(error)}${unseenBindHint(error, engine.dockerHost)}`
     if (isEngineError(error)) result.engineFault = true
     result.durationMs = Date.now() - started
     return result
   }
-  const stats = new StatsSampler()
+  const stats = new StatsSampler(engine.timeoutMs)
   const since = Math.floor(started / 1000) - 1
   // Asked once (after the verdicts, or in the end whatever happened). A container the engine did
   // not remove is an engine fault; the run's cleanup retries it.

@@ -6,7 +6,7 @@
 import type Docker from 'dockerode'
 import { InfrastructureError, errorMessage } from '../../errors.js'
 import type { ImagePlan } from '../../plan.js'
-import { engineTimeoutMs, isEngineError, withDeadline } from '../engine-faults.js'
+import { isEngineError, withDeadline } from '../engine-faults.js'
 import type { ImageInfo, ImageLog } from '../types.js'
 import { followProgress } from './build.js'
 import { imageInputsKey } from './image-cache.js'
@@ -35,7 +35,8 @@ export async function resolvePublished(
   docker: Docker,
   plan: BuildPlan & { published: Published },
   log: ImageLog,
-  build: () => Promise<ImageInfo>
+  build: () => Promise<ImageInfo>,
+  timeoutMs: number
 ): Promise<ImageInfo> {
   const pub = plan.published
   const ref = publishedRef(pub)
@@ -61,7 +62,7 @@ export async function resolvePublished(
       `release ${pub.version} published ${ref}, but this checkout's ${plan.dockerfile} and its folder are not what it was built from (an unreleased or changed checkout)`,
       false
     )
-  const here = await inspect(docker, ref)
+  const here = await inspect(docker, ref, timeoutMs)
   if (here !== undefined) {
     log.info(`using ${ref} (release ${pub.version}), already on this engine`)
     return info(here, 'cache')
@@ -77,7 +78,7 @@ export async function resolvePublished(
     if (isEngineError(error) && typeof status !== 'number') throw error
     return built(`the registry did not give ${ref}: ${message}`, true)
   }
-  const pulled = await inspect(docker, ref)
+  const pulled = await inspect(docker, ref, timeoutMs)
   if (pulled === undefined)
     throw new PublishedImageMismatch(ref, 'the engine holds no image by that digest after the pull')
   return info(pulled, 'pulled')
@@ -101,9 +102,13 @@ export async function resolvePublished(
   }
 }
 
-async function inspect(docker: Docker, ref: string): Promise<Docker.ImageInspectInfo | undefined> {
+async function inspect(
+  docker: Docker,
+  ref: string,
+  timeoutMs: number
+): Promise<Docker.ImageInspectInfo | undefined> {
   try {
-    return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), 'image inspect')
+    return await withDeadline(docker.getImage(ref).inspect(), timeoutMs, 'image inspect')
   } catch (error) {
     if (isEngineError(error)) throw error
     return undefined

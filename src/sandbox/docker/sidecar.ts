@@ -8,8 +8,12 @@ import { createOptions } from './create.js'
  * A sidecar: the phases' lifecycle and hardening, joined to its extra networks before start, its
  * output handed to the caller as streams. On any failure before it runs, it is removed.
  */
-export async function startSidecar(docker: Docker, spec: SidecarSpec): Promise<Sidecar> {
-  const container = await ManagedContainer.create(docker, createOptions(spec))
+export async function startSidecar(
+  docker: Docker,
+  spec: SidecarSpec,
+  timeoutMs: number
+): Promise<Sidecar> {
+  const container = await ManagedContainer.create(docker, createOptions(spec), timeoutMs)
   try {
     for (const n of spec.networks ?? []) {
       await docker

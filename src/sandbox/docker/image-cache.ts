@@ -39,7 +39,7 @@ export async function imageInputsKey(plan: ImagePlan): Promise<string | undefine
 
 /** The image's build key label (what the build cache looks it up by), if it has one. */
 export async function imageBuildKey(docker: Docker, id: string): Promise<string | undefined> {
-  const info = await inspect(docker, id)
+  const info = await inspectImage(docker, id)
   return info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? undefined
 }
 
@@ -55,7 +55,7 @@ export async function saveImage(
   plan: ImagePlan,
   file: string
 ): Promise<{ buildKey: string; bases: ImageBase[] }> {
-  const info = await inspect(docker, id)
+  const info = await inspectImage(docker, id)
   const buildKey = info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? undefined
   if (info === undefined || buildKey === undefined)
     throw new Error(`image ${id} has no ${BUILD_KEY_LABEL} label`)
@@ -66,7 +66,7 @@ export async function saveImage(
     for (const b of baseImages(text, plan.buildArgs)) {
       if (b.pin !== 'digest' && b.pin !== 'image-id') continue
       if (bases.some((x) => x.ref === b.ref)) continue
-      const found = await inspect(docker, b.ref)
+      const found = await inspectImage(docker, b.ref)
       if (!found) throw new Error(`base ${b.ref} is not on this engine: nothing saved`)
       bases.push({ ref: b.ref, id: found.Id })
       baseLayers.push(found.RootFS?.Layers ?? [])
@@ -87,7 +87,7 @@ export async function saveImage(
  * engine that does not answer (no HTTP answer at all) throws its fault.
  */
 export async function provideBase(docker: Docker, base: ImageBase): Promise<BaseProvided> {
-  let found = await inspect(docker, base.ref)
+  let found = await inspectImage(docker, base.ref)
   let pulled = false
   if (!found) {
     if (!/@sha256:[a-f0-9]{64}$/.test(base.ref))
@@ -100,7 +100,7 @@ export async function provideBase(docker: Docker, base: ImageBase): Promise<Base
       return { ok: false, problem: `base ${base.ref} could not be pulled: ${errorMessage(error)}` }
     }
     pulled = true
-    found = await inspect(docker, base.ref)
+    found = await inspectImage(docker, base.ref)
     if (!found)
       return { ok: false, problem: `base ${base.ref} is not on this engine after its pull` }
   }
@@ -135,13 +135,13 @@ export async function loadImage(
       problem: `the file did not hold image ${expect.id.slice(7, 19)} alone`
     }
   const before = new Set<string>()
-  for (const i of declared.images) if (await inspect(docker, i)) before.add(i)
+  for (const i of declared.images) if (await inspectImage(docker, i)) before.add(i)
   const stream = await docker.loadImage(fs.createReadStream(file), { quiet: true })
   await new Promise<void>((resolve, reject) => {
     docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve()))
   })
   const added = imagesToRemove(declared.images, before)
-  const info = await inspect(docker, expect.id)
+  const info = await inspectImage(docker, expect.id)
   const label = info?.Config?.Labels?.[BUILD_KEY_LABEL]
   const problem =
     info === undefined
@@ -159,7 +159,11 @@ export async function loadImage(
   return { ok: false, id: expect.id, added, problem }
 }
 
-async function inspect(docker: Docker, ref: string): Promise<Docker.ImageInspectInfo | undefined> {
+/** The image, or undefined when the engine has none by that name; an engine fault throws. */
+export async function inspectImage(
+  docker: Docker,
+  ref: string
+): Promise<Docker.ImageInspectInfo | undefined> {
   try {
     return await withDeadline(docker.getImage(ref).inspect(), engineTimeoutMs(), 'image inspect')
   } catch (error) {

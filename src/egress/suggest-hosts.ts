@@ -118,7 +118,7 @@ export function suggestHosts(
     }
     // Denied names only when the name itself was refused: other refusals are not fixed by allowing.
     if (!e.allowed && e.reason !== 'not-allowlisted') continue
-    events.push({ host, port: e.port as number, allowed: e.allowed })
+    events.push({ host, port: e.port, allowed: e.allowed })
   }
   for (const e of events) {
     // A refused credentials upstream or telemetry name is never proposed; what was allowed and used

@@ -5,6 +5,7 @@ import { ManagedContainer } from './container.js'
 import { createOptions } from './create.js'
 import { StatsSampler, appliedSettings } from './inspect.js'
 import { engineStoppedIt, isEngineError } from '../engine-faults.js'
+import { startingPhaseResult } from '../phase-result.js'
 
 /**
  * A daemon in another container or machine (Actions Runner Controller's dind sidecar, a remote
@@ -29,13 +30,7 @@ export async function runPhase(
   options: RunOptions
 ): Promise<PhaseResult> {
   const started = Date.now()
-  const result: PhaseResult = {
-    exitCode: null,
-    timedOut: false,
-    oomKilled: false,
-    cancelled: false,
-    durationMs: 0
-  }
+  const result = startingPhaseResult()
   let container: ManagedContainer
   try {
     container = await ManagedContainer.create(docker, createOptions(spec))

@@ -31,6 +31,7 @@ import type { ImagePlan } from '../src/plan.js'
 import { DockerRuntime } from '../src/sandbox/docker/index.js'
 import type { Comparison } from './stats.js'
 import { formatMarkdown, formatTable, interleavedSchedule, summarize } from './stats.js'
+import { readHost } from '../src/host.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '..', '..')
@@ -62,7 +63,7 @@ function part(name: string, ms: number): void {
   parts.set(name, [...(parts.get(name) ?? []), ms])
 }
 const docker = new Docker()
-const runtime = new DockerRuntime(docker)
+const runtime = new DockerRuntime(readHost(process.env), docker)
 const NODE = 'airlock-local/node:24-npm'
 const LABEL = { 'dev.airlock.bench': 'caches' }
 const quiet = { info: (): void => undefined, warn: (): void => undefined }

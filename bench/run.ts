@@ -35,6 +35,7 @@ import {
   median,
   summarize
 } from './stats.js'
+import { readHost } from '../src/host.js'
 
 const execFileP = promisify(execFile)
 
@@ -180,7 +181,7 @@ const devNull = (): Writable =>
 
 async function main(): Promise<void> {
   const docker = new Docker()
-  const sandbox = new DockerRuntime(docker)
+  const sandbox = new DockerRuntime(readHost(process.env), docker)
   const base = await docker.getImage(BASE_IMAGE).inspect()
   const loadBefore = os.loadavg()[0]
   const root = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'airlock-bench-'))

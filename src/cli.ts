@@ -64,8 +64,11 @@ export async function main(
     checkPlan(plan),
     import('./sandbox/create-runtime.js')
   ])
+  // The host's facts (engine, locks, cache), read once here.
+  const host = readHost(process.env)
   const runtime = await createRuntime(plan.engine, {
-    copySizeBytes: plan.sandbox.workspace.sizeBytes
+    copySizeBytes: plan.sandbox.workspace.sizeBytes,
+    host
   })
   if (command === 'plan') {
     const { printablePlan, resolvePlan } = await import('./pipeline/resolve.js')
@@ -121,7 +124,6 @@ export async function main(
   process.on('SIGTERM', onSignal)
   try {
     const runner = readRunner(process.env)
-    const host = readHost(process.env)
     const result = await runPipeline(plan, secretsOf(inputs), {
       runtime,
       log,

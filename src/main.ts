@@ -41,6 +41,7 @@ import { boundedReader } from './input-bounds.js'
 import { ActionsStore } from './cache/actions-store.js'
 import { STATE } from './state.js'
 import { readRunner } from './runner.js'
+import { readHost } from './host.js'
 import { verifyAttestation } from './presets/attestation.js'
 
 const MODES = [
@@ -146,7 +147,8 @@ export async function run(): Promise<void> {
     process.once('SIGTERM', onSignal)
     const result = await runPipeline(plan, secretsOf(inputs), {
       runtime: await createRuntime(plan.engine, {
-        copySizeBytes: plan.sandbox.workspace.sizeBytes
+        copySizeBytes: plan.sandbox.workspace.sizeBytes,
+        host: readHost(process.env)
       }),
       log: new ActionLogger(),
       signal: controller.signal,

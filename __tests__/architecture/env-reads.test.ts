@@ -16,9 +16,6 @@ const EDGE = ['src/main.ts', 'src/cli.ts', 'src/cli/cleanup.ts', 'src/cleanup-st
  * fails the test until it is taken off.
  */
 const NOT_YET_MOVED: string[] = [
-  'src/sandbox/docker/image.ts', // DOCKER_BUILDKIT for pickBuilder
-  'src/sandbox/docker/phase.ts', // DOCKER_HOST in the unseen-bind hint
-  'src/sandbox/build-lock.ts', // AIRLOCK_LOCK_DIR
   'src/sandbox/engine-faults.ts', // AIRLOCK_ENGINE_TIMEOUT_MS
   'src/workspace/bounded.ts', // the environment of mkfs and mount
   'src/workspace/git.ts' // PATH for git

@@ -24,9 +24,10 @@ import {
 import { startCacheService } from '../support/cache-service.js'
 import { pushForDigest } from '../support/registry.js'
 import type { CacheService } from '../support/cache-service.js'
+import { testHost } from '../support/host.js'
 
 const docker = new Docker()
-const runtime = new DockerRuntime(docker)
+const runtime = new DockerRuntime(testHost, docker)
 const quiet = { info: (): void => undefined, warn: (): void => undefined }
 let tmp: string
 

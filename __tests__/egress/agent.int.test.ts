@@ -15,6 +15,7 @@ import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
 import { LOCAL_EVENT } from '../../src/event.js'
+import { testHost } from '../support/host.js'
 
 /** The releases the tests install (each native Linux binary ships in this npm package). */
 const CLAUDE_PACKAGE = '@anthropic-ai/claude-code-linux-x64@2.1.332'
@@ -111,7 +112,7 @@ async function runAgent(setup: AgentSetup, runId: string) {
   })
   const log = new MemoryLogger()
   const { report } = await runPipeline(planRun(inputs), secretsOf(inputs), {
-    runtime: new DockerRuntime(docker),
+    runtime: new DockerRuntime(testHost, docker),
     log,
     proxyScript: world.proxyScript,
     tempRoot: world.tmp

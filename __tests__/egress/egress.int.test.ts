@@ -26,6 +26,7 @@ import {
 } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
 import { LOCAL_EVENT } from '../../src/event.js'
+import { testHost } from '../support/host.js'
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
@@ -100,7 +101,7 @@ async function run(
     planRun(inputs),
     { ...secretsOf(inputs), task: 'probe the network' },
     {
-      runtime: new DockerRuntime(docker),
+      runtime: new DockerRuntime(testHost, docker),
       log,
       proxyScript: world.proxyScript,
       tempRoot: world.tmp,
@@ -348,7 +349,7 @@ describe('network: allowlist', () => {
 describe('egress proxy container and networks', () => {
   test('hardened proxy; secret only on its stdin; internal network without a host address; all removed on stop', async () => {
     const runId = uniqueId('egress-side')
-    const session = await startEgress(new DockerRuntime(docker), {
+    const session = await startEgress(new DockerRuntime(testHost, docker), {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,

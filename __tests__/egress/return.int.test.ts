@@ -30,6 +30,7 @@ import {
 } from './helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
 import { LOCAL_EVENT } from '../../src/event.js'
+import { testHost } from '../support/host.js'
 
 const docker = new Docker()
 // A printable-ASCII key with characters that need care in headers and URLs.
@@ -90,7 +91,7 @@ describe('a reflecting upstream, forged headers, scoped routes and SNI', () => {
 
   beforeAll(async () => {
     const runId = uniqueId('egret-main')
-    const session = await startEgress(new DockerRuntime(docker), {
+    const session = await startEgress(new DockerRuntime(testHost, docker), {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,
@@ -237,7 +238,7 @@ describe('the model budget at the proxy', () => {
     env: string[]
   ): Promise<{ r: Calls; capture: EgressCapture }> {
     const runId = uniqueId(name)
-    const session = await startEgress(new DockerRuntime(docker), {
+    const session = await startEgress(new DockerRuntime(testHost, docker), {
       runId,
       labels: { 'dev.airlock.managed': 'true', 'dev.airlock.run-id': runId },
       proxyImage: nodeImage,
@@ -440,7 +441,7 @@ describe('a run whose agent leaks what it holds', () => {
       planRun(inputs),
       { ...secretsOf(inputs), task: 'leak' },
       {
-        runtime: new DockerRuntime(docker),
+        runtime: new DockerRuntime(testHost, docker),
         log,
         proxyScript: world.proxyScript,
         tempRoot: world.tmp

@@ -14,6 +14,7 @@ import { getInputs } from '../../src/inputs.js'
 import { prepareWorkspace } from '../../src/workspace/workspace.js'
 import { makeRepo } from './helpers.js'
 import { LOCAL_EVENT } from '../../src/event.js'
+import { testHost } from '../support/host.js'
 
 let root: string
 beforeEach(() => {
@@ -120,7 +121,7 @@ describe('hashLockfiles', () => {
 
 /** The engine facts as the Docker backend reads them from a daemon (here a fake one). */
 function engine(docker: { version(): Promise<unknown> }) {
-  return new DockerRuntime(docker as unknown as Docker).engineFacts()
+  return new DockerRuntime(testHost, docker as unknown as Docker).engineFacts()
 }
 
 describe('runnerFacts', () => {

@@ -13,6 +13,7 @@ import { planRun } from '../../src/plan.js'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { BUSYBOX, docker, imageId, leftovers, uniqueRunId } from '../support/run.js'
 import { git } from '../support/git.js'
+import { testHost } from '../support/host.js'
 
 let root: string
 /** The checkout as a commanded run makes it: the repository's branches under origin, the fork's head checked out and on a local branch (gh pr checkout). */
@@ -112,7 +113,7 @@ describe("a commanded or manual run on a fork's head", () => {
     const result = await runPipeline(
       plan,
       { task: inputs.task.text, env: inputs.env },
-      { runtime: new DockerRuntime(docker), log: new MemoryLogger() }
+      { runtime: new DockerRuntime(testHost, docker), log: new MemoryLogger() }
     )
     const report = result.report
     expect(report.outcome).toBe('success')

@@ -6,6 +6,7 @@ import * as path from 'node:path'
 import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { BUSYBOX, docker, imageId, leftovers, makeWorkspace, runAirlock } from '../support/run.js'
 import { GIT_TEST_ENV } from '../support/git.js'
+import { testHost } from '../support/host.js'
 
 /** The real daemon, seen as one that has gVisor only without network (no runsc-net entry). */
 class WithoutGvisorNetwork extends DockerRuntime {
@@ -66,7 +67,7 @@ describe('isolation tiers', () => {
         'test-command': 'true',
         services: `db:\n  image: ${imageId(BUSYBOX)}\n  user: "65534"\n  command: sleep 60\n  health: "true"\n`
       },
-      { runtime: new WithoutGvisorNetwork(docker) }
+      { runtime: new WithoutGvisorNetwork(testHost, docker) }
     )
     expect(run.report.outcome).toBe('configuration-error')
     expect(run.report.outcomeReason).toMatch(
@@ -87,7 +88,7 @@ describe('isolation tiers', () => {
         'test-command': 'true',
         services: `db:\n  image: ${imageId(BUSYBOX)}\n  user: "65534"\n  command: sleep 60\n  health: "true"\n`
       },
-      { runtime: new WithoutGvisorNetwork(docker) }
+      { runtime: new WithoutGvisorNetwork(testHost, docker) }
     )
     expect(run.report.outcome).toBe('configuration-error')
     expect(run.report.outcomeReason).toMatch(

@@ -29,6 +29,7 @@ import {
   uniqueId,
   type StubNet
 } from '../egress/helpers.js'
+import { testHost } from '../support/host.js'
 
 const docker = new Docker()
 let tmp: string
@@ -174,7 +175,12 @@ async function run(
   const result = await runPipeline(
     planRun(inputs),
     { ...secretsOf(inputs), task: 'probe' },
-    { runtime: new DockerRuntime(docker), log: new MemoryLogger(), proxyScript, tempRoot: tmp }
+    {
+      runtime: new DockerRuntime(testHost, docker),
+      log: new MemoryLogger(),
+      proxyScript,
+      tempRoot: tmp
+    }
   )
   const out = path.join(ws, 'out')
   const logFile = path.join(out, 'logs', 'agent.log')

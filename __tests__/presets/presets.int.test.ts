@@ -19,6 +19,7 @@ import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import { ROOT, imageId, leftovers, readTree, uniqueId, egressWorld } from '../egress/helpers.js'
 import { GIT_TEST_ENV } from '../support/git.js'
 import { LOCAL_EVENT } from '../../src/event.js'
+import { testHost } from '../support/host.js'
 
 const docker = new Docker()
 const SECRET = `canary-secret-${randomBytes(16).toString('hex')}`
@@ -95,7 +96,7 @@ async function runPreset(
   expect(inputs.network).toBe('allowlist')
   const log = new MemoryLogger()
   const { report } = await runPipeline(planRun(inputs), secretsOf(inputs), {
-    runtime: new DockerRuntime(docker),
+    runtime: new DockerRuntime(testHost, docker),
     log,
     proxyScript: world.proxyScript,
     tempRoot: world.tmp

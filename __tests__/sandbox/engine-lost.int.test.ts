@@ -15,6 +15,7 @@ import {
   tempDirsOf,
   uniqueRunId
 } from '../support/run.js'
+import { testHost } from '../support/host.js'
 
 /**
  * The engine goes away in the middle of a phase: the socket proxy in front of the daemon cuts
@@ -192,7 +193,7 @@ describe('the engine lost in the middle of a phase', () => {
     // The engine never came back through the proxy: its container is still on the real daemon,
     // labelled with the run, for `airlock cleanup --run-id` (or the Action's post step).
     expect(await leftovers(runId)).toBeGreaterThan(0)
-    await new DockerRuntime().cleanup(runId)
+    await new DockerRuntime(testHost).cleanup(runId)
     expect(await leftovers(runId)).toBe(0)
   }, 60_000)
 })

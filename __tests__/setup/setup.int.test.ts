@@ -20,6 +20,7 @@ import { GIT_TEST_ENV } from '../support/git.js'
 import { FolderStore } from '../../src/cache/store.js'
 import { LOCAL_EVENT } from '../../src/event.js'
 import { ConfigurationError } from '../../src/errors.js'
+import { testHost } from '../support/host.js'
 
 const docker = new Docker()
 const REGISTRY_TOOLS = path.join(ROOT, 'test-tools', 'registry')
@@ -271,7 +272,7 @@ async function run(ws: string, runId: string, extra: Record<string, string>, cac
     planRun(inputs),
     { task: 'use left-pad', env: inputs.env },
     {
-      runtime: new DockerRuntime(docker),
+      runtime: new DockerRuntime(testHost, docker),
       log,
       proxyScript,
       tempRoot: tmp,

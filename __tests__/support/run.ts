@@ -14,6 +14,7 @@ import { DockerRuntime } from '../../src/sandbox/docker/index.js'
 import type { Runtime } from '../../src/sandbox/types.js'
 import type { CacheStore } from '../../src/cache/store.js'
 import { LOCAL_EVENT } from '../../src/event.js'
+import { testHost } from './host.js'
 
 export const BUSYBOX = 'airlock-local/busybox:1'
 export const docker = new Docker()
@@ -97,7 +98,7 @@ export async function runAirlock(
     plan,
     { task: inputs.task.text, env: inputs.env },
     {
-      runtime: options.runtime ?? new DockerRuntime(engine),
+      runtime: options.runtime ?? new DockerRuntime(testHost, engine),
       log,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.tempRoot !== undefined ? { tempRoot: options.tempRoot } : {}),

@@ -1,4 +1,5 @@
 // `airlock cleanup --run-id ID`: what a run left behind, removed.
+import { readHost } from '../host.js'
 import { readRunner } from '../runner.js'
 import { ConfigurationError, EXIT } from '../errors.js'
 import { INPUT } from '../input-names.js'
@@ -15,7 +16,7 @@ export async function cleanupCommand(values: Record<string, unknown>): Promise<n
     )
   // Only a run id: a label value and the name part of temporary folders, never a path.
   const runId = checkRunId(raw)
-  const removed = await new DockerRuntime().cleanup(runId)
+  const removed = await new DockerRuntime(readHost(process.env)).cleanup(runId)
   // After the containers: nothing of the run can still write into its folders.
   const tempDirs = await removeRunTemps(defaultTempRoot(readRunner(process.env)), runId)
   if (values.json === true) {

@@ -19,8 +19,8 @@ export interface LockHolder {
 }
 
 export interface LockOptions {
-  /** Folder of the lock files (default: AIRLOCK_LOCK_DIR, else <tmp>/airlock-locks). */
-  dir?: string
+  /** Folder of the lock files (the host's lockDir: AIRLOCK_LOCK_DIR, else <tmp>/airlock-locks). */
+  dir: string
   pollMs?: number
   signal?: AbortSignal
   /** Told once when the lock is held by another run, and when a stale lock is removed. */
@@ -29,10 +29,6 @@ export interface LockOptions {
 }
 
 const STALE_UNREADABLE_MS = 60_000
-
-export function lockDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.AIRLOCK_LOCK_DIR ?? path.join(os.tmpdir(), 'airlock-locks')
-}
 
 function alive(pid: number): boolean {
   try {
@@ -88,10 +84,10 @@ export async function withBuildLock<T>(
   key: string,
   holder: string,
   fn: () => Promise<T>,
-  options: LockOptions = {}
+  options: LockOptions
 ): Promise<T> {
   if (!/^[a-f0-9]{16,128}$/.test(key)) throw new Error('a build key is hex')
-  const dir = options.dir ?? lockDir()
+  const { dir } = options
   await fs.promises.mkdir(dir, { recursive: true })
   const file = path.join(dir, `build-${key}.lock`)
   const mine: LockHolder = {

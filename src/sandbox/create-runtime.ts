@@ -2,6 +2,7 @@
 // when chosen (the Kubernetes client is large and needs Node 22 or later).
 import * as zlib from 'node:zlib'
 import { ConfigurationError } from '../errors.js'
+import type { Host } from '../host.js'
 import type { Runtime } from './types.js'
 
 export interface EngineSelection {
@@ -12,7 +13,7 @@ export interface EngineSelection {
 
 export async function createRuntime(
   engine: EngineSelection | undefined,
-  options: { copySizeBytes: number }
+  options: { copySizeBytes: number; host: Host }
 ): Promise<Runtime> {
   if (engine?.name === 'kubernetes') {
     // The Kubernetes client's HTTP library needs zstd in zlib (Node 22.15 or later).
@@ -31,5 +32,5 @@ export async function createRuntime(
     })
   }
   const { DockerRuntime } = await import('./docker/index.js')
-  return new DockerRuntime()
+  return new DockerRuntime(options.host)
 }

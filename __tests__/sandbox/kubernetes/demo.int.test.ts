@@ -10,6 +10,7 @@ import { KubernetesRuntime, loadKubeConfig } from '../../../src/sandbox/kubernet
 import { git } from '../../support/git.js'
 import { imageId, runAirlock } from '../../support/run.js'
 import type { TestRun } from '../../support/run.js'
+import { testHost } from '../../support/host.js'
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..')
 const TEST_COMMAND =
@@ -88,7 +89,7 @@ function demo(
 }
 
 test('the demo through the Kubernetes backend gives the Docker backend evidence', async () => {
-  const viaDocker = await demo(demoWorkspace(), new DockerRuntime())
+  const viaDocker = await demo(demoWorkspace(), new DockerRuntime(testHost))
   const kube = new KubernetesRuntime(loadKubeConfig(standIn.kubeconfig()), {
     namespace: standIn.namespace,
     copySizeBytes: 256 * 1024 * 1024

@@ -21,15 +21,17 @@ export interface ResolveOptions {
   /** Who builds (the run id), written into the build lock. */
   holder?: string
   signal?: AbortSignal
-  /** Folder of the build locks (default: see lockDir). */
-  lockDir?: string
+  /** Folder of the build locks (the host's lockDir). */
+  lockDir: string
+  /** DOCKER_BUILDKIT of the host ('0' asks for the classic builder). */
+  buildkit?: string
 }
 
 export async function resolveImage(
   docker: Docker,
   plan: ImagePlan,
   log: ImageLog,
-  options: ResolveOptions = {}
+  options: ResolveOptions
 ): Promise<ImageInfo> {
   if (plan.kind === 'pinned') return resolvePinned(docker, plan.ref, log)
   const { published } = plan
@@ -130,7 +132,11 @@ async function buildImage(
     async () => {
       const built = await cached()
       if (built) return built
-      const choice = pickBuilder(await engineOf(docker), bases, process.env)
+      const choice = pickBuilder(
+        await engineOf(docker),
+        bases,
+        options.buildkit !== undefined ? { DOCKER_BUILDKIT: options.buildkit } : {}
+      )
       const made = await build(
         docker,
         plan,
@@ -149,7 +155,7 @@ async function buildImage(
       }
     },
     {
-      ...(options.lockDir !== undefined ? { dir: options.lockDir } : {}),
+      dir: options.lockDir,
       ...(options.signal ? { signal: options.signal } : {}),
       onWait: (h) =>
         log.info(

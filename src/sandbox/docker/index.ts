@@ -1,5 +1,6 @@
 // The Docker backend of the runtime boundary: the only code that imports dockerode.
 import Docker from 'dockerode'
+import type { Host } from '../../host.js'
 import { ConfigurationError, InfrastructureError, errorMessage } from '../../errors.js'
 import type { ImagePlan } from '../../plan.js'
 import type {
@@ -34,9 +35,15 @@ export function dockerUnreachable(error: unknown): InfrastructureError {
   )
 }
 
+/** The host's facts the Docker backend acts on (read at the edge, `readHost`). */
+export type DockerSettings = Pick<Host, 'docker' | 'buildkit' | 'lockDir'>
+
 export class DockerRuntime implements Runtime {
   /** Connects to the daemon named by DOCKER_HOST, or the default socket. */
-  constructor(private readonly docker: Docker = new Docker()) {}
+  constructor(
+    private readonly settings: DockerSettings,
+    private readonly docker: Docker = new Docker()
+  ) {}
 
   async preflight(runtime: string): Promise<void> {
     let info: { Runtimes?: Record<string, unknown> }
@@ -75,7 +82,11 @@ export class DockerRuntime implements Runtime {
     log: ImageLog,
     options: { holder?: string; signal?: AbortSignal } = {}
   ): Promise<ImageInfo> {
-    return resolveImage(this.docker, plan, log, options)
+    return resolveImage(this.docker, plan, log, {
+      ...options,
+      lockDir: this.settings.lockDir,
+      ...(this.settings.buildkit !== undefined ? { buildkit: this.settings.buildkit } : {})
+    })
   }
 
   imageInputsKey(plan: ImagePlan): Promise<string | undefined> {
@@ -103,7 +114,7 @@ export class DockerRuntime implements Runtime {
   }
 
   runPhase(spec: ContainerSpec, options: RunOptions): Promise<PhaseResult> {
-    return runPhase(this.docker, spec, options)
+    return runPhase(this.docker, spec, options, this.settings.docker.host)
   }
 
   async createNetwork(spec: NetworkSpec): Promise<Network> {

@@ -10,11 +10,12 @@ import { startingPhaseResult } from '../phase-result.js'
 /**
  * A daemon in another container or machine (Actions Runner Controller's dind sidecar, a remote
  * DOCKER_HOST) sees its own filesystem: a bind source that exists here but not there is refused
- * as "bind source path does not exist". Says what to do about it.
+ * as "bind source path does not exist". Says what to do about it (`dockerHost`: the host's
+ * DOCKER_HOST).
  */
-export function unseenBindHint(error: unknown, env: NodeJS.ProcessEnv = process.env): string {
+export function unseenBindHint(error: unknown, dockerHost: string | undefined): string {
   if (!/bind source path does not exist/i.test(errorMessage(error))) return ''
-  const host = env.DOCKER_HOST ? ` (DOCKER_HOST=${env.DOCKER_HOST})` : ''
+  const host = dockerHost ? ` (DOCKER_HOST=${dockerHost})` : ''
   return (
     `. The Docker daemon${host} does not see this folder at the same path: it runs in another ` +
     "container or machine. Put the run's temporary folder on a volume the daemon shares at the " +
@@ -27,7 +28,8 @@ export function unseenBindHint(error: unknown, env: NodeJS.ProcessEnv = process.
 export async function runPhase(
   docker: Docker,
   spec: ContainerSpec,
-  options: RunOptions
+  options: RunOptions,
+  dockerHost: string | undefined
 ): Promise<PhaseResult> {
   const started = Date.now()
   const result = startingPhaseResult()
@@ -35,7 +37,7 @@ export async function runPhase(
   try {
     container = await ManagedContainer.create(docker, createOptions(spec))
   } catch (error) {
-    result.error = `the daemon refused the container: ${errorMessage(error)}${unseenBindHint(error)}`
+    result.error = `the daemon refused the container: ${errorMessage(error)}${unseenBindHint(error, dockerHost)}`
     if (isEngineError(error)) result.engineFault = true
     result.durationMs = Date.now() - started
     return result

@@ -90,6 +90,17 @@ export type ImagePlan =
     }
   | { kind: 'pinned'; ref: string }
 
+/** What became of the plan's published image: what was asked for, and whether it was used. */
+export interface PublishedImageUse {
+  image: string
+  digest: string
+  version: string
+  repository: string
+  used: boolean
+  /** Why it was built instead (the checkout differs from the release, the registry failed). */
+  reason?: string
+}
+
 /** Everything the run will do, as data. Printed by `airlock plan`; holds no secret values. */
 export interface RunPlan {
   runId: string

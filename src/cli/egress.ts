@@ -13,6 +13,7 @@ import { PROVENANCE_FILE } from '../report/provenance.js'
 import { verifyProvenance } from '../report/provenance-verify.js'
 import { didYouMean } from '../suggest.js'
 import { stripHidden } from '../text-filter.js'
+import { requireFolder } from './verify.js'
 
 export const EGRESS_HELP = `Usage: airlock egress suggest DIR
 
@@ -88,14 +89,7 @@ export function egressCommand(args: string[]): number {
       'arguments',
       `unexpected "${rest.join(' ')}": airlock egress suggest takes one folder`
     )
-  let st: fs.Stats | undefined
-  try {
-    st = fs.statSync(dir)
-  } catch {
-    st = undefined
-  }
-  if (!st?.isDirectory())
-    throw new ConfigurationError('DIR', `"${dir}" is not a folder; give a run's output folder`)
+  requireFolder(dir)
   const verified = verifyProvenance(dir)
   if (!verified.ok) {
     for (const p of verified.problems) process.stdout.write(`mismatch: ${stripHidden(p)}\n`)

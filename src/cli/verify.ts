@@ -9,14 +9,7 @@ import { stripHidden } from '../text-filter.js'
 export function verifyCommand(dir: string | undefined): number {
   if (dir === undefined)
     throw new ConfigurationError('DIR', 'is required: the output folder to verify')
-  let st: fs.Stats | undefined
-  try {
-    st = fs.statSync(dir)
-  } catch {
-    st = undefined
-  }
-  if (!st?.isDirectory())
-    throw new ConfigurationError('DIR', `"${dir}" is not a folder; give a run's output folder`)
+  requireFolder(dir)
   const result = verifyProvenance(dir)
   if (result.ok) {
     process.stdout.write(
@@ -27,4 +20,16 @@ export function verifyCommand(dir: string | undefined): number {
   for (const p of result.problems) process.stdout.write(`mismatch: ${stripHidden(p)}\n`)
   process.stderr.write(`airlock: ${dir} does not match its ${PROVENANCE_FILE}\n`)
   return EXIT.outcome
+}
+
+/** Throws a ConfigurationError naming DIR unless `dir` is a folder (a run's output folder). */
+export function requireFolder(dir: string): void {
+  let st: fs.Stats | undefined
+  try {
+    st = fs.statSync(dir)
+  } catch {
+    st = undefined
+  }
+  if (!st?.isDirectory())
+    throw new ConfigurationError('DIR', `"${dir}" is not a folder; give a run's output folder`)
 }

@@ -11,11 +11,27 @@ export type ProxyLine =
 
 type Obj = Record<string, unknown>
 
-const isStr = (v: unknown): v is string => typeof v === 'string'
+export const isStr = (v: unknown): v is string => typeof v === 'string'
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
 const optStr = (v: unknown): boolean => v === undefined || isStr(v)
 const optNum = (v: unknown): boolean => v === undefined || isNum(v)
-const KINDS = new Set(['connect', 'http', 'credential'])
+export const isBool = (v: unknown): v is boolean => typeof v === 'boolean'
+/** A check that the value is one of the strings of `set`. */
+export const oneOf =
+  (set: ReadonlySet<string>) =>
+  (v: unknown): v is string =>
+    isStr(v) && set.has(v)
+/** Per field, the check its value must pass (an absent field is checked as undefined). */
+export type Shape = Record<string, (v: unknown) => boolean>
+/** The same check for each of `fields`. */
+export function each(check: (v: unknown) => boolean, ...fields: string[]): Shape {
+  return Object.fromEntries(fields.map((field) => [field, check]))
+}
+/** Whether every field of `shape` passes its check on `v`. */
+export function fitsShape(v: Obj, shape: Shape): boolean {
+  return Object.entries(shape).every(([field, check]) => check(v[field]))
+}
+export const KINDS = new Set(['connect', 'http', 'credential'])
 const REASONS = new Set<string>(DENY_REASONS)
 
 /** One line of the proxy's output, or undefined when it is not a well-formed record. */
@@ -34,25 +50,18 @@ export function parseProxyLine(line: string): ProxyLine | undefined {
   return undefined
 }
 
+const EGRESS_EVENT: Shape = {
+  ...each(isStr, 'time', 'method', 'host'),
+  ...each(isNum, 'port', 'bytesUp', 'bytesDown', 'durationMs'),
+  ...each(optStr, 'detail', 'address', 'route'),
+  ...each(optNum, 'status', 'reflected'),
+  kind: oneOf(KINDS),
+  allowed: isBool,
+  reason: (r) => r === undefined || oneOf(REASONS)(r)
+}
+
 function isEgressEvent(v: Obj): v is Obj & EgressEvent {
-  return (
-    isStr(v.time) &&
-    isStr(v.kind) &&
-    KINDS.has(v.kind) &&
-    isStr(v.method) &&
-    isStr(v.host) &&
-    isNum(v.port) &&
-    typeof v.allowed === 'boolean' &&
-    (v.reason === undefined || (isStr(v.reason) && REASONS.has(v.reason))) &&
-    optStr(v.detail) &&
-    optStr(v.address) &&
-    optNum(v.status) &&
-    optStr(v.route) &&
-    optNum(v.reflected) &&
-    isNum(v.bytesUp) &&
-    isNum(v.bytesDown) &&
-    isNum(v.durationMs)
-  )
+  return fitsShape(v, EGRESS_EVENT)
 }
 
 function isHeaders(v: unknown): v is Record<string, string> {
@@ -62,10 +71,7 @@ function isHeaders(v: unknown): v is Record<string, string> {
 function isBody(v: unknown): v is RecordedBody {
   return (
     isPlainObject(v) &&
-    isNum(v.bytes) &&
-    isStr(v.sha256) &&
-    typeof v.truncated === 'boolean' &&
-    isStr(v.text)
+    fitsShape(v, { bytes: isNum, sha256: isStr, truncated: isBool, text: isStr })
   )
 }
 
@@ -73,15 +79,12 @@ function isExchange(v: unknown): boolean {
   return isPlainObject(v) && isHeaders(v.headers) && isBody(v.body)
 }
 
+const TRANSCRIPT: Shape = {
+  ...each(isStr, 'time', 'route', 'method', 'path'),
+  ...each(isNum, 'status', 'durationMs'),
+  ...each(isExchange, 'request', 'response')
+}
+
 function isTranscript(v: Obj): v is Obj & TranscriptRecord {
-  return (
-    isStr(v.time) &&
-    isStr(v.route) &&
-    isStr(v.method) &&
-    isStr(v.path) &&
-    isNum(v.status) &&
-    isNum(v.durationMs) &&
-    isExchange(v.request) &&
-    isExchange(v.response)
-  )
+  return fitsShape(v, TRANSCRIPT)
 }

@@ -3,6 +3,7 @@
 // agent's doing — so every line is hostile: only well-formed values of name characters count.
 import { HOST_GROUPS, groupUsedHosts } from './host-groups.js'
 import { DEFAULT_PORTS, isIpLiteral, normalizeHost } from './host-rules.js'
+import { KINDS, fitsShape, isBool, isStr, oneOf } from './lines.js'
 
 export interface HostCount {
   /** A host group name, a host, or host:port off 443/80. */
@@ -28,7 +29,6 @@ export interface HostSuggestion {
   skipped: number
 }
 
-const KINDS = new Set(['connect', 'http', 'credential'])
 const ROUTE = /^[A-Z][A-Z0-9_]{0,63}$/
 const METHOD = /^[A-Z]{1,16}$/
 const SEGMENT = /^[A-Za-z0-9._~:@!$&'()*+,;=-]{1,128}$/
@@ -49,6 +49,47 @@ function parseLines(text: string): unknown[] {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v)
 
+/** The fields of an egress line the suggestion reads. */
+interface EgressLine {
+  kind: string
+  host: string
+  allowed: boolean
+  port: number
+  reason?: unknown
+}
+
+function isEgressLine(e: unknown): e is EgressLine {
+  return (
+    isObject(e) &&
+    fitsShape(e, {
+      type: (t) => t === 'egress',
+      kind: oneOf(KINDS),
+      host: isStr,
+      allowed: isBool,
+      port: (p) => Number.isInteger(p) && (p as number) >= 1 && (p as number) <= 65535
+    })
+  )
+}
+
+/** The fields of a transcript line the suggestion reads. */
+interface TranscriptLine {
+  route: string
+  method: string
+  path: string
+}
+
+function isTranscriptLine(t: unknown): t is TranscriptLine {
+  return (
+    isObject(t) &&
+    fitsShape(t, {
+      type: (v) => v === 'transcript',
+      route: (r) => isStr(r) && ROUTE.test(r),
+      method: (m) => isStr(m) && METHOD.test(m),
+      path: isStr
+    })
+  )
+}
+
 /**
  * The suggestion: hosts the agent used or was refused by name (never IP literals; of the refused
  * names, never a credentials route's upstream nor a `skip`ped one such as a CLI's telemetry), a whole group
@@ -65,17 +106,7 @@ export function suggestHosts(
   const routeHosts = new Set<string>()
   const events: { host: string; port: number; allowed: boolean }[] = []
   for (const e of parseLines(egressJsonl)) {
-    if (
-      !isObject(e) ||
-      e.type !== 'egress' ||
-      typeof e.kind !== 'string' ||
-      !KINDS.has(e.kind) ||
-      typeof e.host !== 'string' ||
-      typeof e.allowed !== 'boolean' ||
-      !Number.isInteger(e.port) ||
-      (e.port as number) < 1 ||
-      (e.port as number) > 65535
-    ) {
+    if (!isEgressLine(e)) {
       skipped++
       continue
     }
@@ -87,7 +118,7 @@ export function suggestHosts(
     }
     // Denied names only when the name itself was refused: other refusals are not fixed by allowing.
     if (!e.allowed && e.reason !== 'not-allowlisted') continue
-    events.push({ host, port: e.port as number, allowed: e.allowed })
+    events.push({ host, port: e.port, allowed: e.allowed })
   }
   for (const e of events) {
     // A refused credentials upstream or telemetry name is never proposed; what was allowed and used
@@ -118,15 +149,7 @@ export function suggestHosts(
 
   const routes = new Map<string, { requests: number; scopes: Map<string, number> }>()
   for (const t of parseLines(transcriptJsonl)) {
-    if (
-      !isObject(t) ||
-      t.type !== 'transcript' ||
-      typeof t.route !== 'string' ||
-      !ROUTE.test(t.route) ||
-      typeof t.method !== 'string' ||
-      !METHOD.test(t.method) ||
-      typeof t.path !== 'string'
-    ) {
+    if (!isTranscriptLine(t)) {
       skipped++
       continue
     }

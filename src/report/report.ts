@@ -1,7 +1,7 @@
 import type { DiffRecord } from '../evidence/capture.js'
 import type { TestCase, TestReportSource, TestSummary } from '../evidence/test-reports/index.js'
 import type { Comparison } from '../evidence/compare.js'
-import type { AppliedSettings } from '../plan.js'
+import type { AppliedSettings, PublishedImageUse } from '../plan.js'
 import type { PolicyRecord, TaskOrigin } from '../policy/policy-file.js'
 import type { EgressSummary } from '../egress/evidence.js'
 import type { DependencyFile, RunnerFacts, UsageRead } from '../evidence/metadata.js'
@@ -65,13 +65,7 @@ export interface Report {
     /** Pulled from a registry in this run, built in this run, or found on the engine (cache). */
     source?: 'pulled' | 'built' | 'cache'
     /** The preset image its release published (images/published.json), and whether it was used. */
-    published?: {
-      image: string
-      digest: string
-      version: string
-      repository: string
-      used: boolean
-      reason?: string
+    published?: PublishedImageUse & {
       attestation?: { status: 'verified' | 'skipped'; detail: string }
     }
     warnings: string[]

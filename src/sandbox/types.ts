@@ -2,7 +2,7 @@
 // engine. A backend (src/sandbox/docker/ today) implements `Runtime`; nothing outside src/sandbox/
 // sees the engine's own types.
 import type { Readable, Writable } from 'node:stream'
-import type { AppliedSettings, ImagePlan } from '../plan.js'
+import type { AppliedSettings, ImagePlan, PublishedImageUse } from '../plan.js'
 
 export type { AppliedSettings, ImagePlan }
 
@@ -122,15 +122,7 @@ export interface ImageInfo {
    */
   source?: 'pulled' | 'built' | 'cache'
   /** A preset image its release published (images/published.json): what was asked for, and why it was not used. */
-  published?: {
-    image: string
-    digest: string
-    version: string
-    repository: string
-    used: boolean
-    /** Why it was built instead (the checkout differs from the release, the registry failed). */
-    reason?: string
-  }
+  published?: PublishedImageUse
 }
 
 export interface ImageLog {

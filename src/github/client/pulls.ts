@@ -29,3 +29,17 @@ export async function openPullsAt(
   }
   return found.sort((a, b) => a - b)
 }
+
+/** Every review on the pull request, all pages, pending ones included. */
+export async function listReviews(
+  octokit: GitHubClient,
+  repo: { owner: string; repo: string },
+  pullNumber: number
+) {
+  return octokit.paginate(octokit.rest.pulls.listReviews, {
+    owner: repo.owner,
+    repo: repo.repo,
+    pull_number: pullNumber,
+    per_page: 100
+  })
+}

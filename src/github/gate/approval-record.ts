@@ -6,6 +6,7 @@
  * can write one.
  */
 import type { GitHubClient } from '../client/client.js'
+import { listReviews } from '../client/pulls.js'
 import type { Identity } from '../client/writes.js'
 import { approvalCommand } from './approval-request.js'
 
@@ -59,11 +60,7 @@ export async function latestActions(
   me: Identity,
   report: ReportPost
 ): Promise<RecordedAction[]> {
-  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-    ...repo,
-    pull_number: pullNumber,
-    per_page: 100
-  })
+  const reviews = await listReviews(octokit, repo, pullNumber)
   const comments = await octokit.paginate(octokit.rest.issues.listComments, {
     ...repo,
     issue_number: pullNumber,

@@ -1,7 +1,7 @@
 import type { GitHubClient } from '../client/client.js'
 import type { EventReview, RunEvent } from '../../event.js'
 import { repositoryOf } from '../../event.js'
-import { openPullsAt } from '../client/pulls.js'
+import { listReviews, openPullsAt } from '../client/pulls.js'
 import type { Identity } from '../client/writes.js'
 
 /** An approval (or its revocation) read from the event, before any check. */
@@ -165,12 +165,7 @@ export async function approvalFromFinishedRun(
   const pulls = await openPullsAt(octokit, ctx.owner, ctx.repo, run.headSha, run.headRepository)
   const out: ApprovalRequest[] = []
   for (const pullNumber of pulls) {
-    const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-      owner: ctx.owner,
-      repo: ctx.repo,
-      pull_number: pullNumber,
-      per_page: 100
-    })
+    const reviews = await listReviews(octokit, ctx, pullNumber)
     // The latest decisive review (approved or changes requested): a comment-only review after
     // it must not hide it when two reviews arrive close together.
     const latest = reviews

@@ -2,6 +2,7 @@
 // query behind publishing (all of them, pending included), approving, applying, locating the
 // evidence and following up (the latest one). Only the action's own identity's markers count.
 import type { GitHubClient } from '../client/client.js'
+import { listReviews } from '../client/pulls.js'
 import type { Identity } from '../client/writes.js'
 import { isSuperseded, parseMarker } from './marker.js'
 import type { Marker } from './marker.js'
@@ -25,13 +26,7 @@ export async function ownReports(
   pullNumber: number,
   me: Identity
 ): Promise<ReviewInfo[]> {
-  const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, {
-    owner: repo.owner,
-    repo: repo.repo,
-    pull_number: pullNumber,
-    per_page: 100
-  })
-  return reviews
+  return (await listReviews(octokit, repo, pullNumber))
     .map((r) => ({
       id: r.id,
       login: r.user?.login ?? null,

@@ -43,7 +43,7 @@ export async function imageBuildKey(
   id: string,
   timeoutMs: number
 ): Promise<string | undefined> {
-  const info = await inspect(docker, id, timeoutMs)
+  const info = await inspectImage(docker, id, timeoutMs)
   return info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? undefined
 }
 
@@ -60,7 +60,7 @@ export async function saveImage(
   file: string,
   timeoutMs: number
 ): Promise<{ buildKey: string; bases: ImageBase[] }> {
-  const info = await inspect(docker, id, timeoutMs)
+  const info = await inspectImage(docker, id, timeoutMs)
   const buildKey = info?.Config?.Labels?.[BUILD_KEY_LABEL] ?? undefined
   if (info === undefined || buildKey === undefined)
     throw new Error(`image ${id} has no ${BUILD_KEY_LABEL} label`)
@@ -71,7 +71,7 @@ export async function saveImage(
     for (const b of baseImages(text, plan.buildArgs)) {
       if (b.pin !== 'digest' && b.pin !== 'image-id') continue
       if (bases.some((x) => x.ref === b.ref)) continue
-      const found = await inspect(docker, b.ref, timeoutMs)
+      const found = await inspectImage(docker, b.ref, timeoutMs)
       if (!found) throw new Error(`base ${b.ref} is not on this engine: nothing saved`)
       bases.push({ ref: b.ref, id: found.Id })
       baseLayers.push(found.RootFS?.Layers ?? [])
@@ -96,7 +96,7 @@ export async function provideBase(
   base: ImageBase,
   timeoutMs: number
 ): Promise<BaseProvided> {
-  let found = await inspect(docker, base.ref, timeoutMs)
+  let found = await inspectImage(docker, base.ref, timeoutMs)
   let pulled = false
   if (!found) {
     if (!/@sha256:[a-f0-9]{64}$/.test(base.ref))
@@ -109,7 +109,7 @@ export async function provideBase(
       return { ok: false, problem: `base ${base.ref} could not be pulled: ${errorMessage(error)}` }
     }
     pulled = true
-    found = await inspect(docker, base.ref, timeoutMs)
+    found = await inspectImage(docker, base.ref, timeoutMs)
     if (!found)
       return { ok: false, problem: `base ${base.ref} is not on this engine after its pull` }
   }
@@ -145,13 +145,13 @@ export async function loadImage(
       problem: `the file did not hold image ${expect.id.slice(7, 19)} alone`
     }
   const before = new Set<string>()
-  for (const i of declared.images) if (await inspect(docker, i, timeoutMs)) before.add(i)
+  for (const i of declared.images) if (await inspectImage(docker, i, timeoutMs)) before.add(i)
   const stream = await docker.loadImage(fs.createReadStream(file), { quiet: true })
   await new Promise<void>((resolve, reject) => {
     docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve()))
   })
   const added = imagesToRemove(declared.images, before)
-  const info = await inspect(docker, expect.id, timeoutMs)
+  const info = await inspectImage(docker, expect.id, timeoutMs)
   const label = info?.Config?.Labels?.[BUILD_KEY_LABEL]
   const problem =
     info === undefined
@@ -169,7 +169,8 @@ export async function loadImage(
   return { ok: false, id: expect.id, added, problem }
 }
 
-async function inspect(
+/** The image, or undefined when the engine has none by that name; an engine fault throws. */
+export async function inspectImage(
   docker: Docker,
   ref: string,
   timeoutMs: number

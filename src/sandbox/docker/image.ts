@@ -12,6 +12,7 @@ import { isEngineError, withDeadline } from '../engine-faults.js'
 import { BUILD_KEY_LABEL, build, followProgress, pickBuilder } from './build.js'
 import type { BuilderEngine } from './build.js'
 import { buildKey, contextEntries, isInside } from './build-context.js'
+import { inspectImage } from './image-cache.js'
 import { resolvePublished } from './published.js'
 
 export { BUILD_KEY_LABEL } from './build.js'
@@ -198,20 +199,6 @@ async function pullBase(
     return undefined
   }
   return inspectImage(docker, ref, timeoutMs)
-}
-
-/** The image, or undefined when the engine has none by that name; an engine fault throws. */
-async function inspectImage(
-  docker: Docker,
-  ref: string,
-  timeoutMs: number
-): Promise<Docker.ImageInspectInfo | undefined> {
-  try {
-    return await withDeadline(docker.getImage(ref).inspect(), timeoutMs, 'image inspect')
-  } catch (error) {
-    if (isEngineError(error)) throw error
-    return undefined
-  }
 }
 
 /** The engine's OS and API version, for the choice of builder. */

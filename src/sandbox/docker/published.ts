@@ -6,10 +6,10 @@
 import type Docker from 'dockerode'
 import { InfrastructureError, errorMessage } from '../../errors.js'
 import type { ImagePlan } from '../../plan.js'
-import { isEngineError, withDeadline } from '../engine-faults.js'
+import { isEngineError } from '../engine-faults.js'
 import type { ImageInfo, ImageLog } from '../types.js'
 import { followProgress } from './build.js'
-import { imageInputsKey } from './image-cache.js'
+import { imageInputsKey, inspectImage } from './image-cache.js'
 
 type BuildPlan = Extract<ImagePlan, { kind: 'build' }>
 type Published = NonNullable<BuildPlan['published']>
@@ -62,7 +62,7 @@ export async function resolvePublished(
       `release ${pub.version} published ${ref}, but this checkout's ${plan.dockerfile} and its folder are not what it was built from (an unreleased or changed checkout)`,
       false
     )
-  const here = await inspect(docker, ref, timeoutMs)
+  const here = await inspectImage(docker, ref, timeoutMs)
   if (here !== undefined) {
     log.info(`using ${ref} (release ${pub.version}), already on this engine`)
     return info(here, 'cache')
@@ -78,7 +78,7 @@ export async function resolvePublished(
     if (isEngineError(error) && typeof status !== 'number') throw error
     return built(`the registry did not give ${ref}: ${message}`, true)
   }
-  const pulled = await inspect(docker, ref, timeoutMs)
+  const pulled = await inspectImage(docker, ref, timeoutMs)
   if (pulled === undefined)
     throw new PublishedImageMismatch(ref, 'the engine holds no image by that digest after the pull')
   return info(pulled, 'pulled')
@@ -99,18 +99,5 @@ export async function resolvePublished(
       published: { ...record, used: true },
       warnings: []
     }
-  }
-}
-
-async function inspect(
-  docker: Docker,
-  ref: string,
-  timeoutMs: number
-): Promise<Docker.ImageInspectInfo | undefined> {
-  try {
-    return await withDeadline(docker.getImage(ref).inspect(), timeoutMs, 'image inspect')
-  } catch (error) {
-    if (isEngineError(error)) throw error
-    return undefined
   }
 }

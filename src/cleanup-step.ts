@@ -65,7 +65,8 @@ export async function cleanupAfterRun(): Promise<void> {
       objects = `${removed.containers} container(s), ${removed.networks} network(s), ${removed.volumes} volume(s)`
     }
     const tempRoot = core.getState(STATE.tempRoot)
-    const dirs = tempRoot !== '' ? await removeRunTemps(tempRoot, runId) : 0
+    const dirs =
+      tempRoot !== '' ? await removeRunTemps(tempRoot, runId, readHost(process.env).toolEnv) : 0
     core.info(`cleanup: ${objects}, ${dirs} temp dir(s)`)
   } catch (error) {
     core.warning(`cleanup: ${errorMessage(error)}`)

@@ -127,6 +127,7 @@ export async function main(
     const result = await runPipeline(plan, secretsOf(inputs), {
       runtime,
       log,
+      toolEnv: host.toolEnv,
       signal: controller.signal,
       // On a runner, under its temporary folder, with its facts (read once here).
       tempRoot: defaultTempRoot(runner),

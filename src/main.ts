@@ -145,11 +145,14 @@ export async function run(): Promise<void> {
     const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal)
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
+    // The host's facts (engine, locks, the tools' environment), read once here.
+    const host = readHost(process.env)
     const result = await runPipeline(plan, secretsOf(inputs), {
       runtime: await createRuntime(plan.engine, {
         copySizeBytes: plan.sandbox.workspace.sizeBytes,
-        host: readHost(process.env)
+        host
       }),
+      toolEnv: host.toolEnv,
       log: new ActionLogger(),
       signal: controller.signal,
       tempRoot,

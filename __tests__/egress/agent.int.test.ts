@@ -114,6 +114,7 @@ async function runAgent(setup: AgentSetup, runId: string) {
   const { report } = await runPipeline(planRun(inputs), secretsOf(inputs), {
     runtime: new DockerRuntime(testHost, docker),
     log,
+    toolEnv: testHost.toolEnv,
     proxyScript: world.proxyScript,
     tempRoot: world.tmp
   })

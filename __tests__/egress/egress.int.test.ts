@@ -103,6 +103,7 @@ async function run(
     {
       runtime: new DockerRuntime(testHost, docker),
       log,
+      toolEnv: testHost.toolEnv,
       proxyScript: world.proxyScript,
       tempRoot: world.tmp,
       ...(signal ? { signal } : {})

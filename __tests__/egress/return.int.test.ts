@@ -443,6 +443,7 @@ describe('a run whose agent leaks what it holds', () => {
       {
         runtime: new DockerRuntime(testHost, docker),
         log,
+        toolEnv: testHost.toolEnv,
         proxyScript: world.proxyScript,
         tempRoot: world.tmp
       }

@@ -113,7 +113,11 @@ describe("a commanded or manual run on a fork's head", () => {
     const result = await runPipeline(
       plan,
       { task: inputs.task.text, env: inputs.env },
-      { runtime: new DockerRuntime(testHost, docker), log: new MemoryLogger() }
+      {
+        runtime: new DockerRuntime(testHost, docker),
+        log: new MemoryLogger(),
+        toolEnv: testHost.toolEnv
+      }
     )
     const report = result.report
     expect(report.outcome).toBe('success')

@@ -178,6 +178,7 @@ async function run(
     {
       runtime: new DockerRuntime(testHost, docker),
       log: new MemoryLogger(),
+      toolEnv: testHost.toolEnv,
       proxyScript,
       tempRoot: tmp
     }

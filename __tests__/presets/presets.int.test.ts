@@ -98,6 +98,7 @@ async function runPreset(
   const { report } = await runPipeline(planRun(inputs), secretsOf(inputs), {
     runtime: new DockerRuntime(testHost, docker),
     log,
+    toolEnv: testHost.toolEnv,
     proxyScript: world.proxyScript,
     tempRoot: world.tmp
   })

@@ -274,6 +274,7 @@ async function run(ws: string, runId: string, extra: Record<string, string>, cac
     {
       runtime: new DockerRuntime(testHost, docker),
       log,
+      toolEnv: testHost.toolEnv,
       proxyScript,
       tempRoot: tmp,
       ...(cacheRoot !== undefined ? { cache: { store: new FolderStore(cacheRoot) } } : {})

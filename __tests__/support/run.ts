@@ -100,6 +100,7 @@ export async function runAirlock(
     {
       runtime: options.runtime ?? new DockerRuntime(testHost, engine),
       log,
+      toolEnv: testHost.toolEnv,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.tempRoot !== undefined ? { tempRoot: options.tempRoot } : {}),
       ...(options.cache ? { cache: { store: options.cache } } : {})

@@ -3,6 +3,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { makeScratch, mountsUnder } from '../../src/workspace/bounded.js'
 import { makeRunTemp, removeRunTemps } from '../../src/workspace/temp.js'
+import { testHost } from '../support/host.js'
 
 // Mounting needs root or passwordless sudo: CI runs as root, GitHub-hosted runners have sudo.
 describe('the workspace-size filesystem', () => {
@@ -13,8 +14,11 @@ describe('the workspace-size filesystem', () => {
   it('is a mounted filesystem of the size, reports full, and release leaves nothing', async () => {
     const tmp = await makeRunTemp(root, 'scratch-a')
     const warnings: string[] = []
-    const scratch = await makeScratch(tmp, { sizeBytes: 32 * 1024 ** 2, required: true }, (l) =>
-      warnings.push(l)
+    const scratch = await makeScratch(
+      tmp,
+      { sizeBytes: 32 * 1024 ** 2, required: true },
+      (l) => warnings.push(l),
+      testHost.toolEnv
     )
     expect(scratch.enforced).toBe(true)
     expect(warnings).toEqual([])
@@ -43,9 +47,14 @@ describe('the workspace-size filesystem', () => {
 
   it('cleanup --run-id unmounts what a killed run left mounted, then removes the folder', async () => {
     const tmp = await makeRunTemp(root, 'scratch-b')
-    await makeScratch(tmp, { sizeBytes: 32 * 1024 ** 2, required: true }, () => undefined)
+    await makeScratch(
+      tmp,
+      { sizeBytes: 32 * 1024 ** 2, required: true },
+      () => undefined,
+      testHost.toolEnv
+    )
     expect((await mountsUnder(tmp)).length).toBe(1)
-    expect(await removeRunTemps(root, 'scratch-b')).toBe(1)
+    expect(await removeRunTemps(root, 'scratch-b', testHost.toolEnv)).toBe(1)
     expect(await mountsUnder(tmp)).toEqual([])
     expect(fs.existsSync(tmp)).toBe(false)
   })

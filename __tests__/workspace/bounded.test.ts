@@ -3,6 +3,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { ConfigurationError } from '../../src/errors.js'
 import { formatSize, makeScratch } from '../../src/workspace/bounded.js'
+import { testHost } from '../support/host.js'
 
 // Runners where the limit cannot be mounted (no root, no passwordless sudo, or mount refused).
 describe('a workspace-size this runner cannot enforce', () => {
@@ -22,6 +23,7 @@ describe('a workspace-size this runner cannot enforce', () => {
       tmp,
       { sizeBytes: 64 * 1024 ** 2, required: true },
       () => undefined,
+      testHost.toolEnv,
       how
     ).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(ConfigurationError)
@@ -45,6 +47,7 @@ describe('a workspace-size this runner cannot enforce', () => {
         tmp,
         { sizeBytes: 4 * 1024 ** 3, required: false },
         (l) => warnings.push(l),
+        testHost.toolEnv,
         how
       )
       expect(scratch.enforced).toBe(false)

@@ -2,6 +2,7 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { TEMP_MARKER, makeRunTemp, removeRunTemps, runTemps } from '../../src/workspace/temp.js'
+import { testHost } from '../support/host.js'
 
 let root: string
 let outside: string
@@ -30,7 +31,7 @@ describe('a run’s temporary folders', () => {
     fs.writeFileSync(path.join(wrongMarker, TEMP_MARKER), 'run-2')
 
     expect(await runTemps(root, 'run-1')).toEqual([mine])
-    expect(await removeRunTemps(root, 'run-1')).toBe(1)
+    expect(await removeRunTemps(root, 'run-1', testHost.toolEnv)).toBe(1)
     expect(fs.existsSync(mine)).toBe(false)
     expect(fs.existsSync(other)).toBe(true)
     expect(fs.existsSync(wrongMarker)).toBe(true)

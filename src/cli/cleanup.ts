@@ -18,7 +18,11 @@ export async function cleanupCommand(values: Record<string, unknown>): Promise<n
   const runId = checkRunId(raw)
   const removed = await new DockerRuntime(readHost(process.env)).cleanup(runId)
   // After the containers: nothing of the run can still write into its folders.
-  const tempDirs = await removeRunTemps(defaultTempRoot(readRunner(process.env)), runId)
+  const tempDirs = await removeRunTemps(
+    defaultTempRoot(readRunner(process.env)),
+    runId,
+    readHost(process.env).toolEnv
+  )
   if (values.json === true) {
     process.stdout.write(JSON.stringify({ ...removed, tempDirs }) + '\n')
   } else {

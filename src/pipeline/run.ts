@@ -29,6 +29,7 @@ import type { VerifyImage } from './image.js'
 import { KEPT_REPORTS_DIR } from '../evidence/test-reports/index.js'
 import { keepInstallOutput, runBaseline, runTests } from './tests.js'
 import type { InstallOutput } from './tests.js'
+import type { ToolEnv } from '../workspace/bounded.js'
 
 export type { RunSecrets } from '../plan.js'
 
@@ -41,6 +42,8 @@ export interface PipelineDeps {
   tempRoot?: string
   /** The runner's facts (report.json's runner.github); none off a runner. */
   runner?: Runner
+  /** The host's environment for the tools of the scratch filesystem (`Host.toolEnv`). */
+  toolEnv: ToolEnv
   /** The bundled egress proxy (default: proxy.cjs next to the running bundle). */
   proxyScript?: string
   /** From the process's start to this call (ms), when the caller is the process's entry. */

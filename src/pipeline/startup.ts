@@ -11,7 +11,7 @@ import type { RunPlan, RunSecrets } from '../plan.js'
 import type { RunSteps } from '../report/report.js'
 import type { Runtime } from '../sandbox/types.js'
 import { makeScratch } from '../workspace/bounded.js'
-import type { Scratch } from '../workspace/bounded.js'
+import type { Scratch, ToolEnv } from '../workspace/bounded.js'
 import { prepareWorkspace } from '../workspace/workspace.js'
 import type { Workspace } from '../workspace/workspace.js'
 import { alongside, timed } from './alongside.js'
@@ -45,6 +45,8 @@ export interface StartDeps {
   verifyImage?: VerifyImage
   /** The runner's facts (report.json's runner.github); none off a runner. */
   runner?: Runner
+  /** The host's environment for the scratch filesystem's tools (mkfs, mount, sudo). */
+  toolEnv: ToolEnv
 }
 
 /** The four start steps at once; their records into `records` as each arrives. */
@@ -69,7 +71,7 @@ export async function startRun(
       ).then((image) => (records.image = image)),
     async (l) => {
       const scratch = await timed(
-        () => makeScratch(tmp, plan.sandbox.workspace, (line) => l.warn(line)),
+        () => makeScratch(tmp, plan.sandbox.workspace, (line) => l.warn(line), deps.toolEnv),
         step('scratchMs')
       )
       records.scratch = scratch

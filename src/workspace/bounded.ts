@@ -45,25 +45,28 @@ export interface Scratch {
   release(): Promise<string | undefined>
 }
 
+/** The environment the tools (mkfs, mount, sudo) are started with: the host's (`Host.toolEnv`). */
+export type ToolEnv = Readonly<Record<string, string>>
+
 /** How this process runs privileged commands: directly as root, through `sudo -n`, or not at all. */
-export async function privilegePrefix(): Promise<string[] | null> {
+export async function privilegePrefix(env: ToolEnv): Promise<string[] | null> {
   if (process.getuid?.() === 0) return []
   try {
-    await run('sudo', ['-n', 'true'], { timeout: 5000, env: toolEnv() })
+    await run('sudo', ['-n', 'true'], { timeout: 5000, env: toolEnv(env) })
     return ['sudo', '-n']
   } catch {
     return null
   }
 }
 
-function toolEnv(): NodeJS.ProcessEnv {
+function toolEnv(env: ToolEnv): NodeJS.ProcessEnv {
   // mkfs and mount live in sbin, which an unprivileged user's PATH may not hold.
-  return { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin:/usr/bin:/bin` }
+  return { ...env, PATH: `${env.PATH ?? ''}:/usr/sbin:/sbin:/usr/bin:/bin` }
 }
 
-async function privileged(prefix: string[], args: string[]): Promise<void> {
+async function privileged(prefix: string[], args: string[], env: ToolEnv): Promise<void> {
   const [cmd, ...rest] = [...prefix, ...args]
-  await run(cmd, rest, { timeout: 30_000, env: toolEnv() })
+  await run(cmd, rest, { timeout: 30_000, env: toolEnv(env) })
 }
 
 export function formatSize(bytes: number): string {
@@ -85,8 +88,9 @@ export async function makeScratch(
   runTemp: string,
   bound: WorkspaceBound,
   warn: (line: string) => void,
+  env: ToolEnv,
   /** How mount/umount run privileged (tests replace it); null: they cannot. */
-  privilege: () => Promise<string[] | null> = privilegePrefix
+  privilege: () => Promise<string[] | null> = () => privilegePrefix(env)
 ): Promise<Scratch> {
   const dir = path.join(runTemp, SCRATCH_DIR)
   const image = path.join(runTemp, SCRATCH_IMAGE)
@@ -97,11 +101,12 @@ export async function makeScratch(
     failure = 'mounting a size-limited filesystem needs root or passwordless sudo'
   } else {
     try {
-      await mountImage(prefix, image, dir, bound.sizeBytes)
-      return mounted(prefix, dir, image, bound.sizeBytes)
+      await mountImage(prefix, image, dir, bound.sizeBytes, env)
+      return mounted(prefix, dir, image, bound.sizeBytes, env)
     } catch (error) {
       failure = errorMessage(error)
-      if ((await mountsUnder(dir)).length > 0) await unmount(prefix, dir).catch(() => undefined)
+      if ((await mountsUnder(dir)).length > 0)
+        await unmount(prefix, dir, env).catch(() => undefined)
       await fs.promises.rm(image, { force: true }).catch(() => undefined)
     }
   }
@@ -128,7 +133,8 @@ async function mountImage(
   prefix: string[],
   image: string,
   dir: string,
-  sizeBytes: number
+  sizeBytes: number,
+  env: ToolEnv
 ): Promise<void> {
   // A sparse file: the disk pays for what is written, up to the size.
   const fh = await fs.promises.open(image, 'wx', 0o600)
@@ -144,9 +150,13 @@ async function mountImage(
   await run(
     'mkfs.ext4',
     ['-q', '-F', '-m', '0', '-O', '^has_journal', '-E', `root_owner=${uid}:${gid}`, image],
-    { timeout: 60_000, env: toolEnv() }
+    { timeout: 60_000, env: toolEnv(env) }
   )
-  await privileged(prefix, ['mount', '-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime', image, dir])
+  await privileged(
+    prefix,
+    ['mount', '-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime', image, dir],
+    env
+  )
   // Proof that the folder is the mounted filesystem, not the folder under it.
   const [inner, outer] = await Promise.all([
     fs.promises.lstat(dir),
@@ -160,7 +170,13 @@ async function mountImage(
   await fs.promises.rmdir(path.join(dir, 'lost+found')).catch(() => undefined)
 }
 
-function mounted(prefix: string[], dir: string, image: string, sizeBytes: number): Scratch {
+function mounted(
+  prefix: string[],
+  dir: string,
+  image: string,
+  sizeBytes: number,
+  env: ToolEnv
+): Scratch {
   let released = false
   return {
     dir,
@@ -174,7 +190,7 @@ function mounted(prefix: string[], dir: string, image: string, sizeBytes: number
       if (released) return undefined
       released = true
       try {
-        await unmount(prefix, dir)
+        await unmount(prefix, dir, env)
         await fs.promises.rm(image, { force: true })
         return undefined
       } catch (error) {
@@ -185,16 +201,16 @@ function mounted(prefix: string[], dir: string, image: string, sizeBytes: number
 }
 
 /** Unmounts `dir`, retrying while it is busy, then lazily (it goes once the last user leaves). */
-export async function unmount(prefix: string[], dir: string): Promise<void> {
+export async function unmount(prefix: string[], dir: string, env: ToolEnv): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      await privileged(prefix, ['umount', dir])
+      await privileged(prefix, ['umount', dir], env)
       return
     } catch {
       await new Promise((r) => setTimeout(r, 200 * (attempt + 1)))
     }
   }
-  await privileged(prefix, ['umount', '-l', dir])
+  await privileged(prefix, ['umount', '-l', dir], env)
 }
 
 /** Mount points at or below `dir`, deepest first (from /proc/self/mountinfo). */
@@ -212,10 +228,10 @@ export async function mountsUnder(dir: string): Promise<string[]> {
 }
 
 /** Unmounts whatever is mounted below a run's temporary folder (cleanup of a run that died). */
-export async function unmountUnder(dir: string): Promise<void> {
+export async function unmountUnder(dir: string, env: ToolEnv): Promise<void> {
   const mounts = await mountsUnder(dir)
   if (mounts.length === 0) return
-  const prefix = await privilegePrefix()
+  const prefix = await privilegePrefix(env)
   if (prefix === null) throw new Error(`${dir} holds mounts and this user cannot unmount them`)
-  for (const m of mounts) await unmount(prefix, m)
+  for (const m of mounts) await unmount(prefix, m, env)
 }

@@ -3,6 +3,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import type { Runner } from '../runner.js'
 import { unmountUnder } from './bounded.js'
+import type { ToolEnv } from './bounded.js'
 
 /**
  * A run's temporary folder (workspace copy, task file, agent output): `airlock-<run id>-XXXXXX`
@@ -46,12 +47,15 @@ export async function runTemps(root: string, runId: string): Promise<string[]> {
   return found
 }
 
-/** Removes the run's temporary folders (symlinks inside are removed, never followed). */
-export async function removeRunTemps(root: string, runId: string): Promise<number> {
+/**
+ * Removes the run's temporary folders (symlinks inside are removed, never followed); `env`: the
+ * host's environment for umount.
+ */
+export async function removeRunTemps(root: string, runId: string, env: ToolEnv): Promise<number> {
   let removed = 0
   for (const dir of await runTemps(root, runId)) {
     // A run that died with its workspace-size filesystem mounted: unmount it first.
-    await unmountUnder(dir)
+    await unmountUnder(dir, env)
     // Folders the agent made unwritable would stop the removal: give them write access back.
     await makeWritable(dir)
     await fs.promises.rm(dir, { recursive: true, force: true })

@@ -14,6 +14,7 @@ import { runPipeline } from '../../../src/pipeline/run.js'
 import { planRun } from '../../../src/plan.js'
 import { KubernetesRuntime, loadKubeConfig } from '../../../src/sandbox/kubernetes/index.js'
 import { BUSYBOX, docker, imageId, makeWorkspace, uniqueRunId } from '../../support/run.js'
+import { testHost } from '../../support/host.js'
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..')
 const net = uniqueRunId('kegress')
@@ -84,7 +85,7 @@ test('the agent pod reaches an allowed upstream only through the proxy pod', asy
     const result = await runPipeline(
       plan,
       { task: 'fetch', env: [] },
-      { runtime, log, proxyScript: path.join(ROOT, 'dist', 'proxy.cjs') }
+      { runtime, log, toolEnv: testHost.toolEnv, proxyScript: path.join(ROOT, 'dist', 'proxy.cjs') }
     )
     expect(`${result.report.outcome}: ${result.report.outcomeReason}`).toMatch(/^success/)
     const agentLog = fs.readFileSync(path.join(plan.outputDir, 'logs', 'agent.log'), 'utf8')

@@ -925,70 +925,7 @@ var Budget = class {
   }
 };
 
-// src/redact.ts
-var MASK = "***";
-var MIN_SECRET_LENGTH = 6;
-var MIN_FRAGMENT = 8;
-function base64Fragments(secret) {
-  const out = [];
-  for (let k = 0; k < 3; k++) {
-    const encoded = Buffer.concat([Buffer.alloc(k), secret]).toString("base64");
-    const start = Math.ceil(8 * k / 6);
-    const end = Math.floor(8 * (k + secret.length) / 6);
-    const fragment = encoded.slice(start, end);
-    if (fragment.length >= MIN_FRAGMENT) {
-      out.push(fragment);
-      const urlSafe = fragment.replace(/\+/g, "-").replace(/\//g, "_");
-      if (urlSafe !== fragment) out.push(urlSafe);
-    }
-  }
-  return out;
-}
-var HTML_SENSITIVE = /^[<>&'"`+]$/;
-function jsonEscaped(value, escaped, upper, slash) {
-  let out = "";
-  for (const c of value) {
-    if (escaped(c)) {
-      for (let k = 0; k < c.length; k++) {
-        const hex = c.charCodeAt(k).toString(16).padStart(4, "0");
-        out += `\\u${upper ? hex.toUpperCase() : hex}`;
-      }
-    } else out += slash && c === "/" ? "\\/" : JSON.stringify(c).slice(1, -1);
-  }
-  return out;
-}
-function jsonForms(value) {
-  const none = () => false;
-  const html = (c) => HTML_SENSITIVE.test(c);
-  const strict = (c) => !/^[A-Za-z0-9]$/.test(c);
-  return [
-    jsonEscaped(value, none, true, true),
-    ...[true, false].flatMap((upper) => [
-      jsonEscaped(value, html, upper, false),
-      jsonEscaped(value, html, upper, true),
-      jsonEscaped(value, strict, upper, false)
-    ])
-  ];
-}
-var lowerPercent = (text) => text.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
-function variants(value, bytes) {
-  const raw = Buffer.from(value, "utf8");
-  const forms = /* @__PURE__ */ new Set([
-    value,
-    encodeURIComponent(value),
-    encodeURIComponent(value).replace(/%20/g, "+"),
-    encodeURI(value),
-    lowerPercent(encodeURIComponent(value)),
-    lowerPercent(encodeURIComponent(value).replace(/%20/g, "+")),
-    lowerPercent(encodeURI(value)),
-    JSON.stringify(value).slice(1, -1),
-    ...jsonForms(value),
-    raw.toString("hex"),
-    raw.toString("hex").toUpperCase(),
-    ...base64Fragments(raw)
-  ]);
-  return [...forms].map((f) => bytes ? Buffer.from(f, "utf8").toString("latin1") : f);
-}
+// src/redact-matcher.ts
 var DENSE_DEPTH = 3;
 var FormMatcher = class {
   /** Transitions of every node but the root, keyed node * 0x10000 + character code. */
@@ -1123,6 +1060,73 @@ var FormMatcher = class {
     return spans;
   }
 };
+
+// src/redact-forms.ts
+var MIN_FRAGMENT = 8;
+function base64Fragments(secret) {
+  const out = [];
+  for (let k = 0; k < 3; k++) {
+    const encoded = Buffer.concat([Buffer.alloc(k), secret]).toString("base64");
+    const start = Math.ceil(8 * k / 6);
+    const end = Math.floor(8 * (k + secret.length) / 6);
+    const fragment = encoded.slice(start, end);
+    if (fragment.length >= MIN_FRAGMENT) {
+      out.push(fragment);
+      const urlSafe = fragment.replace(/\+/g, "-").replace(/\//g, "_");
+      if (urlSafe !== fragment) out.push(urlSafe);
+    }
+  }
+  return out;
+}
+var HTML_SENSITIVE = /^[<>&'"`+]$/;
+function jsonEscaped(value, escaped, upper, slash) {
+  let out = "";
+  for (const c of value) {
+    if (escaped(c)) {
+      for (let k = 0; k < c.length; k++) {
+        const hex = c.charCodeAt(k).toString(16).padStart(4, "0");
+        out += `\\u${upper ? hex.toUpperCase() : hex}`;
+      }
+    } else out += slash && c === "/" ? "\\/" : JSON.stringify(c).slice(1, -1);
+  }
+  return out;
+}
+function jsonForms(value) {
+  const none = () => false;
+  const html = (c) => HTML_SENSITIVE.test(c);
+  const strict = (c) => !/^[A-Za-z0-9]$/.test(c);
+  return [
+    jsonEscaped(value, none, true, true),
+    ...[true, false].flatMap((upper) => [
+      jsonEscaped(value, html, upper, false),
+      jsonEscaped(value, html, upper, true),
+      jsonEscaped(value, strict, upper, false)
+    ])
+  ];
+}
+var lowerPercent = (text) => text.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+function variants(value, bytes) {
+  const raw = Buffer.from(value, "utf8");
+  const forms = /* @__PURE__ */ new Set([
+    value,
+    encodeURIComponent(value),
+    encodeURIComponent(value).replace(/%20/g, "+"),
+    encodeURI(value),
+    lowerPercent(encodeURIComponent(value)),
+    lowerPercent(encodeURIComponent(value).replace(/%20/g, "+")),
+    lowerPercent(encodeURI(value)),
+    JSON.stringify(value).slice(1, -1),
+    ...jsonForms(value),
+    raw.toString("hex"),
+    raw.toString("hex").toUpperCase(),
+    ...base64Fragments(raw)
+  ]);
+  return [...forms].map((f) => bytes ? Buffer.from(f, "utf8").toString("latin1") : f);
+}
+
+// src/redact.ts
+var MASK = "***";
+var MIN_SECRET_LENGTH = 6;
 var MATCHERS = /* @__PURE__ */ new Map();
 var MAX_MATCHERS = 16;
 function matcherFor(values, bytes) {

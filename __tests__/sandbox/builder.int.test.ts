@@ -9,6 +9,7 @@ import { InfrastructureError } from '../../src/errors.js'
 import { BUILD_KEY_LABEL, resolveImage } from '../../src/sandbox/docker/image.js'
 import { BUSYBOX, docker, imageId } from '../support/run.js'
 import { testHost } from '../support/host.js'
+import { readHost } from '../../src/host.js'
 
 const built = new Set<string>()
 let root: string
@@ -39,7 +40,7 @@ function context(from: string, extra = ''): { dir: string; stamp: string } {
   return { dir, stamp }
 }
 
-async function resolve(dir: string, lines: string[]) {
+async function resolve(dir: string, lines: string[], buildkit = testHost.buildkit) {
   const info = await resolveImage(
     docker,
     {
@@ -50,7 +51,7 @@ async function resolve(dir: string, lines: string[]) {
       allowUnpinnedBase: true
     },
     { info: (l) => lines.push(l) },
-    { lockDir: root, timeoutMs: testHost.engineTimeoutMs }
+    { lockDir: root, timeoutMs: testHost.engineTimeoutMs, buildkit }
   )
   built.add(info.id)
   return info
@@ -85,15 +86,9 @@ describe('the image builder', () => {
 
   test('DOCKER_BUILDKIT=0: the classic builder for a Dockerfile BuildKit could build', async () => {
     const { dir } = context(BUSYBOX)
-    const before = process.env.DOCKER_BUILDKIT
-    process.env.DOCKER_BUILDKIT = '0'
-    try {
-      const info = await resolve(dir, [])
-      expect(info).toMatchObject({ cached: false, builder: 'classic' })
-    } finally {
-      if (before === undefined) delete process.env.DOCKER_BUILDKIT
-      else process.env.DOCKER_BUILDKIT = before
-    }
+    // The host's DOCKER_BUILDKIT, as the entry reads it once (src/host.ts) and hands it down.
+    const info = await resolve(dir, [], readHost({ ...process.env, DOCKER_BUILDKIT: '0' }).buildkit)
+    expect(info).toMatchObject({ cached: false, builder: 'classic' })
   }, 120_000)
 
   test('a failing step under BuildKit is an infrastructure error naming it', async () => {

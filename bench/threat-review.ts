@@ -6,6 +6,7 @@
  * the fixture repository, and the stage alone on a 1 MB diff against P2's median. The runs
  * alternate (no-op, change, no-op, ...). Prints tables; asserts nothing.
  */
+import { makeRepo } from './p2-repo.js'
 import { execFile } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
@@ -80,30 +81,10 @@ async function rates(): Promise<string> {
 // ---------------------------------------------------------------------------------------------
 // (2) The cost.
 
-const gitEnv = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'Bench',
-  GIT_AUTHOR_EMAIL: 'bench@example.invalid',
-  GIT_COMMITTER_NAME: 'Bench',
-  GIT_COMMITTER_EMAIL: 'bench@example.invalid'
-}
-
 /** The P2 fixture: 8 source files in two folders, one commit; the agent image FROM busybox. */
 async function fixture(root: string): Promise<void> {
   const repo = path.join(root, 'repo')
-  await fs.promises.mkdir(path.join(repo, 'src', 'lib'), { recursive: true })
-  await fs.promises.writeFile(path.join(repo, 'README.md'), '# bench\n\nA tiny project.\n')
-  for (let i = 0; i < 8; i++)
-    await fs.promises.writeFile(
-      path.join(repo, 'src', i < 4 ? '' : 'lib', `m${i}.js`),
-      `export function f${i}(x) {\n  return x * ${i} + 1\n}\n`.repeat(20)
-    )
-  for (const args of [
-    ['init', '-q', '-b', 'main'],
-    ['add', '-A'],
-    ['commit', '-q', '-m', 'init']
-  ])
-    await execFileP('git', args, { cwd: repo, env: gitEnv })
+  await makeRepo(repo)
   const base = await new Docker().getImage(BASE_IMAGE).inspect()
   await fs.promises.mkdir(path.join(root, 'image'))
   await fs.promises.writeFile(path.join(root, 'image', 'Dockerfile'), `FROM ${base.Id}\n`)
